@@ -1,0 +1,37 @@
+# The README's two commands, `make run` and `make test`, each set up .venv by themselves.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+HYPOTHESIS_PROFILE ?= ci
+export HYPOTHESIS_PROFILE
+
+.PHONY: setup run test typecheck unit proofs clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## run: build a demo log with the model, then reconstruct a request from the bundled example log
+run: setup
+	$(BIN)/prefix-model demo
+	$(BIN)/prefix-model request --example --turn 1 --step 2
+
+## test: mypy --strict, the pytest suite, then the CrossHair proofs; fails if any fails
+test: typecheck unit proofs
+
+typecheck: setup
+	$(BIN)/mypy --strict model tests proofs
+
+unit: setup
+	$(BIN)/pytest
+
+proofs: setup
+	$(BIN)/python proofs/run.py
+
+clean:
+	rm -rf $(VENV) .hypothesis .mypy_cache

@@ -1,0 +1,263 @@
+"""Spec §1 — lossless JSON values, their JavaScript text form, and JSON equality.
+
+A JSON value here is ``None``, a ``bool``, an ``int`` or ``float``, a ``str``, a ``tuple`` of
+values (an array) or a ``FrozenMap`` (an object). Values are immutable and detached from
+whatever they were frozen from (JSON-6). The harness is JavaScript, so numbers follow IEEE
+doubles (JSON-3), object keys follow JavaScript property order (JSON-4), and the spec's equality
+is equality of ``JSON.stringify`` text (JSON-5), never Python ``==`` (``True == 1``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING, Union
+
+import icontract
+
+from prefix_model.contracts import ENABLED, Rejection, RejectedError
+
+__all__ = [
+    "JsonValue",
+    "JsonArray",
+    "FrozenMap",
+    "MAX_SAFE_INTEGER",
+    "check_lossless",
+    "freeze",
+    "thaw",
+    "json_text",
+    "json_equals",
+    "json_deep_equal",
+    "js_number_text",
+    "is_json_value",
+]
+
+if TYPE_CHECKING:
+    JsonValue = Union[None, bool, int, float, str, "JsonArray", "FrozenMap"]
+    JsonArray = tuple[JsonValue, ...]
+else:
+    # NOTE: CrossHair crashes on a recursive alias (toolchain.md); at run time the alias is
+    # plain ``object`` and ``is_json_value`` states the shape where a contract needs it.
+    JsonValue = object
+    JsonArray = tuple
+
+MAX_SAFE_INTEGER = 2**53 - 1
+_MAX_ARRAY_INDEX = 2**32 - 2
+
+
+def _is_array_index(key: str) -> bool:
+    """Return whether JavaScript orders ``key`` as an integer index (before other keys)."""
+    return key.isdigit() and key.isascii() and (key == "0" or key[0] != "0") and int(key) <= _MAX_ARRAY_INDEX
+
+
+def _js_key_order(keys: list[str]) -> list[str]:
+    """Return ``keys`` in JavaScript own-property order: array indices ascending, then the rest."""
+    indices = sorted((k for k in keys if _is_array_index(k)), key=int)
+    return indices + [k for k in keys if not _is_array_index(k)]
+
+
+class FrozenMap(Mapping[str, "JsonValue"]):
+    """An immutable JSON object; its keys are kept in JavaScript property order."""
+
+    __slots__ = ("_items", "_hash")
+
+    _items: dict[str, JsonValue]
+    _hash: int | None
+
+    def __init__(self, items: Mapping[str, JsonValue] | None = None) -> None:
+        source = dict(items) if items is not None else {}
+        ordered = {k: source[k] for k in _js_key_order(list(source))}
+        object.__setattr__(self, "_items", ordered)
+        object.__setattr__(self, "_hash", None)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("FrozenMap is immutable")
+
+    def __getitem__(self, key: str) -> JsonValue:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hash(tuple(sorted(self._items.items(), key=lambda kv: kv[0]))))
+        assert self._hash is not None
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._items!r})"
+
+    def without(self, *keys: str) -> FrozenMap:
+        """Return this object without ``keys`` (order of the rest kept)."""
+        return FrozenMap({k: v for k, v in self._items.items() if k not in keys})
+
+
+def is_json_value(value: object) -> bool:
+    """Return whether ``value`` is a frozen lossless JSON value (JSON-1, JSON-2, JSON-3)."""
+    if value is None or isinstance(value, (bool, str)):
+        return True
+    if isinstance(value, int):
+        return abs(value) <= MAX_SAFE_INTEGER + 1
+    if isinstance(value, float):
+        return math.isfinite(value) and not (value == 0.0 and math.copysign(1.0, value) < 0) and not (
+            value.is_integer() and abs(value) <= MAX_SAFE_INTEGER + 1
+        )
+    if isinstance(value, tuple):
+        return all(is_json_value(item) for item in value)
+    if isinstance(value, FrozenMap):
+        return all(isinstance(k, str) and is_json_value(v) for k, v in value.items())
+    return False
+
+
+def check_lossless(value: object, path: str = "$") -> Rejection | None:
+    """Return the first lossless-JSON rule that ``value`` (a plain Python value) breaks, if any."""
+    if value is None or isinstance(value, (bool, str)):
+        return None
+    if isinstance(value, int):
+        try:
+            float(value)
+        except OverflowError:
+            return Rejection("JSON-1", f"{path}: number is not finite as a double")
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return Rejection("JSON-1", f"{path}: NaN and ±Infinity are not JSON")
+        if value == 0.0 and math.copysign(1.0, value) < 0:
+            return Rejection("JSON-2", f"{path}: -0 does not survive JSON")
+        return None
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = check_lossless(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return Rejection("JSON-1", f"{path}: object key {key!r} is not a string")
+            found = check_lossless(item, f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    return Rejection("JSON-1", f"{path}: {type(value).__name__} is not a JSON value")
+
+
+def _freeze_number(value: int | float) -> int | float:
+    """Return the double a JavaScript reader holds for ``value``, integral ones as ``int``."""
+    if isinstance(value, int) and abs(value) <= MAX_SAFE_INTEGER + 1:
+        return value
+    as_float = float(value)
+    if as_float.is_integer() and abs(as_float) <= MAX_SAFE_INTEGER + 1:
+        return int(as_float)
+    return as_float
+
+
+def _freeze(value: object) -> JsonValue:
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        return _freeze_number(value)
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(item) for item in value)
+    assert isinstance(value, Mapping)
+    return FrozenMap({str(k): _freeze(v) for k, v in value.items()})
+
+
+def freeze(value: object) -> JsonValue:
+    """Return the detached, immutable JSON value of ``value``; raise ``RejectedError`` if lossy.
+
+    Spec: JSON-1, JSON-2, JSON-3, JSON-6.
+    """
+    rejection = check_lossless(value)
+    if rejection is not None:
+        raise RejectedError(rejection)
+    return _freeze(value)
+
+
+def thaw(value: JsonValue) -> object:
+    """Return ``value`` as plain ``dict``/``list`` values, for ``json`` at the edge."""
+    if isinstance(value, tuple):
+        return [thaw(item) for item in value]
+    if isinstance(value, FrozenMap):
+        return {k: thaw(v) for k, v in value.items()}
+    return value
+
+
+def js_number_text(number: int | float) -> str:
+    """Return JavaScript's ``Number.prototype.toString`` text of a finite double (JSON-3)."""
+    if isinstance(number, int) and abs(number) <= MAX_SAFE_INTEGER + 1:
+        return str(number)
+    x = float(number)
+    if x < 0:
+        return "-" + js_number_text(-x)
+    if x == 0:
+        return "0"
+    # Shortest round-trip digits s and exponent n with x = 0.s × 10^n (ECMA-262 Number::toString).
+    sign, digit_tuple, exponent = Decimal(repr(x)).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    n = len(digit_tuple) + exponent
+    k = len(digits)
+    if k <= n <= 21:
+        return digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + digits
+    e = n - 1
+    mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
+    return f"{mantissa}e{'+' if e > 0 else '-'}{abs(e)}"
+
+
+def _string_text(text: str) -> str:
+    """Return JSON.stringify's quoting of ``text`` (well-formed: lone surrogates escaped)."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in quoted):
+        quoted = "".join(f"\\u{ord(ch):04x}" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in quoted)
+    return quoted
+
+
+@icontract.ensure(lambda result: len(result) > 0, "JSON-4: every value has a non-empty text", enabled=ENABLED)
+def json_text(value: JsonValue) -> str:
+    """Return ``JSON.stringify(value)`` as the harness computes it (JSON-4)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        return js_number_text(value)
+    if isinstance(value, str):
+        return _string_text(value)
+    if isinstance(value, tuple):
+        return "[" + ",".join(json_text(item) for item in value) + "]"
+    assert isinstance(value, FrozenMap)
+    return "{" + ",".join(_string_text(k) + ":" + json_text(v) for k, v in value.items()) + "}"
+
+
+@icontract.ensure(lambda a, b, result: result == (json_text(b) == json_text(a)), "JSON-5: JSON equality is symmetric", enabled=ENABLED)
+def json_equals(a: JsonValue, b: JsonValue) -> bool:
+    """Return whether ``a`` and ``b`` have the same ``JSON.stringify`` text (JSON-5)."""
+    return json_text(a) == json_text(b)
+
+
+def json_deep_equal(a: JsonValue, b: JsonValue) -> bool:
+    """Return structural JSON equality: key order ignored, ``true`` never equal to ``1`` (JSON-5)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(json_deep_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, FrozenMap) and isinstance(b, FrozenMap):
+        return a.keys() == b.keys() and all(json_deep_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, FrozenMap)) or isinstance(b, (tuple, FrozenMap)):
+        return False
+    return type(a) is type(b) and a == b or (
+        isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b
+    )
