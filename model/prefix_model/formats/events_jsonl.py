@@ -26,10 +26,11 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 class LogReadError(Exception):
-    """An input that cannot be read as a harness log: file, line (1-based), rule and reason."""
+    """An input that cannot be read as a harness log: file, line (1-based; None for the whole file), rule, reason."""
 
-    def __init__(self, path: str, line: int, rule: str, reason: str) -> None:
-        super().__init__(f"{path}:{line}: {rule}: {reason}")
+    def __init__(self, path: str, line: int | None, rule: str, reason: str) -> None:
+        where = path if line is None else f"{path}:{line}"
+        super().__init__(f"{where}: {rule}: {reason}")
         self.path, self.line, self.rule, self.reason = path, line, rule, reason
 
 
@@ -130,17 +131,17 @@ def read_log_lines(lines: Iterable[bytes], path: str) -> Log:
         if not text.strip():
             raise LogReadError(path, number, "FMT-1", "empty line")
         parsed = parse_json_line(text)
+        if number == 1 and isinstance(parsed, FrozenMap) and parsed.get("type") == "session":
+            raise LogReadError(path, number, "FMT-6", "a persisted session.jsonl header line; this reader takes the in-memory event form")
         event = parsed if isinstance(parsed, Rejection) else parse_event(parsed)
         if isinstance(event, Rejection):
             raise LogReadError(path, number, event.rule, event.reason)
-        if event.type == "session" and number == 1:
-            raise LogReadError(path, number, "FMT-6", "a persisted session.jsonl header line; this reader takes the in-memory event form")
         events.append(event)
     if not events:
         raise LogReadError(path, 1, "FMT-1", "no event in the file")
     log = seed_log(tuple(events))
     if isinstance(log, Rejection):
-        line = 0 if log.seq is None else log.seq + 1  # seq = index, so event seq N is line N + 1
+        line = None if log.seq is None else log.seq + 1  # seq = index, so event seq N is line N + 1
         raise LogReadError(path, line, log.rule, log.reason)
     return log
 
@@ -157,4 +158,4 @@ def read_log(path: str | Path) -> Log:
         with open(path, "rb") as handle:
             return read_log_lines(_lines(handle), name)
     except OSError as error:
-        raise LogReadError(name, 0, "FMT-1", error.strerror or str(error)) from None
+        raise LogReadError(name, None, "FMT-1", error.strerror or str(error)) from None

@@ -1,0 +1,89 @@
+"""§9 — the command line, run as a user runs it: a subprocess, its stdout, stderr and status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prefix_model.examples import EXAMPLE_SESSION_ID, EXAMPLE_STEPS, example_log
+from prefix_model.json_values import json_text
+from prefix_model.requests import Request, reconstruct_request, request_to_json
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT.parent / "shared" / "reference" / "example-real-log"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "prefix_model.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    for needle in needles:
+        assert needle in result.stderr
+
+
+@pytest.mark.spec("CLI-1", "CLI-3")
+def test_request_example_prints_the_model_reconstruction() -> None:
+    for turn, step in EXAMPLE_STEPS:
+        result = run("request", "--example", "--turn", str(turn), "--step", str(step))
+        assert result.returncode == 0, result.stderr
+        expected = reconstruct_request(example_log(), turn, step, EXAMPLE_SESSION_ID)
+        assert isinstance(expected, Request)
+        assert result.stdout == json_text(request_to_json(expected)) + "\n"
+
+
+@pytest.mark.spec("CLI-1")
+def test_request_on_the_real_log_equals_each_captured_request() -> None:
+    if not REAL.exists():
+        pytest.skip(f"the shared reference log is not beside this checkout ({REAL})")
+    for line in (REAL / "requests.jsonl").read_text(encoding="utf-8").splitlines():
+        captured = json.loads(line)
+        where = captured["capture"]["lastStepStart"]
+        result = run(
+            "request", str(REAL / "events.jsonl"), "--turn", str(where["turn"]), "--step", str(where["step"]),
+            "--session-id", captured["capture"]["sessionId"],
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout) == captured["request"]
+        assert result.stdout.rstrip("\n") == json.dumps(captured["request"], separators=(",", ":"), ensure_ascii=False)
+
+
+@pytest.mark.spec("CLI-2", "REQ-5")
+def test_request_for_a_missing_step_exits_2_with_one_line() -> None:
+    assert_one_line_error(run("request", "--example", "--turn", "7", "--step", "1"), "REQ-5", "turn 7 step 1")
+
+
+@pytest.mark.spec("CLI-2", "FMT-2")
+def test_request_on_unreadable_logs_exits_2_naming_file_line_and_rule(tmp_path: Path) -> None:
+    assert_one_line_error(run("request", str(tmp_path / "absent.jsonl"), "--turn", "1", "--step", "1"), "absent.jsonl", "FMT-1")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}\n{"type":"x","seq":3,"time":0,"data":{}}\n')
+    assert_one_line_error(run("request", str(broken), "--turn", "1", "--step", "1"), "broken.jsonl:2:", "LOG-2")
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 50_000 + "\n")
+    assert_one_line_error(run("request", str(deep), "--turn", "1", "--step", "1"), "deep.jsonl:1:", "FMT-5")
+
+
+@pytest.mark.spec("CLI-3")
+def test_demo_prints_the_log_and_every_step_request() -> None:
+    result = run("demo")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    requests = [json.loads(line) for line in lines if line.startswith('{"provider"')]
+    assert len(requests) == len(EXAMPLE_STEPS)
+    assert all(r["messages"][0]["content"][0]["text"].startswith("<system-reminder>") for r in requests)
+    assert sum(1 for line in lines if line.startswith('{"type"')) == len(example_log().events)
+
+
+@pytest.mark.spec("CLI-1")
+def test_request_help_teaches_with_an_example() -> None:
+    result = run("request", "--help")
+    assert result.returncode == 0
+    assert "example:" in result.stdout and "exit status" in result.stdout and "messagePrefix" in result.stdout

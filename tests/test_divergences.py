@@ -1,0 +1,92 @@
+"""§10 — each place where the model chose between the note and the code, shown in behaviour."""
+
+from __future__ import annotations
+
+import pytest
+
+from prefix_model.contracts import RejectedError
+from prefix_model.derive import derive_messages
+from prefix_model.headers import CHANGE, EpochHeader, LlmCallConfig, fold_request_header, header_equals
+from prefix_model.json_values import FrozenMap, freeze, json_text
+from prefix_model.log import EMPTY_LOG, Log
+from prefix_model.request_log import record_request_header
+from prefix_model.requests import build_request, request_to_json
+
+PREFIX = freeze([{"role": "user", "content": [{"type": "text", "text": "catalog"}]}])
+assert isinstance(PREFIX, tuple)
+
+
+def opened() -> Log:
+    log = EMPTY_LOG.append("turn/start", {"turn": 1, "trigger": {"kind": "message", "source": {"kind": "user"}}})
+    return log.append("user/message", {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}}, surface_op="append")
+
+
+def rule_of_append(log: Log, type: str, data: object, **markers: object) -> str:
+    with pytest.raises(RejectedError) as caught:
+        log.append(type, data, **markers)  # type: ignore[arg-type]
+    return caught.value.rejection.rule
+
+
+@pytest.mark.spec("D-1", "LOG-9")
+def test_context_message_is_an_unknown_log_only_record() -> None:
+    log = opened().append("context/message", {"content": [{"type": "text", "text": "ctx"}]})
+    assert derive_messages(log) == derive_messages(opened())
+
+
+@pytest.mark.spec("D-2", "HDR-13", "LOG-7")
+def test_there_is_no_start_reason_and_no_delta_event() -> None:
+    header = {"config": {"provider": "p", "model": "m"}}
+    assert rule_of_append(opened(), "request/header", {"header": header, "reason": "start"}) == "HDR-13"
+    assert rule_of_append(opened(), "request/header-delta", {"delta": {}}) == "LOG-7"
+
+
+@pytest.mark.spec("D-3", "HDR-10")
+def test_every_change_snapshot_repeats_the_instance_prefix() -> None:
+    first = EpochHeader(LlmCallConfig("p", "m"), "sys v1", None, PREFIX)
+    second = EpochHeader(LlmCallConfig("p", "m"), "sys v2", None, PREFIX)
+    log = record_request_header(record_request_header(opened(), False, first), True, second)
+    change = log.events[-1]
+    assert change.field("reason") == CHANGE
+    header = change.field("header")
+    assert isinstance(header, FrozenMap) and json_text(header["messagePrefix"]) == json_text(PREFIX)
+
+
+@pytest.mark.spec("D-4", "LOG-5")
+def test_a_surface_event_without_a_marker_is_rejected_not_scanned() -> None:
+    assert rule_of_append(opened(), "user/message", {"content": [], "source": {"kind": "user"}}) == "LOG-5"
+
+
+@pytest.mark.spec("D-5", "LOG-11", "HDR-1")
+def test_the_model_checks_typed_shapes_the_harness_runtime_does_not() -> None:
+    assert rule_of_append(opened(), "turn/end", [1, 2]) == "LOG-11"
+    bad_system = {"header": {"config": {"provider": "p", "model": "m"}, "system": 5}, "reason": "initial"}
+    assert rule_of_append(opened(), "request/header", bad_system) == "HDR-1"
+    # Element shapes of tools and messagePrefix stay unchecked, as in the harness.
+    odd = {"header": {"config": {"provider": "p", "model": "m"}, "tools": [1], "messagePrefix": ["x"]}, "reason": "initial"}
+    assert opened().append("request/header", odd).seq == 3
+
+
+@pytest.mark.spec("D-7", "REQ-1")
+def test_requests_take_provider_and_effort_from_the_header_too() -> None:
+    header = EpochHeader(LlmCallConfig("prov", "mod", reasoning_effort="max"))
+    request = request_to_json(build_request(header, ()))
+    assert (request["provider"], request["reasoningEffort"]) == ("prov", "max")
+
+
+@pytest.mark.spec("D-8", "HDR-6", "JSON-4")
+def test_header_equality_is_key_order_sensitive_in_javascript_order() -> None:
+    a = freeze([{"role": "user", "content": []}])
+    b = freeze([{"content": [], "role": "user"}])
+    assert isinstance(a, tuple) and isinstance(b, tuple)
+    config = LlmCallConfig("p", "m")
+    assert not header_equals(EpochHeader(config, message_prefix=a), EpochHeader(config, message_prefix=b))
+    # Index-like keys are ordered as JavaScript orders them, whatever the insertion order.
+    assert json_text(freeze({"b": 1, "1": 2})) == json_text(freeze({"1": 2, "b": 1})) == '{"1":2,"b":1}'
+
+
+@pytest.mark.spec("D-9", "LOG-3")
+def test_model_built_events_carry_the_callers_time_or_zero() -> None:
+    log = opened()
+    assert [e.time for e in log.events] == [0, 0]
+    assert log.append("todo/write", {"todos": []}, time=42).events[-1].time == 42
+    assert fold_request_header(log.events) is None
