@@ -85,3 +85,22 @@ def test_every_chapter_module_is_listed_in_the_spec_table() -> None:
     text = SPEC.read_text(encoding="utf-8")
     modules = [p.relative_to(MODEL.parent).as_posix() for p in MODEL.glob("*.py") if p.name not in ("__init__.py", "contracts.py")]
     assert [m for m in modules if f"`{m}`" not in text] == []
+
+
+CORE_MODULES = ("json_values", "events", "surface", "log", "derive", "headers", "request_log", "requests", "fork")
+
+
+def test_every_public_core_function_carries_a_contract() -> None:
+    """Predicates (``is_*``) are exempt: they are what the contracts are written in."""
+    import importlib
+    import inspect
+
+    bare = []
+    for name in CORE_MODULES:
+        module = importlib.import_module(f"prefix_model.{name}")
+        for public in module.__all__:
+            member = getattr(module, public)
+            if inspect.isfunction(member) and not public.startswith("is_"):
+                if not (getattr(member, "__preconditions__", None) or getattr(member, "__postconditions__", None)):
+                    bare.append(f"{name}.{public}")
+    assert bare == []

@@ -37,6 +37,11 @@ class Fork:
     lineage: Lineage
 
 
+@icontract.ensure(
+    lambda result: result is None or result.rule == "FORK-3" or result.rule == "FORK-4" or result.rule == "FORK-7",
+    "FORK-3/FORK-4/FORK-7: a fork is refused only by a fork rule",
+    enabled=ENABLED,
+)
 def check_fork(source: Log, boundary: int | None, child_id: str, taken_ids: tuple[str, ...]) -> Rejection | None:
     """Return the rule a fork request breaks, if any (FORK-3, FORK-4, FORK-7), in the harness's order."""
     if any(child_id == taken for taken in taken_ids):

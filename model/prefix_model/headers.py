@@ -97,8 +97,7 @@ def _parse_config(value: JsonValue) -> LlmCallConfig | Rejection:
     )
 
 
-def parse_header(value: JsonValue) -> EpochHeader | Rejection:
-    """Return the ``EpochHeader`` a JSON value spells, or the shape rule it breaks (HDR-1, HDR-2)."""
+def _parse_header(value: JsonValue) -> EpochHeader | Rejection:
     if not isinstance(value, FrozenMap):
         return Rejection("HDR-1", "header must be an object")
     config = _parse_config(value.get("config"))
@@ -119,11 +118,26 @@ def parse_header(value: JsonValue) -> EpochHeader | Rejection:
     )
 
 
+@icontract.ensure(
+    lambda result: isinstance(result, Rejection) or _parse_header(_header_to_json(result)) == result,
+    "HDR-1: a parsed header writes back to JSON that parses to it",
+    enabled=ENABLED,
+)
+def parse_header(value: JsonValue) -> EpochHeader | Rejection:
+    """Return the ``EpochHeader`` a JSON value spells, or the shape rule it breaks (HDR-1, HDR-2)."""
+    return _parse_header(value)
+
+
+@icontract.ensure(
+    lambda result: result is None or result.rule == "HDR-1" or result.rule == "HDR-2" or result.rule == "HDR-13",
+    "HDR-1/HDR-2/HDR-13: a header event is rejected only by a header rule",
+    enabled=ENABLED,
+)
 def check_header_event(event: Event) -> Rejection | None:
     """Return the rule a ``request/header`` event's data breaks, if any (HDR-1, HDR-2, HDR-13)."""
     if event.type != REQUEST_HEADER:
         return None
-    header = parse_header(event.field("header"))
+    header = _parse_header(event.field("header"))
     if isinstance(header, Rejection):
         return header
     reason = event.field("reason")
@@ -132,16 +146,26 @@ def check_header_event(event: Event) -> Rejection | None:
     return None
 
 
+@icontract.require(
+    lambda event: event.type == REQUEST_HEADER and check_header_event(event) is None,
+    "HDR-1: only a valid request/header carries a header",
+    enabled=ENABLED,
+)
 def header_of(event: Event) -> EpochHeader:
     """Return the header a valid ``request/header`` event carries."""
-    header = parse_header(event.field("header"))
+    header = _parse_header(event.field("header"))
     if isinstance(header, Rejection):
         raise ValueError(str(header))
     return header
 
 
+@icontract.ensure(lambda result: tuple(result)[:2] == ("provider", "model"), "HDR-1: provider and model lead the config", enabled=ENABLED)
 def config_to_json(config: LlmCallConfig) -> FrozenMap:
     """Return the config as the harness writes it: provider, model, then the optional scalars."""
+    return _config_to_json(config)
+
+
+def _config_to_json(config: LlmCallConfig) -> FrozenMap:
     fields: dict[str, JsonValue] = {"provider": config.provider, "model": config.model}
     if config.reasoning_effort is not None:
         fields["reasoningEffort"] = config.reasoning_effort
@@ -154,9 +178,14 @@ def config_to_json(config: LlmCallConfig) -> FrozenMap:
     return FrozenMap(fields)
 
 
+@icontract.ensure(lambda header, result: _parse_header(result) == header, "HDR-1: a header's JSON parses back to it", enabled=ENABLED)
 def header_to_json(header: EpochHeader) -> FrozenMap:
     """Return the header's JSON object in ``canonicalHeader``'s key order (HDR-1)."""
-    fields: dict[str, JsonValue] = {"config": config_to_json(header.config)}
+    return _header_to_json(header)
+
+
+def _header_to_json(header: EpochHeader) -> FrozenMap:
+    fields: dict[str, JsonValue] = {"config": _config_to_json(header.config)}
     if header.system is not None:
         fields["system"] = header.system
     if header.tools is not None:

@@ -115,6 +115,11 @@ def is_json_value(value: object) -> bool:
     return False
 
 
+@icontract.ensure(
+    lambda result: result is None or result.rule == "JSON-1" or result.rule == "JSON-2",
+    "JSON-1/JSON-2: a lossy value is rejected by a JSON rule",
+    enabled=ENABLED,
+)
 def check_lossless(value: object, path: str = "$") -> Rejection | None:
     """Return the first lossless-JSON rule that ``value`` (a plain Python value) breaks, if any."""
     if value is None or isinstance(value, (bool, str)):
@@ -169,6 +174,7 @@ def _freeze(value: object) -> JsonValue:
     return FrozenMap({str(k): _freeze(v) for k, v in value.items()})
 
 
+@icontract.ensure(lambda result: is_json_value(result), "JSON-6: freeze returns a frozen lossless value", enabled=ENABLED)
 def freeze(value: object) -> JsonValue:
     """Return the detached, immutable JSON value of ``value``; raise ``RejectedError`` if lossy.
 
@@ -180,15 +186,8 @@ def freeze(value: object) -> JsonValue:
     return _freeze(value)
 
 
-def thaw(value: JsonValue) -> object:
-    """Return ``value`` as plain ``dict``/``list`` values, for ``json`` at the edge."""
-    if isinstance(value, tuple):
-        return [thaw(item) for item in value]
-    if isinstance(value, FrozenMap):
-        return {k: thaw(v) for k, v in value.items()}
-    return value
-
-
+@icontract.require(lambda number: math.isfinite(number), "JSON-1: only finite numbers have a text", enabled=ENABLED)
+@icontract.ensure(lambda number, result: float(result) == float(number), "JSON-3: the text reads back as the same double", enabled=ENABLED)
 def js_number_text(number: int | float) -> str:
     """Return JavaScript's ``Number.prototype.toString`` text of a finite double (JSON-3)."""
     if isinstance(number, int) and abs(number) <= MAX_SAFE_INTEGER + 1:
@@ -242,12 +241,23 @@ def json_text(value: JsonValue) -> str:
     return "{" + ",".join(_string_text(k) + ":" + json_text(v) for k, v in value.items()) + "}"
 
 
+@icontract.ensure(lambda value, result: json_text(_freeze(result)) == json_text(value), "JSON-6: thaw and freeze round-trip", enabled=ENABLED)
+def thaw(value: JsonValue) -> object:
+    """Return ``value`` as plain ``dict``/``list`` values, for ``json`` at the edge."""
+    if isinstance(value, tuple):
+        return [thaw(item) for item in value]
+    if isinstance(value, FrozenMap):
+        return {k: thaw(v) for k, v in value.items()}
+    return value
+
+
 @icontract.ensure(lambda a, b, result: result == (json_text(b) == json_text(a)), "JSON-5: JSON equality is symmetric", enabled=ENABLED)
 def json_equals(a: JsonValue, b: JsonValue) -> bool:
     """Return whether ``a`` and ``b`` have the same ``JSON.stringify`` text (JSON-5)."""
     return json_text(a) == json_text(b)
 
 
+@icontract.ensure(lambda a, b, result: result or json_text(a) != json_text(b), "JSON-5: values with equal text are structurally equal", enabled=ENABLED)
 def json_deep_equal(a: JsonValue, b: JsonValue) -> bool:
     """Return structural JSON equality: key order ignored, ``true`` never equal to ``1`` (JSON-5)."""
     if isinstance(a, bool) or isinstance(b, bool):

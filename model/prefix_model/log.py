@@ -16,7 +16,14 @@ from prefix_model.contracts import ENABLED, Rejection, RejectedError
 from prefix_model.events import Event, SurfaceOp
 from prefix_model.headers import check_header_event
 from prefix_model.json_values import freeze
-from prefix_model.surface import EMPTY_SURFACE, Surface, apply_surface_event, check_surface_event, check_surface_event_at
+from prefix_model.surface import (
+    EMPTY_SURFACE,
+    Surface,
+    apply_surface_event,
+    check_surface_event,
+    check_surface_event_at,
+    fold_surface,
+)
 
 __all__ = ["Log", "EMPTY_LOG", "check_append", "append_event", "seed_log"]
 
@@ -33,6 +40,11 @@ class Log:
         """Return the seq the next appended event gets: the log's length (LOG-2)."""
         return len(self.events)
 
+    @icontract.ensure(
+        lambda self, type, result: result.events[:-1] == self.events and result.events[-1].type == type,
+        "LOG-4: append adds one event and changes no earlier one",
+        enabled=ENABLED,
+    )
     def append(
         self,
         type: str,
@@ -53,6 +65,11 @@ class Log:
 EMPTY_LOG = Log()
 
 
+@icontract.ensure(
+    lambda log, event, result: result is not None or event.seq == log.seq,
+    "LOG-2: an accepted event's seq is the log's length",
+    enabled=ENABLED,
+)
 def check_append(log: Log, event: Event) -> Rejection | None:
     """Return the first rule that appending ``event`` to ``log`` breaks, if any (LOG-*, SURF-*, HDR-*)."""
     return check_surface_event(log.surface, event, log.events) or check_header_event(event)
@@ -66,6 +83,11 @@ def append_event(log: Log, event: Event) -> Log:
     return Log(log.events + (event,), apply_surface_event(log.surface, event))
 
 
+@icontract.ensure(
+    lambda events, result: isinstance(result, Rejection) or (result.events == events and result.surface == fold_surface(events)),
+    "LOG-12/SURF-10: a seeded log holds the seed and its replayed surface",
+    enabled=ENABLED,
+)
 def seed_log(events: tuple[Event, ...]) -> Log | Rejection:
     """Return the log of a seed (a fork slice or a loaded log), or the first rule an event breaks.
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import icontract
 
 from prefix_model.contracts import ENABLED
-from prefix_model.events import REQUEST_HEADER
 from prefix_model.headers import (
     CHANGE,
     INITIAL,
@@ -25,18 +24,33 @@ from prefix_model.headers import (
     is_canonical_header,
 )
 from prefix_model.json_values import FrozenMap, JsonValue
+from prefix_model.events import REQUEST_HEADER, Event
 from prefix_model.log import Log, append_event, check_append
-from prefix_model.events import Event
 
 __all__ = ["header_event", "record_request_header", "expected_reason"]
 
 
+@icontract.ensure(
+    lambda log, result: result.type == REQUEST_HEADER and result.seq == log.seq,
+    "LOG-2: the snapshot is the log's next event",
+    enabled=ENABLED,
+)
 def header_event(log: Log, header: EpochHeader, reason: str, time: int = 0) -> Event:
     """Return the ``request/header`` event that would be appended to ``log`` next."""
     data: dict[str, JsonValue] = {"header": header_to_json(header), "reason": reason}
     return Event(REQUEST_HEADER, log.seq, time, FrozenMap(data))
 
 
+@icontract.require(
+    lambda log, logged_by_this_instance: not logged_by_this_instance or fold_request_header(log.events) is not None,
+    "HDR-10: an instance that logged a header has a header in the log's fold",
+    enabled=ENABLED,
+)
+@icontract.ensure(
+    lambda logged_by_this_instance, result: logged_by_this_instance or result == INITIAL or result == RESUME,
+    "HDR-9: an instance's first record always writes an anchor",
+    enabled=ENABLED,
+)
 def expected_reason(log: Log, logged_by_this_instance: bool, header: EpochHeader) -> str | None:
     """Return the reason of the snapshot the record rule writes, or ``None`` when it writes none."""
     baseline = fold_request_header(log.events)

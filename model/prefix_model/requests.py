@@ -55,6 +55,11 @@ def build_request(header: EpochHeader, boundary: tuple[Message, ...], session_id
     return Request(header, (header.message_prefix or ()) + boundary, session_id)
 
 
+@icontract.ensure(
+    lambda request, result: tuple(result)[:2] == ("provider", "model") and result["messages"] == request.messages,
+    "REQ-1: provider and model lead; messages are the request's",
+    enabled=ENABLED,
+)
 def request_to_json(request: Request) -> FrozenMap:
     """Return the request's JSON with the harness's field names, in the loop's order (REQ-1)."""
     config, header = request.header.config, request.header
@@ -79,6 +84,12 @@ def _names(event: Event, turn: int, step: int) -> bool:
     return event.field("turn") == turn and event.field("step") == step
 
 
+@icontract.ensure(
+    lambda log, result: isinstance(result, Rejection)
+    or (log.events[result.start_seq].type == STEP_START and result.start_seq < result.header_until <= len(log.events)),
+    "REQ-3/REQ-4: a step starts at its step/start and its header window follows it",
+    enabled=ENABLED,
+)
 def find_step(log: Log, turn: int, step: int) -> StepSpan | Rejection:
     """Return where step (turn, step) sits in ``log``, or why it does not exist (REQ-5)."""
     starts = [e.seq for e in log.events if e.type == STEP_START and _names(e, turn, step)]
@@ -96,6 +107,8 @@ def find_step(log: Log, turn: int, step: int) -> StepSpan | Rejection:
     return StepSpan(turn, step, start, until)
 
 
+@icontract.require(lambda log, before_seq: 0 <= before_seq <= len(log.events), "REQ-3: a boundary is a position in the log", enabled=ENABLED)
+@icontract.ensure(lambda log, before_seq, result: result.events == log.events[:before_seq], "REQ-3: the boundary holds exactly the earlier events", enabled=ENABLED)
 def boundary_log(log: Log, before_seq: int) -> Log:
     """Return the log of the events strictly before ``before_seq`` (a step's boundary)."""
     surface = EMPTY_SURFACE
@@ -104,6 +117,12 @@ def boundary_log(log: Log, before_seq: int) -> Log:
     return Log(log.events[:before_seq], surface)
 
 
+@icontract.ensure(
+    lambda result: isinstance(result, Rejection)
+    or result.messages[: len(result.header.message_prefix or ())] == (result.header.message_prefix or ()),
+    "REQ-2: the prefix leads the messages",
+    enabled=ENABLED,
+)
 def reconstruct_request(log: Log, turn: int, step: int, session_id: str | None = None) -> Request | Rejection:
     """Return the request step (turn, step) of ``log`` must have sent (REQ-2, REQ-3, REQ-4, REQ-5)."""
     span = find_step(log, turn, step)

@@ -63,6 +63,12 @@ def splice_nodes(nodes: tuple[int, ...], i: int, j: int, seq: int) -> tuple[int,
     return nodes[:i] + (seq,) + nodes[j + 1 :]
 
 
+@icontract.ensure(
+    lambda surface, op, result: isinstance(result, Rejection)
+    or (result[0] <= result[1] and surface.nodes[result[0]] == op.start and surface.nodes[result[1]] == op.end),
+    "SURF-4/SURF-5: a range is the positions of start and end, in order",
+    enabled=ENABLED,
+)
 def replacement_range(surface: Surface, op: Replace) -> tuple[int, int] | Rejection:
     """Return the positions of ``op.start`` and ``op.end`` in the surface, or the rule broken."""
     if not (is_safe_seq(op.start) and is_safe_seq(op.end)):
@@ -110,6 +116,11 @@ def _check_tool_result_rewrite(event: Event, shadowed: tuple[int, ...], events: 
     return None
 
 
+@icontract.ensure(
+    lambda surface, event, result: result is not None or _applicable(surface, event),
+    "SURF-4/SURF-5: an accepted event can be folded",
+    enabled=ENABLED,
+)
 def check_surface_event(surface: Surface, event: Event, events: tuple[Event, ...]) -> Rejection | None:
     """Return the first surface rule that appending ``event`` after ``events`` breaks, if any.
 
@@ -118,6 +129,11 @@ def check_surface_event(surface: Surface, event: Event, events: tuple[Event, ...
     return check_surface_event_at(surface, event, events, len(events))
 
 
+@icontract.ensure(
+    lambda event, expected_seq, result: result is not None or event.seq == expected_seq,
+    "LOG-2: an accepted event sits at its seq",
+    enabled=ENABLED,
+)
 def check_surface_event_at(surface: Surface, event: Event, events: tuple[Event, ...], expected_seq: int) -> Rejection | None:
     """Check ``event`` at position ``expected_seq``; ``events`` holds at least the events before it."""
     found = check_event(event, expected_seq)
@@ -171,6 +187,16 @@ def apply_surface_event(surface: Surface, event: Event) -> Surface:
     return Surface(surface.nodes + (event.seq,), surface.replace_generation)
 
 
+@icontract.ensure(
+    lambda result: isinstance(result, Rejection) or len(set(result.nodes)) == len(result.nodes),
+    "SURF-6: a node is on the surface at most once",
+    enabled=ENABLED,
+)
+@icontract.ensure(
+    lambda events, result: isinstance(result, Rejection) or all(is_surface_type(events[n].type) for n in result.nodes),
+    "LOG-5/DER-8: only surface-eligible events are nodes",
+    enabled=ENABLED,
+)
 def fold_surface(events: tuple[Event, ...]) -> Surface | Rejection:
     """Return the surface of a whole log, or the first rule an event of it breaks (SURF-10)."""
     surface = EMPTY_SURFACE
