@@ -7,13 +7,18 @@ import pytest
 from prefix_model.contracts import RejectedError
 from prefix_model.derive import derive_messages
 from prefix_model.headers import CHANGE, EpochHeader, LlmCallConfig, fold_request_header, header_equals
-from prefix_model.json_values import FrozenMap, freeze, json_text
+from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text
 from prefix_model.log import EMPTY_LOG, Log
 from prefix_model.request_log import record_request_header
 from prefix_model.requests import build_request, request_to_json
 
-PREFIX = freeze([{"role": "user", "content": [{"type": "text", "text": "catalog"}]}])
-assert isinstance(PREFIX, tuple)
+def frozen_list(value: object) -> tuple[JsonValue, ...]:
+    frozen = freeze(value)
+    assert isinstance(frozen, tuple)
+    return frozen
+
+
+PREFIX = frozen_list([{"role": "user", "content": [{"type": "text", "text": "catalog"}]}])
 
 
 def opened() -> Log:
@@ -75,9 +80,8 @@ def test_requests_take_provider_and_effort_from_the_header_too() -> None:
 
 @pytest.mark.spec("D-8", "HDR-6", "JSON-4")
 def test_header_equality_is_key_order_sensitive_in_javascript_order() -> None:
-    a = freeze([{"role": "user", "content": []}])
-    b = freeze([{"content": [], "role": "user"}])
-    assert isinstance(a, tuple) and isinstance(b, tuple)
+    a = frozen_list([{"role": "user", "content": []}])
+    b = frozen_list([{"content": [], "role": "user"}])
     config = LlmCallConfig("p", "m")
     assert not header_equals(EpochHeader(config, message_prefix=a), EpochHeader(config, message_prefix=b))
     # Index-like keys are ordered as JavaScript orders them, whatever the insertion order.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import icontract
 
 from prefix_model.contracts import ENABLED, Rejection
-from prefix_model.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue
+from prefix_model.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, check_lossless, is_json_value
 
 __all__ = [
     "TURN_START",
@@ -158,10 +158,14 @@ def _check_known_shape(event: Event) -> Rejection | None:
 def check_event(event: Event, expected_seq: int) -> Rejection | None:
     """Return the first envelope rule ``event`` breaks at position ``expected_seq``, if any.
 
-    Spec: LOG-2, LOG-3, LOG-5, LOG-6, LOG-7, LOG-8, LOG-11, LOG-13, LOG-14, LOG-15.
+    Spec: LOG-1, JSON-1, LOG-2, LOG-3, LOG-5, LOG-6, LOG-7, LOG-8, LOG-11, LOG-13, LOG-14, LOG-15.
     """
+    if not isinstance(event.type, str):
+        return Rejection("LOG-1", "type must be a string")
     if not is_safe_seq(event.seq) or event.seq != expected_seq:
         return Rejection("LOG-2", f"seq {event.seq} is not contiguous; expected {expected_seq}")
     if not is_safe_seq(event.time):
         return Rejection("LOG-3", f"time {event.time!r} is not a non-negative safe integer")
+    if not is_json_value(event.data):
+        return check_lossless(event.data) or Rejection("JSON-3", "data holds a number not in its double form")
     return _check_legacy(event) or _check_markers(event) or _check_known_shape(event)

@@ -10,7 +10,7 @@ prefix and each tool (HDR-5, HDR-6). Mirrors harness S/request-header.ts and LLM
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import icontract
 
@@ -32,6 +32,7 @@ __all__ = [
     "config_to_json",
     "canonical_header",
     "is_canonical_header",
+    "is_valid_config",
     "call_config_equals",
     "header_equals",
     "fold_request_header",
@@ -55,6 +56,9 @@ class LlmCallConfig:
     temperature: Number | None = None
     max_tokens: Number | None = None
     stop: tuple[str, ...] | None = None
+    # The config object as the log wrote it: canonicalHeader keeps config as-is (key order, extra
+    # keys), so writing it back uses this; equality never looks at it (HDR-5 is field-wise).
+    written: FrozenMap | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +69,11 @@ class EpochHeader:
     system: str | None = None
     tools: tuple[JsonValue, ...] | None = None
     message_prefix: tuple[JsonValue, ...] | None = None
+
+
+def is_valid_config(config: LlmCallConfig) -> bool:
+    """Return whether ``config`` has non-empty provider and model and a non-empty effort if any (HDR-2)."""
+    return bool(config.provider) and bool(config.model) and config.reasoning_effort != ""
 
 
 def _number_or_none(value: JsonValue) -> Number | None:
@@ -82,11 +91,11 @@ def _parse_config(value: JsonValue) -> LlmCallConfig | Rejection:
         return Rejection("HDR-2", "header.config.reasoningEffort must be a non-empty string")
     temperature, max_tokens, stop = value.get("temperature"), value.get("maxTokens"), value.get("stop")
     if "temperature" in value and _number_or_none(temperature) is None:
-        return Rejection("HDR-1", "header.config.temperature must be a number")
+        return Rejection("HDR-2", "header.config.temperature must be a number")
     if "maxTokens" in value and _number_or_none(max_tokens) is None:
-        return Rejection("HDR-1", "header.config.maxTokens must be a number")
+        return Rejection("HDR-2", "header.config.maxTokens must be a number")
     if "stop" in value and not (isinstance(stop, tuple) and all(isinstance(s, str) for s in stop)):
-        return Rejection("HDR-1", "header.config.stop must be an array of strings")
+        return Rejection("HDR-2", "header.config.stop must be an array of strings")
     return LlmCallConfig(
         provider,
         model,
@@ -94,6 +103,7 @@ def _parse_config(value: JsonValue) -> LlmCallConfig | Rejection:
         _number_or_none(temperature),
         _number_or_none(max_tokens),
         tuple(s for s in stop if isinstance(s, str)) if isinstance(stop, tuple) else None,
+        value,
     )
 
 
@@ -152,20 +162,29 @@ def check_header_event(event: Event) -> Rejection | None:
     enabled=ENABLED,
 )
 def header_of(event: Event) -> EpochHeader:
-    """Return the header a valid ``request/header`` event carries."""
+    """Return the header a valid ``request/header`` event carries.
+
+    :raises ValueError: when the event's header is malformed (excluded by the precondition)
+    """
     header = _parse_header(event.field("header"))
     if isinstance(header, Rejection):
         raise ValueError(str(header))
     return header
 
 
-@icontract.ensure(lambda result: tuple(result)[:2] == ("provider", "model"), "HDR-1: provider and model lead the config", enabled=ENABLED)
+@icontract.ensure(
+    lambda config, result: config.written is not None or tuple(result)[:2] == ("provider", "model"),
+    "HDR-1: a model-built config is written provider and model first",
+    enabled=ENABLED,
+)
 def config_to_json(config: LlmCallConfig) -> FrozenMap:
     """Return the config as the harness writes it: provider, model, then the optional scalars."""
     return _config_to_json(config)
 
 
 def _config_to_json(config: LlmCallConfig) -> FrozenMap:
+    if config.written is not None and _parse_config(config.written) == config:
+        return config.written  # a config changed since it was read is written anew
     fields: dict[str, JsonValue] = {"provider": config.provider, "model": config.model}
     if config.reasoning_effort is not None:
         fields["reasoningEffort"] = config.reasoning_effort
@@ -178,6 +197,7 @@ def _config_to_json(config: LlmCallConfig) -> FrozenMap:
     return FrozenMap(fields)
 
 
+@icontract.require(lambda header: is_valid_config(header.config), "HDR-2: only a header with a valid config is written", enabled=ENABLED)
 @icontract.ensure(lambda header, result: _parse_header(result) == header, "HDR-1: a header's JSON parses back to it", enabled=ENABLED)
 def header_to_json(header: EpochHeader) -> FrozenMap:
     """Return the header's JSON object in ``canonicalHeader``'s key order (HDR-1)."""

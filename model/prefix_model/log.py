@@ -35,6 +35,11 @@ class Log:
     events: tuple[Event, ...] = ()
     surface: Surface = field(default=EMPTY_SURFACE, compare=False)
 
+    def __post_init__(self) -> None:
+        # SURF-10: a log's surface is its events' fold; O(n), so only while contracts are on.
+        if ENABLED and fold_surface(self.events) != self.surface:
+            raise ValueError("SURF-10: a log's surface must be the fold of its events")
+
     @property
     def seq(self) -> int:
         """Return the seq the next appended event gets: the log's length (LOG-2)."""
@@ -54,8 +59,12 @@ class Log:
         surface_op: SurfaceOp | None = None,
         source_event_seqs: tuple[int, ...] | None = None,
     ) -> Log:
-        """Return this log with a new event; raise ``RejectedError`` naming the rule it breaks."""
-        event = Event(type, self.seq, time, freeze(data), surface_op, source_event_seqs)
+        """Return this log with a new event.
+
+        :raises RejectedError: naming the rule the new event breaks (the log is unchanged)
+        """
+        sources = None if source_event_seqs is None else tuple(source_event_seqs)  # detach (JSON-6)
+        event = Event(type, self.seq, time, freeze(data), surface_op, sources)
         rejection = check_append(self, event)
         if rejection is not None:
             raise RejectedError(rejection)

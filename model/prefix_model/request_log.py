@@ -22,14 +22,16 @@ from prefix_model.headers import (
     header_equals,
     header_to_json,
     is_canonical_header,
+    is_valid_config,
 )
 from prefix_model.json_values import FrozenMap, JsonValue
-from prefix_model.events import REQUEST_HEADER, Event
+from prefix_model.events import REQUEST_HEADER, Event, is_safe_seq
 from prefix_model.log import Log, append_event, check_append
 
 __all__ = ["header_event", "record_request_header", "expected_reason"]
 
 
+@icontract.require(lambda header: is_valid_config(header.config), "HDR-2: a snapshot has a valid config", enabled=ENABLED)
 @icontract.ensure(
     lambda log, result: result.type == REQUEST_HEADER and result.seq == log.seq,
     "LOG-2: the snapshot is the log's next event",
@@ -74,6 +76,8 @@ def _wrote(log: Log, result: Log, reason: str | None) -> bool:
     enabled=ENABLED,
 )
 @icontract.require(lambda header: is_canonical_header(header), "HDR-12: the loop records canonical headers", enabled=ENABLED)
+@icontract.require(lambda header: is_valid_config(header.config), "HDR-2: the loop records a valid config", enabled=ENABLED)
+@icontract.require(lambda time: is_safe_seq(time), "LOG-3: a snapshot's time is a non-negative safe integer", enabled=ENABLED)
 @icontract.ensure(
     lambda log, logged_by_this_instance, header, result: _wrote(log, result, expected_reason(log, logged_by_this_instance, header)),
     "HDR-9/HDR-10: anchor once per instance (initial iff no header yet, else resume); later, change iff the fold differs",

@@ -81,7 +81,12 @@ def request_to_json(request: Request) -> FrozenMap:
 
 
 def _names(event: Event, turn: int, step: int) -> bool:
-    return event.field("turn") == turn and event.field("step") == step
+    """Return whether ``event`` names step (turn, step); JSON-5: ``true`` is not ``1``."""
+    return _is_number(event.field("turn"), turn) and _is_number(event.field("step"), step)
+
+
+def _is_number(value: JsonValue, expected: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value == expected
 
 
 @icontract.ensure(
@@ -130,5 +135,5 @@ def reconstruct_request(log: Log, turn: int, step: int, session_id: str | None =
         return span
     header = fold_request_header(log.events[: span.header_until])
     if header is None:
-        return Rejection("REQ-4", f"no request/header is in force for turn {turn} step {step}")
+        return Rejection("REQ-5", f"no request/header is in force for turn {turn} step {step}")
     return build_request(header, derive_messages(boundary_log(log, span.start_seq)), session_id)

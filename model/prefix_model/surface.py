@@ -164,7 +164,8 @@ def _applicable(surface: Surface, event: Event) -> bool:
     enabled=ENABLED,
 )
 @icontract.ensure(
-    lambda surface, event, result: event.surface_op != APPEND or result.nodes == surface.nodes + (event.seq,),
+    lambda surface, event, result: not (is_surface_type(event.type) and event.surface_op == APPEND)
+    or result.nodes == surface.nodes + (event.seq,),
     "SURF-2: append pushes the event's seq last",
     enabled=ENABLED,
 )
