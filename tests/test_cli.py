@@ -12,9 +12,10 @@ import pytest
 from prefix_model.examples import EXAMPLE_SESSION_ID, EXAMPLE_STEPS, example_log
 from prefix_model.json_values import json_text
 from prefix_model.requests import Request, reconstruct_request, request_to_json
+from tests.reference import REAL_LOG_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL = ROOT.parent / "shared" / "reference" / "example-real-log"
+REAL = REAL_LOG_DIR
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -20,9 +20,10 @@ from prefix_model.formats.events_jsonl import (
     read_log_lines,
 )
 from prefix_model.json_values import FrozenMap, json_text
+from tests.reference import REAL_LOG_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL_LOG = ROOT.parent / "shared" / "reference" / "example-real-log" / "events.jsonl"
+REAL_LOG = REAL_LOG_DIR / "events.jsonl"
 BUNDLED = ROOT / "model" / "prefix_model" / "examples" / EXAMPLE_FILE
 
 TURN_START = b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}}'

@@ -9,7 +9,6 @@ over driven logs: what a step sent at dispatch time is what ``reconstruct_reques
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -24,6 +23,7 @@ from prefix_model.json_values import FrozenMap, freeze, json_text
 from prefix_model.log import EMPTY_LOG, Log, seed_log
 from prefix_model.request_log import record_request_header
 from prefix_model.requests import Request, StepSpan, boundary_log, build_request, find_step, reconstruct_request, request_to_json
+from tests.reference import REAL_LOG_DIR
 from tests.header_strategies import (
     MESSAGE_POOL,
     TOOL_POOL,
@@ -46,7 +46,7 @@ from tests.header_strategies import (
     user_message,
 )
 
-EXAMPLE = Path("/work/shared/reference/example-real-log")
+EXAMPLE = REAL_LOG_DIR
 P, P2 = MESSAGE_POOL[0], MESSAGE_POOL[2]
 ECHO = TOOL_POOL[0]
 CONFIG = LlmCallConfig("mock", "mock")
