@@ -1,0 +1,218 @@
+"""Spec §11.1 — the action alphabet: every input that moves the loop, nondeterminism included.
+
+A run is a tuple of actions; ``loop.apply`` replays it exactly. Listener behaviour is fixed by
+each listener's script at registration, model replies and tool outputs are fields of ``Reply``
+and ``RunTools``, and where a cancellation lands is the action that carries it (``Cancel`` in a
+window, e.g. ``Cancel`` in the ``COMPOSE`` phase lands while the waterfall is awaited). Every
+action prints as the Python that builds it, so a shrunk counterexample pastes into a test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prefix_model.headers import LlmCallConfig
+from prefix_model.json_values import FrozenMap, JsonValue
+from prefix_model.world import AgentOptions, Listener
+
+__all__ = [
+    "Create",
+    "ForkDrive",
+    "Resume",
+    "Register",
+    "MutateContribution",
+    "SendPrompt",
+    "BeginStep",
+    "Compose",
+    "PreStep",
+    "Dispatch",
+    "Reply",
+    "RunTools",
+    "PostStep",
+    "Inject",
+    "Steer",
+    "Cancel",
+    "Dispose",
+    "SetSystem",
+    "SetTools",
+    "Action",
+]
+
+# --- Instances (facts §1.5-§1.7, §4.1) ---
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    """Create an agent over a fresh session: a new loop instance."""
+
+    agent: str
+    session_id: str
+    options: AgentOptions = AgentOptions()
+    system: str = ""
+    tools: tuple[JsonValue, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ForkDrive:
+    """Fork a session at a ``turn/end`` (or its end) and drive the child with a new agent."""
+
+    source_id: str
+    child_id: str
+    boundary: int | None
+    agent: str
+    options: AgentOptions = AgentOptions()
+    system: str = ""
+    tools: tuple[JsonValue, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Restart the process and resume a session: the old instance is gone, a new one drives the log."""
+
+    session_id: str
+    agent: str
+    options: AgentOptions = AgentOptions()
+    system: str = ""
+    tools: tuple[JsonValue, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Register:
+    """Register an ``agent/session-prefix`` listener (after the ones already registered)."""
+
+    listener: Listener
+
+
+# --- A turn and its steps (facts §4.3-§4.5), one action per loop segment ---
+
+
+@dataclass(frozen=True, slots=True)
+class SendPrompt:
+    """Send a prompt to an idle instance: ``turn/start``, ``agent/prompt-submit``, the user message."""
+
+    instance: int
+    text: str
+    blocked: bool = False
+    contexts: tuple[str, ...] = ()  # additionalContexts placed 'separate': injected after the prompt
+    prompt_prefix: tuple[str, ...] = ()  # additionalContexts placed 'prompt-prefix': baked into it
+
+
+@dataclass(frozen=True, slots=True)
+class BeginStep:
+    """Start the next step: drain steering, assemble system prompt and tools."""
+
+    instance: int
+
+
+@dataclass(frozen=True, slots=True)
+class Compose:
+    """Run the session-prefix waterfall (a ``Cancel``/``Dispose`` before it lands while it is awaited)."""
+
+    instance: int
+
+
+@dataclass(frozen=True, slots=True)
+class PreStep:
+    """Run ``agent/pre-step`` (optionally compacting surface positions [i, j]), then snapshot and ``step/start``."""
+
+    instance: int
+    compact: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatch:
+    """``agent/request`` (optionally replacing the config), model preparation, header record, dispatch."""
+
+    instance: int
+    config: LlmCallConfig | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The model's reply: text, tool calls (id, name, arguments), or a failure (then retry or not)."""
+
+    instance: int
+    text: str = ""
+    tool_calls: tuple[tuple[str, str, str], ...] = ()
+    failure: str | None = None
+    retry: bool = False
+    max_tokens: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    """Run the reply's tool batch; ``outputs[k]`` is call k's result text."""
+
+    instance: int
+    outputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PostStep:
+    """``agent/post-step`` (pressure; optionally compacting surface positions [i, j]), ``step/end``, continuation."""
+
+    instance: int
+    compact: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MutateContribution:
+    """A listener changes the message objects it contributed (after composition, say)."""
+
+    listener: str
+    messages: tuple[FrozenMap, ...]
+
+
+# --- Inputs that arrive in any window (facts §3.6, §3.8, §4.7) ---
+
+
+@dataclass(frozen=True, slots=True)
+class Inject:
+    """``agent.inject(text)``: now, deferred behind a tool batch, or as a one-shot turn when idle."""
+
+    instance: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Steer:
+    """``agent.steer(text)`` during a turn: a steering item for the next checkpoint."""
+
+    instance: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """``agent.cancel()`` during a turn: the next checkpoint ends it ``aborted``."""
+
+    instance: int
+
+
+@dataclass(frozen=True, slots=True)
+class Dispose:
+    """Dispose the agent: an open turn ends ``disposed`` at its next checkpoint; the instance is gone."""
+
+    instance: int
+
+
+@dataclass(frozen=True, slots=True)
+class SetSystem:
+    """Change what system-prompt assembly renders from the next step on."""
+
+    instance: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetTools:
+    """Change the tool set assembly returns from the next step on."""
+
+    instance: int
+    tools: tuple[JsonValue, ...]
+
+
+Action = (
+    Create | ForkDrive | Resume | Register | MutateContribution | SendPrompt | BeginStep | Compose | PreStep | Dispatch | Reply
+    | RunTools | PostStep | Inject | Steer | Cancel | Dispose | SetSystem | SetTools
+)  # fmt: skip

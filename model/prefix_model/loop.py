@@ -1,0 +1,611 @@
+"""Spec §11 — the loop as a transition system: ``apply(world, action) -> world``.
+
+One action is one segment of the harness's driver between two awaited checkpoints (facts §4.2-
+§4.5): ``BeginStep`` (steering drain, assembly), ``Compose`` (the waterfall), ``PreStep``
+(pre-step, boundary snapshot, ``step/start``), ``Dispatch`` (agent/request, preparation, header
+record, the request), ``Reply`` (chunks, ``assistant/message``), ``RunTools`` and ``PostStep``
+(pressure, ``step/end``, continuation). Inputs that arrive while a segment is awaited — inject,
+steer, cancel, dispose, assembly changes — are their own actions, enabled in those windows.
+``enabled(world, action)`` is each action's guard; ``apply`` requires it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import icontract
+
+from prefix_model.actions import (
+    Action,
+    BeginStep,
+    Cancel,
+    Compose,
+    Create,
+    Dispatch,
+    Dispose,
+    ForkDrive,
+    Inject,
+    MutateContribution,
+    PostStep,
+    PreStep,
+    Register,
+    Reply,
+    Resume,
+    RunTools,
+    SendPrompt,
+    SetSystem,
+    SetTools,
+    Steer,
+)
+from prefix_model.contracts import ENABLED
+from prefix_model.derive import derive_event_message, derive_messages
+from prefix_model.events import (
+    APPEND,
+    ASSISTANT_CHUNK,
+    ASSISTANT_MESSAGE,
+    COMPACT_END,
+    COMPACT_START,
+    COMPACT_SUMMARY,
+    PROMPT_BLOCKED,
+    REQUEST_HEADER,
+    STEERING_MESSAGE,
+    STEP_END,
+    STEP_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_END,
+    TURN_START,
+    USER_MESSAGE,
+    Replace,
+    SurfaceOp,
+)
+from prefix_model.fork import check_fork, fork
+from prefix_model.headers import CHANGE, EpochHeader, LlmCallConfig, canonical_header, fold_request_header, header_equals, header_to_json
+from prefix_model.json_values import FrozenMap, JsonValue
+from prefix_model.log import Log, seed_log
+from prefix_model.meter import estimate_message, measure
+from prefix_model.request_log import expected_reason, record_request_header
+from prefix_model.requests import Request, build_request
+from prefix_model.semantics import HARNESS, Semantics
+from prefix_model.waterfall import Composition, compose
+from prefix_model.world import Throw, AgentOptions, Instance, Listener, Mark, Phase, SentRequest, Session, World, text_message
+
+__all__ = ["enabled", "apply", "run", "next_turn", "PROMPT_PREFIX_DELIMITER", "COMPACTION_INSTRUCTION"]
+
+PROMPT_PREFIX_DELIMITER = "\n\n## My request:\n"  # L/loop.ts:96-99
+COMPACTION_INSTRUCTION = "Summarize the conversation above."
+_USER = FrozenMap({"kind": "user"})
+_INJECTED = FrozenMap({"kind": "plugin", "plugin": ""})  # agent.inject's default source (L/agent.ts:287-296)
+_CONTEXT = FrozenMap({"kind": "plugin", "plugin": "context"})
+_COMPACT = FrozenMap({"kind": "plugin", "plugin": "compact"})
+
+# --- Small helpers over the world ---
+
+
+def _text(text: str) -> FrozenMap:
+    block: dict[str, JsonValue] = {"type": "text", "text": text}
+    return FrozenMap(block)
+
+
+def _emit(
+    world: World, session_id: str, type: str, data: object, op: SurfaceOp | None = None, sources: tuple[int, ...] | None = None
+) -> World:
+    """Return ``world`` with one event appended to session ``session_id``'s log."""
+    session = world.session(session_id)
+    return world.with_session(replace(session, log=session.log.append(type, data, surface_op=op, source_event_seqs=sources)))
+
+
+def _mark(world: World, instance: Instance, kind: str, value: JsonValue = None) -> World:
+    at = len(world.session(instance.session_id).log.events)
+    return replace(world, trace=world.trace + (Mark(instance.id, kind, at, value, instance.turn),))
+
+
+def _set(world: World, instance_id: int, **changes: object) -> World:
+    return world.with_instance(replace(world.instance(instance_id), **changes))  # type: ignore[arg-type]
+
+
+def next_turn(log: Log) -> int:
+    """Return the next turn number: the last ``turn/start``'s turn plus one (L/loop.ts:251-252)."""
+    turns = [e.field("turn") for e in log.events if e.type == TURN_START]
+    last = turns[-1] if turns else 0
+    return (last if isinstance(last, int) else 0) + 1
+
+
+def _user_message(world: World, session_id: str, text: str, source: FrozenMap) -> World:
+    return _emit(world, session_id, USER_MESSAGE, {"content": [_text(text)], "source": source}, APPEND)
+
+
+def _end_turn(world: World, instance: Instance, reason: dict[str, object]) -> World:
+    """Close the instance's open step (if any) and its turn; park it (or retire it if disposed)."""
+    if instance.step_open:
+        world = _emit(world, instance.session_id, STEP_END, {"turn": instance.turn, "step": instance.step})
+    world = _emit(world, instance.session_id, TURN_END, {"turn": instance.turn, "reason": reason})
+    phase = Phase.DISPOSED if instance.disposed else Phase.IDLE
+    return _set(world, instance.id, phase=phase, cancel=None, steering=(), deferred=(), pending_calls=(), continues=False)
+
+
+def _interrupted(world: World, instance: Instance) -> World:
+    """End the turn at a checkpoint after a cancel or dispose (facts §4.7)."""
+    kind = "disposed" if instance.disposed else "aborted"
+    return _end_turn(_mark(world, instance, "interrupted"), instance, {"kind": kind})
+
+
+def _drain_steering(world: World, instance: Instance) -> World:
+    for text in instance.steering:
+        data = {"content": [_text(text)], "source": _USER, "turn": instance.turn}
+        world = _emit(world, instance.session_id, STEERING_MESSAGE, data, APPEND)
+    return _set(world, instance.id, steering=())
+
+
+def _new_instance(world: World, agent: str, session_id: str, options: AgentOptions, system: str, tools: tuple[JsonValue, ...]) -> World:
+    instance = Instance(len(world.instances), agent, session_id, options, system, tools)
+    return _mark(world.with_instance(instance), instance, "created")
+
+
+# --- Guards ---
+
+
+def _instance_ok(world: World, instance_id: int) -> bool:
+    return 0 <= instance_id < len(world.instances) and not world.instance(instance_id).disposed
+
+
+def _in_phase(world: World, instance_id: int, *phases: Phase) -> bool:
+    return _instance_ok(world, instance_id) and world.instance(instance_id).phase in phases
+
+
+def _header_in_log(world: World, instance_id: int) -> bool:
+    return fold_request_header(world.log_of(instance_id).events) is not None
+
+
+def _compact_ok(world: World, instance_id: int, positions: tuple[int, int] | None) -> bool:
+    if positions is None:
+        return True
+    nodes = world.log_of(instance_id).surface.nodes
+    return _header_in_log(world, instance_id) and 0 <= positions[0] <= positions[1] < len(nodes)
+
+
+def _session_ids(world: World) -> tuple[str, ...]:
+    return tuple(s.id for s in world.sessions)
+
+
+def enabled(world: World, action: Action) -> bool:
+    """Return whether ``action`` can happen in ``world`` (each action's guard, spec §11.1)."""
+    match action:
+        case Create(session_id=sid):
+            return sid not in _session_ids(world)
+        case ForkDrive(source_id=src, child_id=child, boundary=boundary):
+            if src not in _session_ids(world):
+                return False
+            return check_fork(world.session(src).log, boundary, child, _session_ids(world)) is None
+        case Resume(session_id=sid):
+            drivers = [i for i in world.instances if i.session_id == sid]
+            return sid in _session_ids(world) and all(i.phase in (Phase.IDLE, Phase.DISPOSED) for i in drivers)
+        case Register(listener=listener):
+            return bool(listener.script) and listener.name not in {known.name for known in world.listeners}
+        case MutateContribution(listener=name):
+            return name in {known.name for known in world.listeners}
+        case SendPrompt(instance=i):
+            return _in_phase(world, i, Phase.IDLE)
+        case BeginStep(instance=i):
+            return _in_phase(world, i, Phase.STEP_BEGIN)
+        case Compose(instance=i):
+            return _in_phase(world, i, Phase.COMPOSE)
+        case PreStep(instance=i, compact=positions):
+            return _in_phase(world, i, Phase.PRE_STEP) and _compact_ok(world, i, positions)
+        case Dispatch(instance=i, config=config):
+            return _in_phase(world, i, Phase.REQUEST) and (config is None or bool(config.provider and config.model))
+        case Reply(instance=i):
+            return _in_phase(world, i, Phase.STREAM)
+        case RunTools(instance=i):
+            return _in_phase(world, i, Phase.TOOLS)
+        case PostStep(instance=i, compact=positions):
+            return _in_phase(world, i, Phase.POST_STEP) and _compact_ok(world, i, positions)
+        case Inject(instance=i):
+            return _instance_ok(world, i)
+        case Steer(instance=i) | Cancel(instance=i):
+            return _instance_ok(world, i) and world.instance(i).turn_open and (
+                isinstance(action, Steer) or world.instance(i).cancel is None
+            )
+        case Dispose(instance=i) | SetSystem(instance=i) | SetTools(instance=i):
+            return _instance_ok(world, i)
+    return False
+
+
+# --- Instances ---
+
+
+def _create(world: World, action: Create) -> World:
+    world = world.with_session(Session(action.session_id))
+    return _new_instance(world, action.agent, action.session_id, action.options, action.system, action.tools)
+
+
+def _fork_drive(world: World, action: ForkDrive, semantics: Semantics) -> World:
+    # Fork copies events, never loop state: the child's driver is a brand-new instance (FORK-6).
+    result = fork(world.session(action.source_id).log, action.source_id, action.boundary, action.child_id, _session_ids(world))
+    child = result.child
+    if not semantics.fork_copies_headers:  # blank the snapshots out, keeping every seq in place
+        blanked = tuple(replace(e, type="fork/omitted", data=FrozenMap()) if e.type == REQUEST_HEADER else e for e in child.events)
+        seeded = seed_log(blanked)
+        assert isinstance(seeded, Log)
+        child = seeded
+    world = world.with_session(Session(action.child_id, child, result.lineage))
+    return _new_instance(world, action.agent, action.child_id, action.options, action.system, action.tools)
+
+
+def _resume(world: World, action: Resume) -> World:
+    # A restart ends every driver of the session without a trace; resume starts a new instance.
+    for old in world.instances:
+        if old.session_id == action.session_id and not old.disposed:
+            world = _set(world, old.id, phase=Phase.DISPOSED, disposed=True)
+    return _new_instance(world, action.agent, action.session_id, action.options, action.system, action.tools)
+
+
+def _mutate(world: World, action: MutateContribution) -> World:
+    def rewrite(listener: Listener) -> Listener:
+        if listener.name != action.listener:
+            return listener
+        script = tuple(c if isinstance(c, Throw) else replace(c, messages=action.messages) for c in listener.script)
+        return replace(listener, script=script)
+
+    return replace(world, listeners=tuple(rewrite(listener) for listener in world.listeners))
+
+
+# --- A turn ---
+
+
+def _send_prompt(world: World, action: SendPrompt) -> World:
+    instance = world.instance(action.instance)
+    turn = next_turn(world.log_of(instance.id))
+    source = {"kind": "message", "source": _USER}
+    world = _emit(world, instance.session_id, TURN_START, {"turn": turn, "trigger": source})
+    instance = replace(instance, turn=turn, step=0)
+    if action.blocked:
+        world = _emit(world, instance.session_id, PROMPT_BLOCKED, {"content": [_text(action.text)], "source": _USER, "reason": "blocked"})
+        return _end_turn(world, instance, {"kind": "rejected", "reason": "blocked"})
+    data: dict[str, object] = {"content": [_text(action.text)], "source": _USER}
+    if action.prompt_prefix:
+        # Prompt-prefix contexts are baked into this one durable message (L/loop.ts:107-131).
+        baked = [_text(c) for c in action.prompt_prefix] + [_text(PROMPT_PREFIX_DELIMITER), _text(action.text)]
+        envelope = {"displayContent": [_text(action.text)], "prefixContexts": [{"source": _CONTEXT} for _ in action.prompt_prefix]}
+        data = {"content": baked, "source": _USER, "envelope": envelope}
+    world = _emit(world, instance.session_id, USER_MESSAGE, data, APPEND)
+    for context in action.contexts:
+        world = _user_message(world, instance.session_id, context, _CONTEXT)
+    return world.with_instance(replace(instance, phase=Phase.STEP_BEGIN, cancel=None, continues=False, max_tokens=False))
+
+
+def _begin_step(world: World, action: BeginStep, semantics: Semantics) -> World:
+    instance = world.instance(action.instance)
+    if instance.cancel is not None:
+        return _interrupted(world, instance)
+    instance = replace(instance, step=instance.step + 1)
+    world = _drain_steering(world.with_instance(instance), instance)
+    instance = world.instance(instance.id)
+    # Assembly renders the system prompt and the tool list (sorted by name: facts addendum 6).
+    tools = tuple(sorted(instance.tools, key=lambda t: str(t.get("name", "")) if isinstance(t, FrozenMap) else ""))
+    prefix = instance.prefix
+    if semantics.compose_scope == "request" or (semantics.compose_scope == "turn" and instance.step == 1):
+        prefix = None
+    compose_now = prefix is None and not semantics.compose_after_pre_step
+    phase = Phase.COMPOSE if compose_now else Phase.PRE_STEP
+    return world.with_instance(replace(instance, assembled=(instance.system, tools), prefix=prefix, phase=phase))
+
+
+def _composition(world: World, instance: Instance, semantics: Semantics) -> tuple[World, Composition]:
+    """Run the waterfall: count the calls, append the composing listeners' injects."""
+    # Ghost: what the harness's waterfall yields here, in registration order (the PFX-8 oracle).
+    world = _mark(world, instance, "waterfall", compose(world.listeners, instance.agent).product)
+    listeners = tuple(reversed(world.listeners)) if semantics.reverse_listeners else world.listeners
+    result = compose(listeners, instance.agent)
+    counted = tuple(replace(l, calls=l.calls + 1) if l.name in result.called else l for l in world.listeners)
+    world = replace(world, listeners=counted)
+    for text in result.injects:
+        world = _user_message(world, instance.session_id, text, _INJECTED)
+    return world, result
+
+
+def _compose(world: World, instance_id: int, semantics: Semantics, then: Phase) -> World:
+    """Compose the prefix; cache it unless the waterfall threw or was interrupted (facts §4.6-§4.8)."""
+    instance = world.instance(instance_id)
+    world, result = _composition(world, instance, semantics)
+    if result.product is None:
+        world = _mark(world, instance, "compose-failed")
+        reason = {"kind": "error", "step": instance.step, "message": f"session-prefix listener {result.thrown_by} threw"}
+        return _end_turn(world, instance, reason)
+    if instance.cancel is not None:
+        # The checkpoint after the waterfall throws before caching (L/loop.ts:421-423).
+        if semantics.cache_interrupted:
+            instance = replace(instance, prefix=result.product)
+        world = _mark(world.with_instance(instance), instance, "compose-interrupted")
+        return _interrupted(world, instance)
+    world = _mark(world, instance, "composed", result.product)
+    if semantics.prefix_as_history:
+        for message in result.product:
+            content = message.get("content") if isinstance(message, FrozenMap) else None
+            world = _emit(world, instance.session_id, USER_MESSAGE, {"content": content, "source": _INJECTED}, APPEND)
+    return _set(world, instance.id, prefix=result.product, phase=then)
+
+
+def _compact(world: World, instance: Instance, positions: tuple[int, int], semantics: Semantics) -> World:
+    """Compact surface positions [i, j] inside the open turn (CB/region.ts:82-176, facts §3.4)."""
+    sid, log = instance.session_id, world.log_of(instance.id)
+    header = fold_request_header(log.events)
+    assert header is not None
+    shadowed = log.surface.nodes[positions[0] : positions[1] + 1]
+    start, end = shadowed[0], shadowed[-1]
+    world = _emit(world, sid, COMPACT_START, {"turn": instance.turn})
+    projected = tuple(m for m in (derive_event_message(log.events[s]) for s in shadowed) if m is not None)
+    messages = (header.message_prefix or ()) + projected + (text_message(COMPACTION_INSTRUCTION),)
+    aux = Request(header, messages, sid)
+    world = replace(world, requests=world.requests + (SentRequest(instance.id, sid, instance.turn, instance.step, aux, len(world.session(sid).log.events), False),))
+    summary = f"summary of seqs {start}..{end}"
+    tokens = sum(estimate_message(m) for m in projected)
+    data = {
+        "summary": summary, "shadowedRange": {"start": start, "end": end}, "shadowedSeqs": list(shadowed),
+        "shadowedTokenCount": tokens, "provider": header.config.provider, "model": header.config.model,
+    }  # fmt: skip
+    world = _emit(world, sid, COMPACT_SUMMARY, data)
+    first = len(world.session(sid).log.events) - 2
+    sources = (first, first + 1) + shadowed
+    world = _emit(world, sid, USER_MESSAGE, {"content": [_text(summary)], "source": _COMPACT}, Replace(start, end), sources)
+    if semantics.compaction_logs_header:
+        trimmed = canonical_header(replace(header, message_prefix=None))
+        world = _emit(world, sid, REQUEST_HEADER, {"header": header_to_json(trimmed), "reason": CHANGE})
+    world = _emit(world, sid, COMPACT_END, {"turn": instance.turn})
+    if semantics.compaction_drops_prefix:
+        world = _set(world, instance.id, prefix=())
+    return _mark(world, instance, "compacted")
+
+
+def _pre_step(world: World, action: PreStep, semantics: Semantics) -> World:
+    instance = world.instance(action.instance)
+    if instance.cancel is not None:
+        return _interrupted(world, instance)
+    world = _mark(world, instance, "pre-step")
+    if instance.prefix is None:  # only under compose_after_pre_step
+        world = _compose(world, instance.id, semantics, Phase.PRE_STEP)
+        if world.instance(instance.id).phase is not Phase.PRE_STEP:
+            return world
+    if action.compact is not None:
+        world = _compact(world, world.instance(instance.id), action.compact, semantics)
+    instance = world.instance(instance.id)
+    # Snapshot the boundary, then append step/start: nothing can come between (L/loop.ts:430-434).
+    boundary = derive_messages(world.log_of(instance.id))
+    world = _mark(world, instance, "boundary")
+    world = _emit(world, instance.session_id, STEP_START, {"turn": instance.turn, "step": instance.step})
+    return _set(world, instance.id, boundary=boundary, phase=Phase.REQUEST, continues=False, max_tokens=False)
+
+
+def _config_seed(log: Log, instance: Instance) -> LlmCallConfig:
+    """Return the config a request starts from (L/loop.ts:662-681, facts §2.8)."""
+    folded = fold_request_header(log.events)
+    if instance.logged_header and folded is not None:
+        return folded.config
+    seed = instance.options.config()
+    if folded is not None and seed.reasoning_effort is None and (folded.config.provider, folded.config.model) == (seed.provider, seed.model):
+        seed = replace(seed, reasoning_effort=folded.config.reasoning_effort)
+    return seed
+
+
+def _header(config: LlmCallConfig, instance: Instance, prefix: tuple[JsonValue, ...], semantics: Semantics) -> EpochHeader:
+    system, tools = instance.assembled
+    if semantics.prefix_place == "system" and prefix:
+        system = "\n\n".join(filter(None, [system, *map(_message_text, prefix)]))
+    logged = prefix if semantics.log_prefix and semantics.prefix_place == "front" else ()
+    return canonical_header(EpochHeader(config, system, tools, logged))
+
+
+def _message_text(message: JsonValue) -> str:
+    """Return the text blocks of a message, joined (for the prefix-in-system variant)."""
+    content = message.get("content") if isinstance(message, FrozenMap) else None
+    blocks = content if isinstance(content, tuple) else ()
+    return "".join(str(b.get("text", "")) for b in blocks if isinstance(b, FrozenMap))
+
+
+def _record(world: World, instance: Instance, header: EpochHeader, semantics: Semantics) -> World:
+    """Record the request's header by the rule of §5.2 (or a variant's), before dispatch."""
+    sid, log = instance.session_id, world.log_of(instance.id)
+    logged = instance.logged_header or (not semantics.anchor_new_instance and fold_request_header(log.events) is not None)
+    folded = fold_request_header(log.events)
+    if semantics.change_ignores_system and logged and folded is not None and header_equals(replace(folded, system=header.system), header):
+        return _mark(world, instance, "record", None)
+    reason = expected_reason(log, logged, header)
+    if semantics.change_always and reason is None:
+        world = _emit(world, sid, REQUEST_HEADER, {"header": header_to_json(header), "reason": CHANGE})
+        return _mark(world, instance, "record", CHANGE)
+    if semantics.log_empty_prefix and reason is not None and header.message_prefix is None:
+        data = {"header": dict(header_to_json(header)) | {"messagePrefix": ()}, "reason": reason}
+        world = _emit(world, sid, REQUEST_HEADER, data)
+    else:
+        world = world.with_session(replace(world.session(sid), log=record_request_header(log, logged, header)))
+    return _mark(world, instance, "record", reason)
+
+
+def _dispatch(world: World, action: Dispatch, semantics: Semantics) -> World:
+    instance = world.instance(action.instance)
+    if instance.cancel is not None:
+        return _interrupted(world, instance)
+    log = world.log_of(instance.id)
+    config = action.config if action.config is not None else _config_seed(log, instance)
+    prefix = instance.prefix or ()
+    if semantics.cache_by_reference:
+        prefix = compose(world.listeners, instance.agent).product or ()
+    header = _header(config, instance, prefix, semantics)
+    world = _record(world, instance, header, semantics)
+    instance = replace(world.instance(instance.id), logged_header=True)
+    boundary = derive_messages(world.log_of(instance.id)) if semantics.boundary_at_dispatch else instance.boundary
+    if semantics.history_window is not None:
+        boundary = boundary[-semantics.history_window :]
+    if not semantics.effort_from_header:
+        header = replace(header, config=replace(header.config, reasoning_effort=instance.options.reasoning_effort, written=None))
+    if semantics.prefix_place == "front" and semantics.log_prefix:
+        request = build_request(header, boundary, instance.session_id)
+    else:  # the rejected placements build messages the header cannot explain
+        placed = {"front": prefix + boundary, "after-history": boundary + prefix, "system": boundary}
+        request = Request(header, placed[semantics.prefix_place], instance.session_id)
+    sent = SentRequest(instance.id, instance.session_id, instance.turn, instance.step, request, len(world.log_of(instance.id).events))
+    world = replace(world.with_instance(replace(instance, phase=Phase.STREAM)), requests=world.requests + (sent,))
+    return _mark(world, instance, "dispatch")
+
+
+def _reply(world: World, action: Reply) -> World:
+    instance = world.instance(action.instance)
+    if instance.cancel is not None:
+        return _interrupted(world, instance)
+    sid, where = instance.session_id, {"turn": instance.turn, "step": instance.step}
+    if action.failure is not None:
+        # A failed request leaves a step with a header and no chunks; a retry is the next step.
+        world = _set(_emit(world, sid, STEP_END, where), instance.id, phase=Phase.STEP_BEGIN)
+        if action.retry:
+            return world
+        reason = {"kind": "error", "step": instance.step, "failure": {"code": action.failure}}
+        return _end_turn(world, world.instance(instance.id), reason)
+    blocks: list[object] = [_text(action.text)] if action.text else []
+    blocks += [{"type": "tool-call", "id": i, "name": n, "arguments": a} for i, n, a in action.tool_calls]
+    first = len(world.log_of(instance.id).events)
+    for index, block in enumerate(blocks):
+        world = _emit(world, sid, ASSISTANT_CHUNK, where | {"chunk": {"type": "block-end", "index": index, "block": block}})
+    finish = "tool-calls" if action.tool_calls else ("max-tokens" if action.max_tokens else "stop")
+    world = _emit(world, sid, ASSISTANT_CHUNK, where | {"chunk": {"type": "finish", "reason": {"kind": finish}}})
+    chunks = tuple(range(first, len(world.log_of(instance.id).events)))
+    folded = fold_request_header(world.log_of(instance.id).events)
+    assert folded is not None
+    provenance = {"provider": folded.config.provider, "model": folded.config.model}
+    world = _emit(world, sid, ASSISTANT_MESSAGE, where | {"content": blocks, "provenance": provenance}, APPEND, chunks)
+    instance = world.instance(instance.id)
+    if action.tool_calls:
+        return world.with_instance(replace(instance, phase=Phase.TOOLS, pending_calls=action.tool_calls, continues=True))
+    world = _drain_steering(world, instance)
+    return _set(world, instance.id, phase=Phase.POST_STEP, max_tokens=action.max_tokens)
+
+
+def _run_tools(world: World, action: RunTools) -> World:
+    instance = world.instance(action.instance)
+    sid, where = instance.session_id, {"turn": instance.turn, "step": instance.step}
+    for index, (call_id, name, arguments) in enumerate(instance.pending_calls):
+        world = _emit(world, sid, TOOL_CALL, where | {"callId": call_id, "name": name, "arguments": arguments})
+        output = action.outputs[index] if index < len(action.outputs) else f"{name} done"
+        call_seq = len(world.session(sid).log.events) - 1
+        result = where | {"callId": call_id, "content": [_text(output)], "isError": False}
+        world = _emit(world, sid, TOOL_RESULT, result, APPEND, (call_seq,))
+    # Contexts accepted during the batch land after all of its results (L/agent.ts:371-384).
+    for text in instance.deferred:
+        world = _user_message(world, sid, text, _INJECTED)
+    world = _drain_steering(_set(world, instance.id, deferred=(), pending_calls=()), world.instance(instance.id))
+    instance = world.instance(instance.id)
+    if instance.cancel is not None:
+        return _interrupted(world, instance)
+    return _set(world, instance.id, phase=Phase.POST_STEP)
+
+
+def _post_step(world: World, action: PostStep, semantics: Semantics) -> World:
+    instance = world.instance(action.instance)
+    log = world.log_of(instance.id)
+    if instance.cancel is None and fold_request_header(log.events) is not None:
+        # Pressure at post-step: the meter prices the latest routed header (with its prefix) once.
+        measured = measure(log)
+        prefix = (measured.header.message_prefix or ()) if measured.header is not None else ()
+        extra = (semantics.meter_prefix_times - 1) * sum(estimate_message(m) for m in prefix)
+        world = _mark(world, instance, "measured", measured.total + extra)
+        if action.compact is not None:
+            world = _compact(world, instance, action.compact, semantics)
+    instance = world.instance(instance.id)
+    if instance.cancel is not None:
+        return _interrupted(world, instance)
+    world = _emit(world, instance.session_id, STEP_END, {"turn": instance.turn, "step": instance.step})
+    if instance.continues or instance.steering:
+        return _set(world, instance.id, phase=Phase.STEP_BEGIN, continues=False)
+    reason = {"kind": "max-tokens"} if instance.max_tokens else {"kind": "completed"}
+    world = _emit(world, instance.session_id, TURN_END, {"turn": instance.turn, "reason": reason})
+    return _set(world, instance.id, phase=Phase.IDLE, cancel=None, steering=(), deferred=())
+
+
+# --- Inputs in any window ---
+
+
+def _inject(world: World, action: Inject) -> World:
+    instance = world.instance(action.instance)
+    sid = instance.session_id
+    if instance.phase is Phase.TOOLS:
+        return _set(world, instance.id, deferred=instance.deferred + (action.text,))
+    if instance.turn_open:
+        return _user_message(world, sid, action.text, _INJECTED)
+    # Idle: a one-shot injection turn, numbered after the log's last turn (L/agent.ts:319-355).
+    turn = next_turn(world.log_of(instance.id))
+    world = _emit(world, sid, TURN_START, {"turn": turn, "trigger": {"kind": "injection", "source": _INJECTED}})
+    world = _user_message(world, sid, action.text, _INJECTED)
+    return _emit(world, sid, TURN_END, {"turn": turn, "reason": {"kind": "completed"}})
+
+
+def _dispose(world: World, action: Dispose) -> World:
+    instance = world.instance(action.instance)
+    if instance.turn_open:
+        return _set(world, instance.id, disposed=True, cancel="disposed")
+    return _set(world, instance.id, disposed=True, phase=Phase.DISPOSED)
+
+
+@icontract.require(lambda world, action: enabled(world, action), "LOOP-1: an action happens only where its guard holds", enabled=ENABLED)
+@icontract.ensure(
+    lambda world, result: all(
+        result.session(s.id).log.events[: len(s.log.events)] == s.log.events for s in world.sessions
+    ),
+    "LOG-4: the loop only ever appends to a session log",
+    enabled=ENABLED,
+)
+@icontract.ensure(
+    lambda world, result: result.requests[: len(world.requests)] == world.requests,
+    "LOOP-2: requests once sent stay sent",
+    enabled=ENABLED,
+)
+def apply(world: World, action: Action, semantics: Semantics = HARNESS) -> World:
+    """Return the world after ``action`` (spec §11); ``semantics`` picks the design (HARNESS by default)."""
+    match action:
+        case Create():
+            return _create(world, action)
+        case ForkDrive():
+            return _fork_drive(world, action, semantics)
+        case Resume():
+            return _resume(world, action)
+        case Register(listener=listener):
+            return replace(world, listeners=world.listeners + (replace(listener, calls=0),))
+        case MutateContribution():
+            return _mutate(world, action)
+        case SendPrompt():
+            return _send_prompt(world, action)
+        case BeginStep():
+            return _begin_step(world, action, semantics)
+        case Compose(instance=i):
+            return _compose(world, i, semantics, Phase.PRE_STEP)
+        case PreStep():
+            return _pre_step(world, action, semantics)
+        case Dispatch():
+            return _dispatch(world, action, semantics)
+        case Reply():
+            return _reply(world, action)
+        case RunTools():
+            return _run_tools(world, action)
+        case PostStep():
+            return _post_step(world, action, semantics)
+        case Inject():
+            return _inject(world, action)
+        case Steer(instance=i, text=text):
+            return _set(world, i, steering=world.instance(i).steering + (text,))
+        case Cancel(instance=i):
+            return _set(world, i, cancel="aborted")
+        case Dispose():
+            return _dispose(world, action)
+        case SetSystem(instance=i, text=text):
+            return _set(world, i, system=text)
+        case SetTools(instance=i, tools=tools):
+            return _set(world, i, tools=tools)
+    raise AssertionError(f"unknown action {action!r}")
+
+
+def run(actions: tuple[Action, ...], semantics: Semantics = HARNESS, world: World | None = None) -> World:
+    """Return the world after ``actions``, each applied where enabled (a disabled one is skipped)."""
+    current = World() if world is None else world
+    for action in actions:
+        if enabled(current, action):
+            current = apply(current, action, semantics)
+    return current
+

@@ -1,0 +1,314 @@
+"""Spec §12 — the session-prefix properties, one function each, over a world (a recorded run).
+
+Each property returns the violations it finds (empty when it holds), each naming its ID. They
+read the sessions' logs, the requests sent, and the ghost trace of loop milestones; the machines
+of the test suite check all of them after every transition, and ``variants.py`` shows each one
+able to fail. Prefix content in generated runs is drawn from a vocabulary no other message uses,
+which is what lets PFX-1 recognise a prefix message in the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prefix_model.derive import derive_messages
+from prefix_model.events import COMPACT_END, COMPACT_START, REQUEST_HEADER, STEP_START, Event
+from prefix_model.headers import CHANGE, INITIAL, RESUME, EpochHeader, canonical_header, fold_request_header, header_equals, header_of
+from prefix_model.json_values import FrozenMap, JsonValue, json_text
+from prefix_model.meter import estimate_header, surface_tokens
+from prefix_model.requests import boundary_log, build_request, request_to_json
+from prefix_model.world import Mark, SentRequest, World
+
+__all__ = ["Violation", "PROPERTIES", "check_all"]
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A property that a world breaks: its ID and what was seen."""
+
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.detail}"
+
+
+Check = Callable[[World], tuple[Violation, ...]]
+
+
+def _marks(world: World, instance_id: int, kind: str) -> tuple[Mark, ...]:
+    return tuple(m for m in world.trace if m.instance_id == instance_id and m.kind == kind)
+
+
+def _loop_requests(world: World) -> tuple[SentRequest, ...]:
+    return tuple(r for r in world.requests if r.loop_request)
+
+
+def _at_send(world: World, sent: SentRequest) -> tuple[Event, ...]:
+    return world.session(sent.session_id).log.events[: sent.log_length]
+
+
+def _boundary_seq(events: tuple[Event, ...]) -> int:
+    return max(e.seq for e in events if e.type == STEP_START)
+
+
+def _prefix_of(sent: SentRequest) -> tuple[JsonValue, ...]:
+    return sent.request.header.message_prefix or ()
+
+
+def _expected(world: World, sent: SentRequest) -> tuple[EpochHeader | None, tuple[FrozenMap, ...]]:
+    """Return the folded header at dispatch and the boundary derivation (L/invariant.ts:79-120)."""
+    events = _at_send(world, sent)
+    log = world.session(sent.session_id).log
+    return fold_request_header(events), derive_messages(boundary_log(log, _boundary_seq(events)))
+
+
+# --- §12.1 Request-only and reconstructible ---
+
+
+def request_only(world: World) -> tuple[Violation, ...]:
+    """PFX-1: no composed prefix message is ever part of a session's derived history."""
+    found = []
+    for session in world.sessions:
+        drivers = {i.id for i in world.instances if i.session_id == session.id}
+        composed = {json_text(m) for mark in world.trace if mark.instance_id in drivers and mark.kind == "composed"
+                    for m in (mark.value if isinstance(mark.value, tuple) else ())}  # fmt: skip
+        leaked = [json_text(m) for m in derive_messages(session.log) if json_text(m) in composed]
+        found += [Violation("PFX-1", f"session {session.id}: prefix message in history: {leaked[0][:80]}")] if leaked else []
+    return tuple(found)
+
+
+def reconstructible_companion(world: World) -> tuple[Violation, ...]:
+    """REC-1: messages = folded prefix ++ boundary; model/system/temperature/maxTokens/stop/tools = fold."""
+    found = []
+    for index, sent in enumerate(_loop_requests(world)):
+        header, boundary = _expected(world, sent)
+        request = sent.request
+        if header is None:
+            found.append(Violation("REC-1", f"request {index}: no request/header in the log at dispatch"))
+            continue
+        if json_text((header.message_prefix or ()) + boundary) != json_text(request.messages):
+            found.append(Violation("REC-1", f"request {index}: messages are not messagePrefix ++ boundary derivation"))
+        got, want = request.header, header
+        pairs = (
+            ("model", got.config.model, want.config.model), ("system", got.system, want.system),
+            ("temperature", got.config.temperature, want.config.temperature),
+            ("maxTokens", got.config.max_tokens, want.config.max_tokens), ("stop", got.config.stop, want.config.stop),
+            ("tools", json_text(got.tools or ()), json_text(want.tools or ())),
+        )  # fmt: skip
+        found += [Violation("REC-1", f"request {index}: {name} differs from the folded header") for name, a, b in pairs if a != b]
+    return tuple(found)
+
+
+def reconstructible_full(world: World) -> tuple[Violation, ...]:
+    """REC-2: every field of every loop request is the request built from the fold and the boundary."""
+    found = []
+    for index, sent in enumerate(_loop_requests(world)):
+        header, boundary = _expected(world, sent)
+        if header is None:
+            continue  # REC-1 reports it
+        expected = request_to_json(build_request(header, boundary, sent.session_id))
+        if json_text(expected) != json_text(request_to_json(sent.request)):
+            found.append(Violation("REC-2", f"request {index} (turn {sent.turn} step {sent.step}) is not a function of the log"))
+    return tuple(found)
+
+
+def prompt_cache_monotonic(world: World) -> tuple[Violation, ...]:
+    """REC-3: within an instance, with no replace and no header change between, requests extend."""
+    found = []
+    loop = _loop_requests(world)
+    for earlier, later in zip(loop, loop[1:]):
+        if earlier.instance_id != later.instance_id:
+            continue
+        log = world.session(later.session_id).log
+        generation = (boundary_log(log, earlier.log_length).surface.replace_generation, boundary_log(log, later.log_length).surface.replace_generation)
+        if generation[0] != generation[1] or not header_equals(earlier.request.header, later.request.header):
+            continue
+        if json_text(later.request.messages[: len(earlier.request.messages)]) != json_text(earlier.request.messages):
+            found.append(Violation("REC-3", f"turn {later.turn} step {later.step}: request does not extend the previous one"))
+    return tuple(found)
+
+
+# --- §12.2 One composition per instance ---
+
+
+def one_composition(world: World) -> tuple[Violation, ...]:
+    """PFX-2: an instance caches at most one composition, and its cached prefix never changes."""
+    found = []
+    for instance in world.instances:
+        composed = _marks(world, instance.id, "composed")
+        if len(composed) > 1:
+            found.append(Violation("PFX-2", f"instance {instance.id} composed {len(composed)} times"))
+        product = composed[-1].value if composed else None
+        if instance.prefix is not None and product is not None and json_text(instance.prefix) != json_text(product):
+            found.append(Violation("PFX-2", f"instance {instance.id}: the cached prefix changed after composition"))
+    return tuple(found)
+
+
+def headers_carry_prefix(world: World) -> tuple[Violation, ...]:
+    """PFX-3: every snapshot an instance writes carries its composed prefix (absent when empty)."""
+    found = []
+    for instance in world.instances:
+        log = world.session(instance.session_id).log
+        composed = _marks(world, instance.id, "composed")
+        for record in _marks(world, instance.id, "record"):
+            if record.value is None or not composed:
+                continue
+            header = header_of(log.events[record.at - 1])
+            product = composed[-1].value if isinstance(composed[-1].value, tuple) else ()
+            if json_text(header.message_prefix or ()) != json_text(product):
+                found.append(Violation("PFX-3", f"instance {instance.id}: snapshot at seq {record.at - 1} does not carry the composed prefix"))
+    return tuple(found)
+
+
+def loop_order(world: World) -> tuple[Violation, ...]:
+    """LOOP-3: composition precedes pre-step; the boundary is taken just before step/start; record precedes dispatch."""
+    found = []
+    kinds = [(m.instance_id, m.kind) for m in world.trace]
+    for instance in world.instances:
+        mine = [k for i, k in kinds if i == instance.id]
+        if "pre-step" in mine and ("composed" not in mine or mine.index("composed") > mine.index("pre-step")):
+            found.append(Violation("LOOP-3", f"instance {instance.id}: pre-step ran before the prefix was composed"))
+        if any(a == "dispatch" and b != "record" for b, a in zip(mine, mine[1:])):
+            found.append(Violation("LOOP-3", f"instance {instance.id}: a request was dispatched without a header record"))
+        log = world.session(instance.session_id).log
+        for boundary in _marks(world, instance.id, "boundary"):
+            if len(log.events) > boundary.at and log.events[boundary.at].type != STEP_START:
+                found.append(Violation("LOOP-3", f"instance {instance.id}: boundary at {boundary.at} is not followed by step/start"))
+    return tuple(found)
+
+
+def interrupted_discarded(world: World) -> tuple[Violation, ...]:
+    """PFX-4: an interrupted composition is never cached; the next turn recomposes."""
+    found = []
+    for instance in world.instances:
+        last = [m.kind for m in world.trace if m.instance_id == instance.id and m.kind in ("composed", "compose-interrupted")]
+        if last and last[-1] == "compose-interrupted" and instance.prefix is not None:
+            found.append(Violation("PFX-4", f"instance {instance.id} cached an interrupted composition"))
+    return tuple(found)
+
+
+def new_instance_anchors(world: World) -> tuple[Violation, ...]:
+    """PFX-5: each instance composes afresh and its first record is an unconditional anchor."""
+    found = []
+    for instance in world.instances:
+        records = _marks(world, instance.id, "record")
+        if not records:
+            continue
+        first = records[0]
+        log = world.session(instance.session_id).log
+        had_header = fold_request_header(log.events[: first.at - 1]) is not None if first.value is not None else True
+        expected = RESUME if had_header else INITIAL
+        if first.value != expected:
+            found.append(Violation("PFX-5", f"instance {instance.id}: first record wrote {first.value!r}, not an anchor {expected!r}"))
+        if _marks(world, instance.id, "dispatch") and not _marks(world, instance.id, "composed"):
+            found.append(Violation("PFX-5", f"instance {instance.id} sent a request without composing"))
+    return tuple(found)
+
+
+def canonical_absence(world: World) -> tuple[Violation, ...]:
+    """PFX-6: every snapshot is canonical: no empty system, tools or messagePrefix is written."""
+    found = []
+    for session in world.sessions:
+        for event in session.log.events:
+            header = event.field("header") if event.type == REQUEST_HEADER else None
+            if isinstance(header, FrozenMap) and any(header.get(k) in ("", ()) for k in ("system", "tools", "messagePrefix")):
+                found.append(Violation("PFX-6", f"session {session.id}: snapshot at seq {event.seq} writes an empty field"))
+    return tuple(found)
+
+
+def detached_prefix(world: World) -> tuple[Violation, ...]:
+    """PFX-7: every request carries its instance's prefix as composed, whatever listeners did since."""
+    found = []
+    for index, sent in enumerate(_loop_requests(world)):
+        composed = [m for m in world.trace if m.instance_id == sent.instance_id and m.kind == "composed"]
+        product = composed[-1].value if composed and isinstance(composed[-1].value, tuple) else ()
+        if json_text(sent.request.messages[: len(product)]) != json_text(product):
+            found.append(Violation("PFX-7", f"request {index}: the prefix sent is not the one composed"))
+    return tuple(found)
+
+
+def registration_order(world: World) -> tuple[Violation, ...]:
+    """PFX-8: each composition equals the waterfall run in registration order."""
+    found = []
+    for instance in world.instances:
+        oracle = [m.value for m in _marks(world, instance.id, "waterfall") if m.value is not None]
+        composed = [m.value for m in _marks(world, instance.id, "composed")]
+        found += [Violation("PFX-8", f"instance {instance.id}: composition is not registration order")
+                  for got in composed if oracle and json_text(got) != json_text(oracle[-1])]  # fmt: skip
+    return tuple(found)
+
+
+def compaction_spares_prefix(world: World) -> tuple[Violation, ...]:
+    """CMP-1: compaction writes no header and rewrites only surface nodes."""
+    found = []
+    for session in world.sessions:
+        inside = False
+        for event in session.log.events:
+            inside = event.type == COMPACT_START or (inside and event.type != COMPACT_END)
+            if inside and event.type == REQUEST_HEADER:
+                found.append(Violation("CMP-1", f"session {session.id}: a header was written during compaction"))
+    return tuple(found)
+
+
+def forks_copy_events(world: World) -> tuple[Violation, ...]:
+    """FORK-8: a child's log starts with its parent's events through the boundary, unchanged."""
+    found = []
+    for child in world.sessions:
+        if child.lineage is None:
+            continue
+        parent = world.session(child.lineage.parent_session).log.events[: child.lineage.seed_length]
+        if child.log.events[: child.lineage.seed_length] != parent:
+            found.append(Violation("FORK-8", f"session {child.id}: the seed differs from its parent's events"))
+    return tuple(found)
+
+
+def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
+    """TOK-1: post-step pressure is the routed header's price (its prefix once) plus the surface."""
+    found = []
+    for mark in (m for m in world.trace if m.kind == "measured"):
+        log = world.session(world.instance(mark.instance_id).session_id).log
+        at = boundary_log(log, mark.at)
+        expected = estimate_header(fold_request_header(at.events)) + surface_tokens(at)
+        if mark.value != expected:
+            found.append(Violation("TOK-1", f"instance {mark.instance_id}: post-step pressure {mark.value} ≠ {expected}"))
+    return tuple(found)
+
+
+def change_iff_differs(world: World) -> tuple[Violation, ...]:
+    """HDR-15: a change snapshot is written only when the header differs from the fold before it."""
+    found = []
+    for session in world.sessions:
+        for event in session.log.events:
+            if event.type == REQUEST_HEADER and event.field("reason") == CHANGE:
+                before = fold_request_header(session.log.events[: event.seq])
+                if before is not None and header_equals(before, canonical_header(header_of(event))):
+                    found.append(Violation("HDR-15", f"session {session.id}: change snapshot at seq {event.seq} equals the fold"))
+    return tuple(found)
+
+
+PROPERTIES: tuple[tuple[str, Check], ...] = (
+    ("PFX-1", request_only),
+    ("REC-1", reconstructible_companion),
+    ("REC-2", reconstructible_full),
+    ("PFX-2", one_composition),
+    ("PFX-3", headers_carry_prefix),
+    ("LOOP-3", loop_order),
+    ("PFX-4", interrupted_discarded),
+    ("PFX-5", new_instance_anchors),
+    ("PFX-6", canonical_absence),
+    ("PFX-7", detached_prefix),
+    ("PFX-8", registration_order),
+    ("CMP-1", compaction_spares_prefix),
+    ("FORK-8", forks_copy_events),
+    ("TOK-1", pressure_prices_prefix_once),
+    ("REC-3", prompt_cache_monotonic),
+    ("HDR-15", change_iff_differs),
+)
+
+
+def check_all(world: World) -> tuple[Violation, ...]:
+    """Return every violation of every property in ``world``."""
+    return tuple(v for _, check in PROPERTIES for v in check(world))
+
