@@ -16,9 +16,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## run: build a demo log with the model, then reconstruct a request from the bundled example log
+## run: the loop scenario (log, requests, properties), the faulty-variant catalogue, a reconstruction
 run: setup
 	$(BIN)/prefix-model demo
+	$(BIN)/prefix-model variants
 	$(BIN)/prefix-model request --example --turn 1 --step 2
 
 ## test: mypy --strict, the pytest suite, then the CrossHair proofs; fails if any fails

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from prefix_model.examples import EXAMPLE_SESSION_ID, EXAMPLE_STEPS, example_log
+from prefix_model.examples.loop_demo import DEMO_ACTIONS
+from prefix_model.loop import run as loop_run
+from prefix_model.variants import VARIANTS
 from prefix_model.json_values import json_text
 from prefix_model.requests import Request, reconstruct_request, request_to_json
 from tests.reference import REAL_LOG_DIR
@@ -72,15 +75,31 @@ def test_request_on_unreadable_logs_exits_2_naming_file_line_and_rule(tmp_path: 
     assert_one_line_error(run("request", str(deep), "--turn", "1", "--step", "1"), "deep.jsonl:1:", "FMT-5")
 
 
-@pytest.mark.spec("CLI-3")
-def test_demo_prints_the_log_and_every_step_request() -> None:
+@pytest.mark.spec("CLI-5", "CLI-3")
+def test_demo_runs_the_loop_scenario_and_explains_every_request() -> None:
     result = run("demo")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     requests = [json.loads(line) for line in lines if line.startswith('{"provider"')]
-    assert len(requests) == len(EXAMPLE_STEPS)
-    assert all(r["messages"][0]["content"][0]["text"].startswith("<system-reminder>") for r in requests)
-    assert sum(1 for line in lines if line.startswith('{"type"')) == len(example_log().events)
+    explained = [line for line in lines if line.startswith("# instance ")]
+    world = loop_run(DEMO_ACTIONS)
+    assert len(requests) == len(explained) == len(world.requests) == 3
+    assert [r["messages"][0]["content"][0]["text"] for r in requests] == [
+        "<system-reminder>skills catalog v1</system-reminder>",
+        "<system-reminder>skills catalog v1</system-reminder>",
+        "<system-reminder>skills catalog v2</system-reminder>",
+    ]
+    assert "(resume)" in explained[-1] and "(initial)" in explained[0]
+    assert lines[-1].endswith("properties checked: all hold")
+
+
+@pytest.mark.spec("CLI-4", "VAR-1")
+def test_variants_reports_every_variant_rejected_and_exits_0() -> None:
+    result = run("variants", "--json")
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["variant"] for r in records] == [v.name for v in VARIANTS]
+    assert all(r["rejected"] and set(r["expected"]) <= set(r["rejectedBy"]) for r in records)
 
 
 @pytest.mark.spec("CLI-1")

@@ -94,3 +94,32 @@ def test_model_built_events_carry_the_callers_time_or_zero() -> None:
     assert [e.time for e in log.events] == [0, 0]
     assert log.append("todo/write", {"todos": []}, time=42).events[-1].time == 42
     assert fold_request_header(log.events) is None
+
+
+@pytest.mark.spec("D-11", "PFX-8")
+def test_listener_contributions_are_lossless_json_messages() -> None:
+    from prefix_model.json_values import is_json_value
+    from prefix_model.waterfall import compose
+    from prefix_model.world import Listener, Prepend, text_message
+
+    listener = Listener("catalog", None, (Prepend((text_message("<prefix catalog v1>"),)),))
+    product = compose((listener,), "main").product
+    assert product is not None and is_json_value(product)
+    assert json_text(product) == '[{"role":"user","content":[{"type":"text","text":"<prefix catalog v1>"}]}]'
+
+
+@pytest.mark.spec("D-12", "TOK-3")
+def test_the_meter_prices_the_assistant_message_not_its_chunks() -> None:
+    from prefix_model.meter import estimate_header, estimate_message, measure, surface_tokens
+
+    header = EpochHeader(LlmCallConfig("p", "m"), "sys", None, PREFIX)
+    log = record_request_header(opened().append("step/start", {"turn": 1, "step": 1}), False, header)
+    # One chunk says "x"; the message the loop assembled says "a longer answer": the message is priced.
+    log = log.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "x"}})
+    answer = {"turn": 1, "step": 1, "content": [{"type": "text", "text": "a longer answer"}], "provenance": {"provider": "p", "model": "m"}}
+    log = log.append("assistant/message", answer, surface_op="append", source_event_seqs=(log.seq - 1,))
+    measured = measure(log)
+    assert measured.total == estimate_header(fold_request_header(log.events)) + surface_tokens(log)
+    assert surface_tokens(log) == estimate_message(freeze({"content": [{"type": "text", "text": "hi"}]})) + estimate_message(
+        freeze({"content": [{"type": "text", "text": "a longer answer"}]})
+    )

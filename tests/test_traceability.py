@@ -87,7 +87,10 @@ def test_every_chapter_module_is_listed_in_the_spec_table() -> None:
     assert [m for m in modules if f"`{m}`" not in text] == []
 
 
-CORE_MODULES = ("json_values", "events", "surface", "log", "derive", "headers", "request_log", "requests", "fork")
+CORE_MODULES = (
+    "json_values", "events", "surface", "log", "derive", "headers", "request_log", "requests", "fork",
+    "waterfall", "meter", "loop",
+)  # fmt: skip
 
 
 def test_every_public_core_function_carries_a_contract() -> None:

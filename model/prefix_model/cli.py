@@ -1,4 +1,4 @@
-"""Spec §9 — the command line: ``prefix-model request`` and ``prefix-model demo``.
+"""Spec §9 — the command line: ``prefix-model request``, ``demo`` and ``variants``.
 
 The CLI is the edge: it reads files, prints, and maps every unreadable input or missing step to
 one line on stderr and exit status 2 (CLI-2). Exit 0 means the command did what it was asked.
@@ -7,22 +7,29 @@ one line on stderr and exit status 2 (CLI-2). Exit 0 means the command did what 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from importlib import resources
 
 from prefix_model import __version__
 from prefix_model.contracts import Rejection
-from prefix_model.derive import derive_messages
-from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_SESSION_ID, EXAMPLE_STEPS, example_log
+from prefix_model.events import REQUEST_HEADER
+from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_SESSION_ID
+from prefix_model.examples.loop_demo import DEMO_ACTIONS
 from prefix_model.formats.events_jsonl import LogReadError, event_to_line, read_log
 from prefix_model.json_values import json_text
 from prefix_model.log import Log
+from prefix_model.loop import run
+from prefix_model.properties import PROPERTIES, check_all
 from prefix_model.requests import find_step, reconstruct_request, request_to_json
+from prefix_model.semantics import HARNESS
+from prefix_model.variants import VARIANTS, judge, run_witness
+from prefix_model.world import SentRequest, World
 
 __all__ = ["main", "build_parser"]
 
-EXIT_OK, EXIT_UNUSABLE = 0, 2
+EXIT_OK, EXIT_VIOLATIONS, EXIT_UNUSABLE = 0, 1, 2
 
 _REQUEST_HELP = """\
 Print, as one line of JSON, the request that step (TURN, STEP) of a harness session log must
@@ -40,6 +47,17 @@ example:
   prefix-model request --example --turn 1 --step 2
 
 exit status: 0 printed; 2 unreadable log or no such step (one line on stderr: file:line: rule: reason)
+"""
+
+
+_VARIANTS_HELP = """\
+Each variant is one rejected design or likely bug of the session prefix (prefix written as
+history, composed per turn, cached after a cancel, not logged on the header, …) expressed as a
+change to the loop's semantics. The scripted witness session runs under each variant, every
+property of spec §12 is checked, and the IDs that reject the variant are printed.
+
+exit status: 0 every variant rejected by the properties it names (and the harness semantics
+passes them all); 1 some variant went undetected
 """
 
 
@@ -69,10 +87,19 @@ def build_parser() -> argparse.ArgumentParser:
     request.add_argument("--session-id", help="sessionId to put in the request (default: the example's id with --example, else omitted)")
     commands.add_parser(
         "demo",
-        help="build the example session with the model and print its log and requests",
-        description="Build the bundled example session event by event with the model's rules, then print "
-        "its log lines and, for every step, the request reconstructed from the log.",
+        help="run the loop scenario and print its log and the requests it sent, each explained",
+        description="Run a scripted loop scenario — two prefix listeners, a composition cancelled by the user, "
+        "a tool call, a restart that resumes the session with a changed prefix — through the model's transitions; "
+        "print the actions, the log as the harness writes it, and every request on the wire with how it "
+        "reconstructs from the log; then check every property of spec §12 on the run.",
     )
+    variants = commands.add_parser(
+        "variants",
+        help="run every faulty variant through the properties and say which requirement rejects it",
+        description=_VARIANTS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    variants.add_argument("--json", action="store_true", help="print one JSON object per variant instead of a table")
     return parser
 
 
@@ -98,18 +125,55 @@ def _run_request(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _explain(world: World, sent: SentRequest) -> str:
+    """Return how a sent request reconstructs from its session's log."""
+    log = world.session(sent.session_id).log
+    span = find_step(log, sent.turn, sent.step)
+    assert not isinstance(span, Rejection)
+    headers = [e for e in log.events[: sent.log_length] if e.type == REQUEST_HEADER]
+    where = f"request/header seq {headers[-1].seq} ({headers[-1].field('reason')})" if headers else "no header"
+    prefix = len(sent.request.header.message_prefix or ())
+    history = len(sent.request.messages) - prefix
+    return (
+        f"# instance {sent.instance_id}, turn {sent.turn} step {sent.step}: header = {where}; messages = its "
+        f"messagePrefix ({prefix}) ++ derive_messages(seqs 0..{span.start_seq - 1}) ({history})"
+    )
+
+
 def _run_demo() -> int:
-    log = example_log()
-    print(f"# the example session's log ({len(log.events)} events), as the harness writes it")
-    for event in log.events:
-        print(event_to_line(event))
-    print(f"\n# derive_messages(log): {len(derive_messages(log))} history messages; the prefix is not among them")
-    for turn, step in EXAMPLE_STEPS:
-        span = find_step(log, turn, step)
-        assert not isinstance(span, Rejection)
-        print(f"\n# request of turn {turn} step {step} = header messagePrefix ++ derivation of seqs 0..{span.start_seq - 1}")
-        print(_request_line(log, turn, step, EXAMPLE_SESSION_ID, "example"))
-    return EXIT_OK
+    world = run(DEMO_ACTIONS)
+    print(f"# the scenario: {len(DEMO_ACTIONS)} actions; any run replays from its action list")
+    for action in DEMO_ACTIONS:
+        print(f"#   {action!r}")
+    for session in world.sessions:
+        print(f"\n# session {session.id}: {len(session.log.events)} events, as the harness writes them")
+        for event in session.log.events:
+            print(event_to_line(event))
+    print(f"\n# the {len(world.requests)} requests on the wire, each rebuilt from the log")
+    for sent in world.requests:
+        print(_explain(world, sent))
+        print(json_text(request_to_json(sent.request)))
+    violations = check_all(world)
+    print(f"\n# {len(PROPERTIES)} properties checked: " + ("all hold" if not violations else f"{len(violations)} violated"))
+    for violation in violations:
+        print(f"#   {violation}")
+    return EXIT_OK if not violations else EXIT_VIOLATIONS
+
+
+def _run_variants(as_json: bool) -> int:
+    verdicts = [judge(variant) for variant in VARIANTS]
+    harness = check_all(run_witness(HARNESS))
+    for variant, verdict in zip(VARIANTS, verdicts):
+        if as_json:
+            record = {"variant": variant.name, "summary": variant.summary, "rejected": verdict.detected,
+                      "rejectedBy": list(verdict.rejected_by), "expected": list(variant.expected), "first": verdict.first}  # fmt: skip
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            status = "rejected" if verdict.detected else "UNDETECTED"
+            print(f"{variant.name:28} {status:10} by {', '.join(verdict.rejected_by) or '-':32} {variant.summary}")
+    if not as_json:
+        print(f"harness semantics on the witness: {'all properties hold' if not harness else f'{len(harness)} violations'}")
+    return EXIT_OK if all(v.detected for v in verdicts) and not harness else EXIT_VIOLATIONS
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -118,10 +182,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "request":
             return _run_request(args)
+        if args.command == "variants":
+            return _run_variants(args.json)
         return _run_demo()
     except (LogReadError, _Unusable) as error:
         print(f"prefix-model: {error}", file=sys.stderr)
         return EXIT_UNUSABLE
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        sys.stderr.close()
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from prefix_model.contracts import ENABLED
 from prefix_model.derive import derive_event_message
 from prefix_model.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event
 from prefix_model.headers import EpochHeader, canonical_header, header_equals, header_of
-from prefix_model.json_values import FrozenMap, JsonValue, json_text
+from prefix_model.json_values import FrozenMap, JsonValue, is_json_value, json_text
 from prefix_model.log import Log
 from prefix_model.requests import boundary_log
 
@@ -50,12 +50,14 @@ def _block_price(block: JsonValue) -> int:
     return BLOCK_OVERHEAD + _tokens(json_text(block))
 
 
+@icontract.require(lambda blocks: is_json_value(blocks), "JSON-1: content is a JSON value", enabled=ENABLED)
 @icontract.ensure(lambda result: result >= 0, "TOK-2: prices are non-negative", enabled=ENABLED)
 def estimate_content(blocks: JsonValue) -> int:
     """Return the heuristic price of a content-block array."""
     return sum(_block_price(b) for b in blocks) if isinstance(blocks, tuple) else 0
 
 
+@icontract.require(lambda message: is_json_value(message), "JSON-1: a message is a JSON value", enabled=ENABLED)
 @icontract.ensure(lambda result: result >= ROLE_OVERHEAD, "TOK-2: a message costs at least its role framing", enabled=ENABLED)
 def estimate_message(message: JsonValue) -> int:
     """Return the heuristic price of one message: its content plus role framing."""
@@ -63,6 +65,11 @@ def estimate_message(message: JsonValue) -> int:
     return estimate_content(content) + ROLE_OVERHEAD
 
 
+@icontract.require(
+    lambda header: header is None or is_json_value((header.tools or ()) + (header.message_prefix or ())),
+    "JSON-1: a header's tools and prefix are JSON values",
+    enabled=ENABLED,
+)
 @icontract.ensure(
     lambda header, result: header is None
     or result >= sum(estimate_message(m) for m in (header.message_prefix or ())),

@@ -124,6 +124,10 @@ class Listener:
     script: tuple[ListenerCall, ...]
     calls: int = 0
 
+    def __post_init__(self) -> None:
+        if not self.script or self.calls < 0:
+            raise ValueError("a listener has at least one scripted call and a non-negative call count")
+
     def next_call(self) -> ListenerCall:
         """Return what this listener does on its next call."""
         return self.script[min(self.calls, len(self.script) - 1)]
@@ -207,6 +211,12 @@ class World:
     listeners: tuple[Listener, ...] = ()
     requests: tuple[SentRequest, ...] = ()
     trace: tuple[Mark, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        # Instances are numbered by position and drive existing sessions; session ids are unique.
+        ids = [s.id for s in self.sessions]
+        if len(set(ids)) != len(ids) or any(i.id != n or i.session_id not in ids for n, i in enumerate(self.instances)):
+            raise ValueError("a world's instances are numbered by position and drive its sessions")
 
     def session(self, session_id: str) -> Session:
         """Return the session named ``session_id``."""
