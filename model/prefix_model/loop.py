@@ -104,6 +104,13 @@ def _set(world: World, instance_id: int, **changes: object) -> World:
     return world.with_instance(replace(world.instance(instance_id), **changes))  # type: ignore[arg-type]
 
 
+@icontract.ensure(lambda result: result >= 1, "LOOP-4: turns are numbered from 1", enabled=ENABLED)
+@icontract.ensure(
+    lambda log, result: all(not isinstance(e.field("turn"), int) or e.field("turn") < result for e in log.events if e.type == TURN_START)
+    or any(e.type == TURN_START and not isinstance(e.field("turn"), int) for e in log.events),
+    "LOOP-4: the next turn is after every turn the log started",
+    enabled=ENABLED,
+)
 def next_turn(log: Log) -> int:
     """Return the next turn number: the last ``turn/start``'s turn plus one (L/loop.ts:251-252)."""
     turns = [e.field("turn") for e in log.events if e.type == TURN_START]
@@ -150,7 +157,8 @@ def _instance_ok(world: World, instance_id: int) -> bool:
 
 
 def _in_phase(world: World, instance_id: int, *phases: Phase) -> bool:
-    return _instance_ok(world, instance_id) and world.instance(instance_id).phase in phases
+    # A disposed instance's driver still runs to its next checkpoint, which ends the turn (LOOP-6).
+    return 0 <= instance_id < len(world.instances) and world.instance(instance_id).phase in phases
 
 
 def _header_in_log(world: World, instance_id: int) -> bool:
@@ -168,6 +176,12 @@ def _session_ids(world: World) -> tuple[str, ...]:
     return tuple(s.id for s in world.sessions)
 
 
+@icontract.ensure(
+    lambda world, action, result: not result or not isinstance(action, (Inject, Steer, Cancel, Dispose, SetSystem, SetTools, SendPrompt))
+    or not world.instance(action.instance).disposed,
+    "LOOP-6: after disposal no input is delivered",
+    enabled=ENABLED,
+)
 def enabled(world: World, action: Action) -> bool:
     """Return whether ``action`` can happen in ``world`` (each action's guard, spec §11.1)."""
     match action:
@@ -185,7 +199,7 @@ def enabled(world: World, action: Action) -> bool:
         case MutateContribution(listener=name):
             return name in {known.name for known in world.listeners}
         case SendPrompt(instance=i):
-            return _in_phase(world, i, Phase.IDLE)
+            return _instance_ok(world, i) and _in_phase(world, i, Phase.IDLE)
         case BeginStep(instance=i):
             return _in_phase(world, i, Phase.STEP_BEGIN)
         case Compose(instance=i):
@@ -475,8 +489,9 @@ def _reply(world: World, action: Reply) -> World:
     instance = world.instance(instance.id)
     if action.tool_calls:
         return world.with_instance(replace(instance, phase=Phase.TOOLS, pending_calls=action.tool_calls, continues=True))
+    # Steering drained after the response continues the turn (L/loop.ts:520-521, 546-559).
     world = _drain_steering(world, instance)
-    return _set(world, instance.id, phase=Phase.POST_STEP, max_tokens=action.max_tokens)
+    return _set(world, instance.id, phase=Phase.POST_STEP, max_tokens=action.max_tokens, continues=bool(instance.steering))
 
 
 def _run_tools(world: World, action: RunTools) -> World:
@@ -492,6 +507,7 @@ def _run_tools(world: World, action: RunTools) -> World:
     for text in instance.deferred:
         world = _user_message(world, sid, text, _INJECTED)
     world = _drain_steering(_set(world, instance.id, deferred=(), pending_calls=()), world.instance(instance.id))
+    world = _set(world, instance.id, continues=True)  # tool calls continue the turn
     instance = world.instance(instance.id)
     if instance.cancel is not None:
         return _interrupted(world, instance)
@@ -601,6 +617,11 @@ def apply(world: World, action: Action, semantics: Semantics = HARNESS) -> World
     raise AssertionError(f"unknown action {action!r}")
 
 
+@icontract.ensure(
+    lambda world, result: world is None or len(result.requests) >= len(world.requests),
+    "LOOP-2: a run only adds requests",
+    enabled=ENABLED,
+)
 def run(actions: tuple[Action, ...], semantics: Semantics = HARNESS, world: World | None = None) -> World:
     """Return the world after ``actions``, each applied where enabled (a disabled one is skipped)."""
     current = World() if world is None else world

@@ -30,6 +30,16 @@ class Composition:
     called: tuple[str, ...]
 
 
+@icontract.ensure(
+    lambda listeners, result: [l.name for l in result] == [l.name for l in listeners if l in result],
+    "PFX-8: the collected listeners keep registration order",
+    enabled=ENABLED,
+)
+@icontract.ensure(
+    lambda agent, result: all(l.agent is None or l.agent == agent for l in result),
+    "PFX-8: only global listeners and those scoped to the agent are collected",
+    enabled=ENABLED,
+)
 def active_listeners(listeners: tuple[Listener, ...], agent: str) -> tuple[Listener, ...]:
     """Return the listeners a waterfall for ``agent`` collects, in registration order."""
     return tuple(listener for listener in listeners if listener.agent is None or listener.agent == agent)
