@@ -1,4 +1,4 @@
-"""Spec §11.1 — the action alphabet: every input that moves the loop, nondeterminism included.
+"""Spec §10.1 — the action alphabet: every input that moves the loop, nondeterminism included.
 
 A run is a tuple of actions; ``loop.apply`` replays it exactly. Listener behaviour is fixed by
 each listener's script at registration, model replies and tool outputs are fields of ``Reply``

@@ -10,9 +10,11 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from importlib import resources
 
 from prefix_model import __version__
+from prefix_model.checker.run import Unusable, check_log
 from prefix_model.contracts import Rejection
 from prefix_model.events import REQUEST_HEADER
 from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_SESSION_ID
@@ -50,11 +52,36 @@ exit status: 0 printed; 2 unreadable log or no such step (one line on stderr: fi
 """
 
 
+_CHECK_HELP = """\
+Check a real session log against every requirement that can be decided from the log alone
+(envelope and seq, surface and provenance, header vocabulary and canonical form, the
+initial/resume/change rule, the prefix constant within an instance, turn and step enclosure),
+and, with --requests, every captured loop request against the one the log says it must have
+been (REC-1: the invariant companion's fields; REC-2: every field) and prompt-cache
+monotonicity within an instance (REC-3). Each finding names its requirement ID, the seq/line or
+request index, the JSON path, and expected vs actual.
+
+LOG: the harness's in-memory event lines, or its persisted session.jsonl (header line, packed
+chunk rows), plain or zstd. A torn tail after the last turn/end is tolerated and reported.
+
+--requests FILE: one request per line, as the adapter received it (provider, model,
+reasoningEffort, messages, system, tools, temperature, maxTokens, stop, sessionId), with
+optional "turn"/"step" naming the step that sent it and "agentLoopRequest": false marking an
+auxiliary call; or the {"index", "capture", "request"} lines of a harness recording. Requests
+without turn/step are matched to the log's dispatching steps in order (spec/formats.md).
+
+example:
+  prefix-model check ~/.dsh/sessions/_no-cwd/s-42/session.jsonl.zstd --requests adapter.jsonl
+  prefix-model check events.jsonl --requests requests.jsonl --session s-42 --json
+
+exit status: 0 conforms; 1 violations found; 2 unusable input (one line on stderr: file:line: rule: reason)
+"""
+
 _VARIANTS_HELP = """\
 Each variant is one rejected design or likely bug of the session prefix (prefix written as
 history, composed per turn, cached after a cancel, not logged on the header, …) expressed as a
 change to the loop's semantics. The scripted witness session runs under each variant, every
-property of spec §12 is checked, and the IDs that reject the variant are printed.
+property of spec §11 is checked, and the IDs that reject the variant are printed.
 
 exit status: 0 every variant rejected by the properties it names (and the harness semantics
 passes them all); 1 some variant went undetected
@@ -91,8 +118,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a scripted loop scenario — two prefix listeners, a composition cancelled by the user, "
         "a tool call, a restart that resumes the session with a changed prefix — through the model's transitions; "
         "print the actions, the log as the harness writes it, and every request on the wire with how it "
-        "reconstructs from the log; then check every property of spec §12 on the run.",
+        "reconstructs from the log; then check every property of spec §11 on the run.",
     )
+    check = commands.add_parser(
+        "check",
+        help="check a harness session log (and the requests an implementation sent) against the spec",
+        description=_CHECK_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("log", metavar="LOG", help="session log: in-memory event lines or persisted session.jsonl[.zstd]")
+    check.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent")
+    check.add_argument("--session", metavar="ID", help="the log's session id (the persisted form names it itself)")
+    check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
     variants = commands.add_parser(
         "variants",
         help="run every faulty variant through the properties and say which requirement rejects it",
@@ -160,6 +197,13 @@ def _run_demo() -> int:
     return EXIT_OK if not violations else EXIT_VIOLATIONS
 
 
+def _run_check(args: argparse.Namespace) -> int:
+    requests = None if args.requests is None else Path(args.requests)
+    report = check_log(Path(args.log), requests, args.session)
+    print(json.dumps(report.as_json(), ensure_ascii=False) if args.json else report.as_text())
+    return EXIT_OK if report.conforms else EXIT_VIOLATIONS
+
+
 def _run_variants(as_json: bool) -> int:
     verdicts = [judge(variant) for variant in VARIANTS]
     harness = check_all(run_witness(HARNESS))
@@ -184,8 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_request(args)
         if args.command == "variants":
             return _run_variants(args.json)
+        if args.command == "check":
+            return _run_check(args)
         return _run_demo()
-    except (LogReadError, _Unusable) as error:
+    except (LogReadError, _Unusable, Unusable) as error:
         print(f"prefix-model: {error}", file=sys.stderr)
         return EXIT_UNUSABLE
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly

@@ -1,4 +1,4 @@
-"""Spec §11 — the loop as a transition system: ``apply(world, action) -> world``.
+"""Spec §10 — the loop as a transition system: ``apply(world, action) -> world``.
 
 One action is one segment of the harness's driver between two awaited checkpoints (facts §4.2-
 §4.5): ``BeginStep`` (steering drain, assembly), ``Compose`` (the waterfall), ``PreStep``
@@ -183,7 +183,7 @@ def _session_ids(world: World) -> tuple[str, ...]:
     enabled=ENABLED,
 )
 def enabled(world: World, action: Action) -> bool:
-    """Return whether ``action`` can happen in ``world`` (each action's guard, spec §11.1)."""
+    """Return whether ``action`` can happen in ``world`` (each action's guard, spec §10.1)."""
     match action:
         case Create(session_id=sid):
             return sid not in _session_ids(world)
@@ -574,7 +574,7 @@ def _dispose(world: World, action: Dispose) -> World:
     enabled=ENABLED,
 )
 def apply(world: World, action: Action, semantics: Semantics = HARNESS) -> World:
-    """Return the world after ``action`` (spec §11); ``semantics`` picks the design (HARNESS by default)."""
+    """Return the world after ``action`` (spec §10); ``semantics`` picks the design (HARNESS by default)."""
     match action:
         case Create():
             return _create(world, action)

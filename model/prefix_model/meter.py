@@ -1,4 +1,4 @@
-"""Spec §13 — the token meter's heuristic price and ``measure`` (harness TM, facts §5.1).
+"""Spec §12 — the token meter's heuristic price and ``measure`` (harness TM, facts §5.1).
 
 Text density is 4 characters (UTF-16 code units, as JavaScript counts) per token; each block
 adds 4, each message adds 4. A header is priced as its ``messagePrefix`` messages, its system

@@ -1,4 +1,4 @@
-"""Spec §12 — the session-prefix properties, one function each, over a world (a recorded run).
+"""Spec §11 — the session-prefix properties, one function each, over a world (a recorded run).
 
 Each property returns the violations it finds (empty when it holds), each naming its ID. They
 read the sessions' logs, the requests sent, and the ghost trace of loop milestones; the machines
@@ -64,7 +64,7 @@ def _expected(world: World, sent: SentRequest) -> tuple[EpochHeader | None, tupl
     return fold_request_header(events), derive_messages(boundary_log(log, _boundary_seq(events)))
 
 
-# --- §12.1 Request-only and reconstructible ---
+# --- §11.1 Request-only and reconstructible ---
 
 
 def request_only(world: World) -> tuple[Violation, ...]:
@@ -130,7 +130,7 @@ def prompt_cache_monotonic(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
-# --- §12.2 One composition per instance ---
+# --- §11.2 One composition per instance ---
 
 
 def one_composition(world: World) -> tuple[Violation, ...]:

@@ -1,4 +1,4 @@
-"""Spec §14 — the loop's design choices as one value, so rejected designs run as variants.
+"""Spec §13 — the loop's design choices as one value, so rejected designs run as variants.
 
 ``HARNESS`` is the harness at a55f148516. Every other ``Semantics`` changes one choice, at the
 one place in ``loop.py`` that reads it; ``variants.py`` names them. The loop reads nothing else.

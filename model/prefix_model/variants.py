@@ -1,4 +1,4 @@
-"""Spec §14 — faulty variants: the design's rejected alternatives and likely bugs, as ``Semantics``.
+"""Spec §13 — faulty variants: the design's rejected alternatives and likely bugs, as ``Semantics``.
 
 Each variant changes one design choice of ``HARNESS``. ``WITNESS`` is one scripted session that
 reaches every situation a variant needs (two scoped listeners, a cancelled composition, a late

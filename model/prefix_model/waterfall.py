@@ -1,4 +1,4 @@
-"""Spec §11.2 — the ``agent/session-prefix`` waterfall, as Cordis runs it (facts §4.6).
+"""Spec §10.2 — the ``agent/session-prefix`` waterfall, as Cordis runs it (facts §4.6).
 
 Listeners are collected once, in registration order, filtered to the global ones and those
 scoped to the composing agent. Every listener receives the same frozen empty seed; the

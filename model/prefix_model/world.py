@@ -1,10 +1,10 @@
-"""Spec §11 — the loop's state: sessions, loop instances, prefix listeners, requests sent.
+"""Spec §10 — the loop's state: sessions, loop instances, prefix listeners, requests sent.
 
 A ``World`` is everything the loop transitions read and write (harness facts §4, Appendix A).
 Each loop instance holds exactly the harness's per-instance state — the cached ``prefix``
 (``TransmissionLog.sessionPrefix``) and ``logged_header`` (``loggedHeader``) — plus where its
 driver stands (``phase``) and the turn-local work it carries. ``trace`` is ghost state: the
-loop's milestones, kept only so the properties of §12 can name what happened when.
+loop's milestones, kept only so the properties of §11 can name what happened when.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Conformance checking (spec §14): the fast engine, findings, and the ``check`` command's run."""

@@ -1,0 +1,126 @@
+"""Spec §14 — ``prefix-model check``: read a log (and a capture), run the engine, report.
+
+The edge of the checker: it opens files, streams their events and requests into the engine,
+and turns the result into a report that says what was checked (the vacuity guard, CHK-1) and
+what was found. Unreadable input raises ``LogReadError``; a check that checked nothing is
+``Unusable``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prefix_model.checker.engine import Captured, LogChecker
+from prefix_model.checker.findings import Finding
+from prefix_model.formats.capture import iter_capture
+from prefix_model.formats.session_jsonl import LogStream
+
+__all__ = ["Report", "Unusable", "check_log"]
+
+
+class Unusable(Exception):
+    """Input that reads but gives the check nothing to judge (CHK-1)."""
+
+
+@dataclass
+class Report:
+    """What a check read, what it checked, and what it found."""
+
+    log: str
+    form: str
+    compressed: bool
+    session_id: str | None
+    events: int
+    steps: int
+    torn_tail: str | None
+    requests_total: int = 0
+    requests_checked: int = 0
+    requests_auxiliary: int = 0
+    requests_other_session: int = 0
+    requests_unmatched: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def conforms(self) -> bool:
+        """Return whether nothing was found."""
+        return not self.findings
+
+    def as_json(self) -> dict[str, object]:
+        """Return the machine report."""
+        return {
+            "log": self.log,
+            "form": self.form,
+            "compressed": self.compressed,
+            "sessionId": self.session_id,
+            "checked": {
+                "events": self.events, "steps": self.steps, "tornTail": self.torn_tail,
+                "requests": {"total": self.requests_total, "checked": self.requests_checked,
+                             "auxiliary": self.requests_auxiliary, "otherSession": self.requests_other_session,
+                             "unmatched": self.requests_unmatched},
+            },  # fmt: skip
+            "findings": [f.as_json() for f in self.findings],
+            "result": "conforms" if self.conforms else "violates",
+        }
+
+    def as_text(self) -> str:
+        """Return the human report."""
+        form = self.form + (", zstd" if self.compressed else "")
+        lines = [f"prefix-model check: {self.log} ({form}{', session ' + self.session_id if self.session_id else ''})"]
+        torn = f"; torn tail tolerated at {self.torn_tail}" if self.torn_tail else ""
+        lines.append(f"  read {self.events} events, {self.steps} steps{torn}")
+        if self.requests_total:
+            lines.append(
+                f"  requests: {self.requests_total} captured, {self.requests_checked} checked against the log, "
+                f"{self.requests_auxiliary} auxiliary (skipped), {self.requests_other_session} of other sessions (skipped), "
+                f"{self.requests_unmatched} not matched to a step"
+            )
+        for finding in self.findings:
+            lines.append(f"  {finding}")
+        verdict = "conforms" if self.conforms else f"violates: {len(self.findings)} finding(s)"
+        lines.append(f"result: {verdict}")
+        return "\n".join(lines)
+
+
+def _captured(path: Path, session_id: str | None, report: Report) -> tuple[Captured, ...]:
+    kept: list[Captured] = []
+    for request in iter_capture(path):
+        report.requests_total += 1
+        if not request.loop_request:
+            report.requests_auxiliary += 1
+        elif session_id is not None and request.session_id is not None and request.session_id != session_id:
+            report.requests_other_session += 1
+        else:
+            kept.append(Captured(request.index, request.line, request.request, request.turn, request.step))
+    return tuple(kept)
+
+
+def check_log(log_path: Path, requests_path: Path | None = None, session_id: str | None = None) -> Report:
+    """Return the report of checking ``log_path`` (and the capture at ``requests_path``)."""
+    stream = LogStream(log_path)
+    # The capture is read first: the engine compares each step's request as the log passes it.
+    pending = Report(str(log_path), "", False, session_id, 0, 0, None)
+    captured: tuple[Captured, ...] = ()
+    header = stream.read_header()
+    # The persisted header names the session; --session names it for the in-memory form.
+    named = session_id if session_id is not None else (header.id if header is not None else None)
+    if requests_path is not None:
+        captured = _captured(requests_path, named, pending)
+    seed_length = header.seed_length if header is not None and header.seed_length is not None else 0
+    checker = LogChecker(named, captured, seed_length=seed_length)
+    for line, event in stream:
+        checker.feed(line, event)
+    checker.finish()
+    report = Report(
+        str(log_path), stream.form, stream.compressed, named, checker.events, len(checker.steps),
+        None if stream.torn_tail is None else f"line {stream.torn_tail.line} ({stream.torn_tail.reason})",
+        pending.requests_total, checker.requests_checked, pending.requests_auxiliary, pending.requests_other_session,
+        len(captured) - checker.requests_checked, list(checker.findings),
+    )  # fmt: skip
+    if checker.events == 0:
+        raise Unusable(f"{log_path}: no event to check")
+    if requests_path is not None and checker.requests_checked == 0:
+        raise Unusable(f"{requests_path}: none of its {report.requests_total} requests could be checked against the log "
+                       f"({report.requests_auxiliary} auxiliary, {report.requests_other_session} of other sessions, "
+                       f"{report.requests_unmatched} matched to no step)")  # fmt: skip
+    return report

@@ -1,0 +1,168 @@
+"""§14 — ``prefix-model check`` on logs and captures written by the model, in every file form.
+
+Fixtures come from running the model (the witness session under the harness's semantics and
+under every faulty variant), written in the harness's real formats; none is written by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prefix_model.checker.engine import Captured, check_events
+from prefix_model.checker.run import Unusable, check_log
+from prefix_model.formats.events_jsonl import event_to_line
+from prefix_model.formats.session_jsonl import SessionHeaderLine, write_persisted
+from prefix_model.json_values import json_text
+from prefix_model.requests import request_to_json
+from prefix_model.semantics import HARNESS, Semantics
+from prefix_model.variants import VARIANTS, run_witness
+from prefix_model.world import World
+from tests.reference import REAL_LOG_DIR
+
+# What the checker can see from a log and its requests alone, per variant; the rest need the
+# loop's own state (a composition, a listener's order, the meter) and are the machines' job.
+SEEN_BY_CHECKER: dict[str, set[str]] = {
+    "compose-per-request": {"PFX-3"}, "compose-per-turn": {"PFX-3"}, "prefix-not-logged": {"REC-1", "REC-2"},
+    "prefix-after-history": {"REC-1", "REC-2", "REC-3"}, "no-resume-anchor": {"PFX-3"}, "empty-prefix-logged": {"PFX-6"},
+    "boundary-after-step-start": {"REC-1", "REC-2"}, "compaction-drops-prefix": {"PFX-3"},
+    "compaction-logs-header": {"CMP-1", "PFX-3"}, "no-change-on-system": {"REC-1", "REC-2"}, "cache-by-reference": {"PFX-3"},
+    "effort-from-options": {"REC-2"}, "history-window": {"REC-1", "REC-2", "REC-3"}, "change-always": {"HDR-15"},
+}  # fmt: skip
+UNSEEN = {"prefix-as-history", "cache-interrupted", "prefix-in-system", "compose-after-pre-step", "listeners-reversed",
+          "meter-misses-prefix", "meter-double-prefix", "fork-drops-headers"}  # fmt: skip
+
+
+def write_session(world: World, session_id: str, folder: Path, form: str, with_turns: bool = True) -> tuple[Path, Path]:
+    """Write one session's log in ``form`` and its loop requests as a capture; return both paths."""
+    log = world.session(session_id).log
+    if form == "memory":
+        path = folder / f"{session_id}.events.jsonl"
+        path.write_text("".join(event_to_line(e) + "\n" for e in log.events), encoding="utf-8")
+    else:
+        path = folder / (f"{session_id}.session.jsonl" + (".zstd" if form == "zstd" else ""))
+        lineage = world.session(session_id).lineage
+        header = SessionHeaderLine(0, session_id, 0)
+        if lineage is not None:
+            header = SessionHeaderLine(0, session_id, 0, parent_session=lineage.parent_session, seed_length=lineage.seed_length)
+        write_persisted(path, header, log.events, compress=form == "zstd")
+    capture = folder / f"{session_id}.requests.jsonl"
+    lines = []
+    for sent in world.requests:
+        if sent.session_id == session_id:
+            record = json.loads(json_text(request_to_json(sent.request)))
+            if with_turns:
+                record |= {"turn": sent.turn, "step": sent.step}
+            if not sent.loop_request:
+                record["agentLoopRequest"] = False
+            lines.append(json.dumps(record) + "\n")
+    capture.write_text("".join(lines), encoding="utf-8")
+    return path, capture
+
+
+def found(world: World, folder: Path, form: str, with_turns: bool = True) -> set[str]:
+    rules: set[str] = set()
+    for session in world.sessions:
+        log, capture = write_session(world, session.id, folder, form, with_turns)
+        report = check_log(log, capture, session.id if form == "memory" else None)
+        rules |= {f.rule for f in report.findings}
+    return rules
+
+
+@pytest.mark.spec("CLI-6", "FMT-8", "FMT-9", "CHK-1")
+@pytest.mark.parametrize("form", ["memory", "persisted", "zstd"])
+def test_check_passes_the_model_run_in_every_form(form: str, tmp_path: Path) -> None:
+    world = run_witness(HARNESS)
+    assert found(world, tmp_path, form) == set()
+    report = check_log(*write_session(world, "s1", tmp_path, form), session_id="s1" if form == "memory" else None)
+    assert report.conforms and report.requests_checked == 6 and report.requests_auxiliary == 1 and report.events == len(world.session("s1").log.events)
+
+
+@pytest.mark.spec("MATCH-2", "REC-1")
+def test_check_matches_requests_without_turn_and_step_in_order(tmp_path: Path) -> None:
+    # A fork child's seed steps sent its parent's requests: in-order matching starts after the seed.
+    world = run_witness(HARNESS)
+    assert found(world, tmp_path, "persisted", with_turns=False) == set()
+
+
+@pytest.mark.spec("REC-1", "REC-2", "REC-3", "PFX-3", "PFX-6", "HDR-15", "CMP-1", "VAR-1")
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
+def test_check_rejects_each_variant_it_can_see_with_its_ids(variant: object, tmp_path: Path) -> None:
+    assert hasattr(variant, "semantics") and hasattr(variant, "name")
+    semantics: Semantics = variant.semantics
+    rules = found(run_witness(semantics), tmp_path, "zstd")
+    assert rules == SEEN_BY_CHECKER.get(variant.name, set())
+    assert (variant.name in UNSEEN) == (not rules)
+
+
+@pytest.mark.spec("CLI-6", "REC-1")
+def test_check_cli_on_the_real_log_and_a_tampered_capture(tmp_path: Path) -> None:
+    if not REAL_LOG_DIR.exists():
+        pytest.skip(f"the shared reference log is absent: {REAL_LOG_DIR}")
+    events, requests = REAL_LOG_DIR / "events.jsonl", REAL_LOG_DIR / "requests.jsonl"
+    ok = subprocess.run([sys.executable, "-m", "prefix_model.cli", "check", str(events), "--requests", str(requests)],
+                        capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert ok.returncode == 0 and ok.stdout.splitlines()[-1] == "result: conforms"
+    lines = requests.read_text(encoding="utf-8").splitlines()
+    second = json.loads(lines[1])
+    second["request"]["messages"] = second["request"]["messages"][1:]  # the prefix left out
+    tampered = tmp_path / "requests.jsonl"
+    tampered.write_text("\n".join([lines[0], json.dumps(second), lines[2]]) + "\n", encoding="utf-8")
+    bad = subprocess.run([sys.executable, "-m", "prefix_model.cli", "check", str(events), "--requests", str(tampered), "--json"],
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert bad.returncode == 1
+    report = json.loads(bad.stdout)
+    first = report["findings"][0]
+    assert (first["rule"], first["request"], first["path"]) == ("REC-1", 1, "messages[0]")
+    assert "tool catalog v1" in first["expected"] and '"go"' in first["actual"]
+    assert report["checked"]["requests"]["checked"] == 3 and report["result"] == "violates"
+
+
+@pytest.mark.spec("CHK-1", "CLI-6")
+def test_check_that_checks_nothing_is_unusable(tmp_path: Path) -> None:
+    world = run_witness(HARNESS)
+    log, capture = write_session(world, "s1", tmp_path, "persisted")
+    with pytest.raises(Unusable):
+        check_log(log, capture, "another-session")
+    other = tmp_path / "aux.jsonl"
+    other.write_text(json.dumps({"provider": "p", "model": "m", "messages": [], "agentLoopRequest": False}) + "\n")
+    with pytest.raises(Unusable):
+        check_log(log, other)
+
+
+@pytest.mark.spec("CLI-6", "FMT-2", "CAP-1")
+def test_check_cli_reports_unusable_input_in_one_line(tmp_path: Path) -> None:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "prefix_model.cli", "check", *args], capture_output=True, text=True, timeout=60)
+
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"provider": "p"\n')
+    world = run_witness(HARNESS)
+    log, _ = write_session(world, "s3", tmp_path, "memory")
+    for result in (run(str(tmp_path / "absent")), run(str(empty)), run(str(log), "--requests", str(broken))):
+        assert result.returncode == 2, result.stdout
+        assert result.stdout == "" and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+@pytest.mark.spec("ENC-1", "ENC-2", "ENC-3", "MATCH-1")
+def test_engine_reports_enclosure_and_matching_findings() -> None:
+    world = run_witness(HARNESS)
+    events = world.session("s3").log.events
+    # Drop the turn/start: every later event is outside a turn, and turn numbering is off.
+    shifted = tuple((n + 1, e) for n, e in enumerate(events[1:]))
+    checker = check_events(shifted)
+    assert {"ENC-1", "ENC-3"} <= {f.rule for f in checker.findings}
+    step_start = next(n for n, e in enumerate(events) if e.type == "step/start")
+    without_step = tuple((n + 1, e) for n, e in enumerate(events) if n != step_start)
+    assert "ENC-2" in {f.rule for f in check_events(without_step).findings}
+    ghost = Captured(0, 1, request_to_json(world.requests[-1].request), 9, 9)
+    assert [f.rule for f in check_events(((e.seq + 1, e) for e in events), (ghost,)).findings] == ["MATCH-1"]
+
+
+
