@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HYPOTHESIS_PROFILE ?= ci
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run test typecheck unit proofs clean
+.PHONY: setup run test typecheck unit proofs bench clean
 
 setup: $(STAMP)
 
@@ -26,13 +26,17 @@ run: setup
 test: typecheck unit proofs
 
 typecheck: setup
-	$(BIN)/mypy --strict model tests proofs
+	$(BIN)/mypy --strict model tests proofs bench
 
 unit: setup
 	$(BIN)/pytest
 
 proofs: setup
 	$(BIN)/python proofs/run.py
+
+## bench: check throughput against json.loads and its growth with size (not a test; prints figures)
+bench: setup
+	$(BIN)/python bench/check_bench.py --sizes 10000,100000
 
 clean:
 	rm -rf $(VENV) .hypothesis .mypy_cache

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Union
@@ -235,15 +236,19 @@ def js_number_text(number: int | float) -> str:
     return f"{mantissa}e{'+' if e > 0 else '-'}{abs(e)}"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_encode_string = json.encoder.encode_basestring  # the C quoting of the stdlib encoder (ensure_ascii off)
+
+
 def _string_text(text: str) -> str:
     """Return JSON.stringify's quoting of ``text`` (well-formed: lone surrogates escaped)."""
-    quoted = json.dumps(text, ensure_ascii=False)
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in quoted):
-        quoted = "".join(f"\\u{ord(ch):04x}" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in quoted)
+    quoted: str = _encode_string(text)
+    if _SURROGATE.search(quoted) is not None:
+        quoted = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
     return quoted
 
 
-def _text(value: JsonValue) -> str:
+def _slow_text(value: JsonValue) -> str:
     if value is None:
         return "null"
     if value is True:
@@ -255,9 +260,33 @@ def _text(value: JsonValue) -> str:
     if isinstance(value, str):
         return _string_text(value)
     if isinstance(value, tuple):
-        return "[" + ",".join(_text(item) for item in value) + "]"
+        return "[" + ",".join(_slow_text(item) for item in value) + "]"
     assert isinstance(value, FrozenMap)
-    return "{" + ",".join(_string_text(k) + ":" + _text(v) for k, v in value.items()) + "}"
+    return "{" + ",".join(_string_text(k) + ":" + _slow_text(v) for k, v in value.items()) + "}"
+
+
+class _HasFloat(Exception):
+    """A value holds a non-integral number: Python's float text is not JavaScript's."""
+
+
+def _plain(value: JsonValue) -> object:
+    if isinstance(value, FrozenMap):
+        return {k: _plain(v) for k, v in value._items.items()}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, float):
+        raise _HasFloat
+    return value
+
+
+def _text(value: JsonValue) -> str:
+    # Fast path: the C encoder writes exactly JSON.stringify's text for values without floats
+    # (FrozenMap keys are already in JavaScript order; escapes agree but for lone surrogates).
+    try:
+        text = json.dumps(_plain(value), ensure_ascii=False, separators=(",", ":"))
+    except _HasFloat:
+        return _slow_text(value)
+    return text if _SURROGATE.search(text) is None else _slow_text(value)
 
 
 @icontract.require(lambda value: is_json_value(value), "JSON-1: only frozen JSON values have a JSON text", enabled=ENABLED)

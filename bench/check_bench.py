@@ -1,0 +1,155 @@
+"""Benchmark of ``prefix-model check``: throughput against plain ``json.loads``, and growth.
+
+Generates harness-shaped sessions (turns of two steps — streamed text deltas, a tool call and
+its result — a prefix on the header, a compaction every ten turns so requests stay bounded, as
+pressure compaction keeps them in real sessions) with the capture of every loop request, then
+times, in one process and one run per size: ``json.loads`` of every line of both files, and the
+full check (contracts off, as a performance path runs). Usage:
+
+    python bench/check_bench.py [--sizes 10000,100000,1000000] [--dir DIR]
+
+It prints one row per size (events, MB, parse s, check s, events/s, MB/s, check ÷ parse) and
+the growth of check time per event between sizes (1.0 = linear).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+os.environ["PREFIX_MODEL_CONTRACTS"] = "0"  # before the model is imported: the performance path
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "model"))
+
+from prefix_model.checker.run import check_log  # noqa: E402
+
+PREFIX = [{"role": "user", "content": [{"type": "text", "text": "<system-reminder>skills catalog v1</system-reminder>"}]}]
+HEADER = {"config": {"provider": "mock", "model": "mock-model"}, "system": "You are careful.",
+          "tools": [{"name": "echo", "description": "echo back", "parameters": {"type": "object"}}], "messagePrefix": PREFIX}  # fmt: skip
+PROVENANCE = {"provider": "mock", "model": "mock-model"}
+
+
+class _Writer:
+    """Writes a session event by event, keeping its derived messages as the loop would."""
+
+    def __init__(self, log: Path, capture: Path) -> None:
+        self.log, self.capture = log.open("w", encoding="utf-8"), capture.open("w", encoding="utf-8")
+        self.seq = 0
+        self.nodes: list[tuple[int, dict[str, object]]] = []
+
+    def emit(self, type: str, data: Mapping[str, object], op: object = None, sources: list[int] | None = None) -> int:
+        event: dict[str, object] = {"type": type, "seq": self.seq, "time": 1_795_989_239_000 + self.seq, "data": dict(data)}
+        if sources is not None:
+            event["sourceEventSeqs"] = sources
+        if op is not None:
+            event["surfaceOp"] = op
+        self.log.write(json.dumps(event, separators=(",", ":"), ensure_ascii=False) + "\n")
+        self.seq += 1
+        return self.seq - 1
+
+    def node(self, seq: int, message: dict[str, object]) -> None:
+        self.nodes.append((seq, message))
+
+    def request(self, turn: int, step: int) -> None:
+        messages = PREFIX + [m for _, m in self.nodes]
+        record = {"provider": "mock", "model": "mock-model", "messages": messages, "system": HEADER["system"],
+                  "tools": HEADER["tools"], "turn": turn, "step": step}  # fmt: skip
+        self.capture.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n")
+
+
+def generate(folder: Path, events: int) -> tuple[Path, Path]:
+    """Write a session of about ``events`` events and its capture into ``folder``."""
+    log, capture = folder / f"session-{events}.events.jsonl", folder / f"requests-{events}.jsonl"
+    w = _Writer(log, capture)
+    turn = 0
+    while w.seq < events:
+        turn += 1
+        w.emit("turn/start", {"turn": turn, "trigger": {"kind": "message", "source": {"kind": "user"}}})
+        text = f"please echo item {turn}"
+        seq = w.emit("user/message", {"content": [{"type": "text", "text": text}], "source": {"kind": "user"}}, "append")
+        w.node(seq, {"role": "user", "content": [{"type": "text", "text": text}]})
+        for step in (1, 2):
+            where: dict[str, object] = {"turn": turn, "step": step}
+            w.emit("step/start", where)
+            if turn == 1 and step == 1:
+                w.emit("request/header", {"header": HEADER, "reason": "initial"})
+            w.request(turn, step)
+            first = w.seq
+            answer = "" if step == 1 else f"echoed {turn}"
+            for part in ("ech", "oed ", str(turn)) if step == 2 else ():
+                w.emit("assistant/chunk", where | {"chunk": {"type": "text-delta", "index": 0, "text": part}})
+            call = {"type": "tool-call", "id": f"c{turn}", "name": "echo", "arguments": json.dumps({"text": text})}
+            content: list[dict[str, object]] = [{"type": "text", "text": answer}] if step == 2 else [dict(call)]
+            w.emit("assistant/chunk", where | {"chunk": {"type": "finish", "reason": {"kind": "stop" if step == 2 else "tool-calls"}}})
+            seq = w.emit("assistant/message", where | {"content": content, "provenance": PROVENANCE}, "append", list(range(first, w.seq)))
+            w.node(seq, {"role": "assistant", "content": content, "provenance": PROVENANCE})
+            if step == 1:
+                call_seq = w.emit("tool/call", where | {"callId": f"c{turn}", "name": "echo", "arguments": call["arguments"]})
+                result = [{"type": "text", "text": f"echo: {text}"}]
+                seq = w.emit("tool/result", where | {"callId": f"c{turn}", "content": result, "isError": False}, "append", [call_seq])
+                w.node(seq, {"role": "user", "content": [{"type": "tool-result", "toolCallId": f"c{turn}", "content": result, "isError": False}]})
+            if step == 2 and turn % 10 == 0:
+                _compact(w, turn)
+            w.emit("step/end", where)
+        w.emit("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+    w.log.close()
+    w.capture.close()
+    return log, capture
+
+
+def _compact(w: _Writer, turn: int) -> None:
+    start_seq = w.emit("compact/start", {"turn": turn})
+    shadowed = [seq for seq, _ in w.nodes]
+    summary = f"summary of turns up to {turn}"
+    summary_seq = w.emit("compact/summary", {"summary": summary, "shadowedRange": {"start": shadowed[0], "end": shadowed[-1]},
+                                             "shadowedSeqs": shadowed, "shadowedTokenCount": 0, "provider": "mock", "model": "mock-model"})  # fmt: skip
+    content = [{"type": "text", "text": summary}]
+    seq = w.emit("user/message", {"content": content, "source": {"kind": "plugin", "plugin": "compact"}},
+                 {"op": "replace", "start": shadowed[0], "end": shadowed[-1]}, [start_seq, summary_seq, *shadowed])  # fmt: skip
+    w.nodes = [(seq, {"role": "user", "content": content})]
+    w.emit("compact/end", {"turn": turn})
+
+
+def measure(log: Path, capture: Path) -> tuple[int, int, float, float]:
+    """Return events, bytes, json.loads seconds and check seconds, measured back to back."""
+    size = log.stat().st_size + capture.stat().st_size
+    started = time.perf_counter()
+    events = 0
+    for path in (log, capture):
+        with path.open("rb") as handle:
+            for line in handle:
+                json.loads(line)
+                events += path is log
+    parse = time.perf_counter() - started
+    started = time.perf_counter()
+    report = check_log(log, capture)
+    check = time.perf_counter() - started
+    assert report.conforms, report.as_text()[:2000]
+    return events, size, parse, check
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated event counts")
+    parser.add_argument("--dir", help="where to write the generated files (default: a temporary folder)")
+    args = parser.parse_args()
+    folder = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="prefix-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    print(f"{'events':>9} {'MB':>8} {'parse s':>8} {'check s':>8} {'events/s':>10} {'MB/s':>7} {'check/parse':>11}")
+    for size in (int(s) for s in args.sizes.split(",")):
+        events, size_bytes, parse, check = measure(*generate(folder, size))
+        rows.append((events, check))
+        mb = size_bytes / 1e6
+        print(f"{events:>9} {mb:>8.1f} {parse:>8.2f} {check:>8.2f} {events / check:>10.0f} {mb / check:>7.2f} {check / parse:>11.1f}")
+    for (n0, t0), (n1, t1) in zip(rows, rows[1:]):
+        print(f"growth {n0} -> {n1} events: time per event x{(t1 / n1) / (t0 / n0):.2f} (1.00 = linear)")
+
+
+if __name__ == "__main__":
+    main()
