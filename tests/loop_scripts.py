@@ -1,4 +1,4 @@
-"""Small builders for loop scripts (spec §11): steps, turns, listeners, and readers of a world.
+"""Small builders for loop scripts (spec §10): steps, turns, listeners, and readers of a world.
 
 A script is a tuple of ``actions``; ``play`` applies it strictly (every action must be enabled,
 so a script that silently stops matching the loop fails loudly instead of being skipped, as

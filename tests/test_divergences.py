@@ -1,4 +1,4 @@
-"""§10 — each place where the model chose between the note and the code, shown in behaviour."""
+"""§15 — each place where the model chose between the note and the code, shown in behaviour."""
 
 from __future__ import annotations
 

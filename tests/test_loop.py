@@ -1,4 +1,4 @@
-"""§11 the loop — scripted runs that pin each harness behaviour the model expresses.
+"""§10 the loop — scripted runs that pin each harness behaviour the model expresses.
 
 Each test plays a short action script through ``loop.apply`` (strictly: every action must be
 enabled) and asserts on the log, the requests the adapter received and the ghost trace. The
@@ -85,7 +85,7 @@ ECHO_CALL = ("c1", "echo", '{"text":"ping"}')
 
 
 def clean(world: World) -> World:
-    """Return ``world`` after asserting that it breaks no property of §12."""
+    """Return ``world`` after asserting that it breaks no property of §11."""
     assert [str(v) for v in check_all(world)] == []
     return world
 

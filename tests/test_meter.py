@@ -1,4 +1,4 @@
-"""§13 the token meter — the heuristic price (TOK-2), ``measure`` (TOK-3), post-step pressure (TOK-1).
+"""§12 the token meter — the heuristic price (TOK-2), ``measure`` (TOK-3), post-step pressure (TOK-1).
 
 Hand-computed cases of facts §5.1 (TM:22-29, 352-389): text and reasoning blocks cost
 ceil(UTF-16 length / 4) + 4, a tool call ceil(name / 4) + ceil(arguments / 4) + 4, a tool result

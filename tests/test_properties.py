@@ -1,4 +1,4 @@
-"""§12 the properties — each one holds on a clean run and rejects a world that breaks it.
+"""§11 the properties — each one holds on a clean run and rejects a world that breaks it.
 
 For every entry of ``properties.PROPERTIES``: a scripted harness run (prefix listeners, a tool
 step, a compaction, a fork driven by a new agent) breaks nothing, and worlds built from it with

@@ -1,4 +1,4 @@
-"""§14 the faulty variants — every rejected design is caught on the witness run; the harness is not.
+"""§13 the faulty variants — every rejected design is caught on the witness run; the harness is not.
 
 ``judge`` runs ``variants.WITNESS`` under each variant's semantics and reports which properties
 reject it (VAR-1). The verdicts are computed once per session: the witness run is the costly part.

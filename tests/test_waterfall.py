@@ -1,4 +1,4 @@
-"""§11.2 the ``agent/session-prefix`` waterfall — ``compose`` on its own, and its call counting in the loop.
+"""§10.2 the ``agent/session-prefix`` waterfall — ``compose`` on its own, and its call counting in the loop.
 
 Facts §4.6 and §4.8 (Cordis waterfall mechanics): listeners are collected once in registration
 order, filtered to global and agent-scoped ones; prepend yields registration order, append the
