@@ -81,6 +81,8 @@ EDGE_NOT_PROVED: tuple[str, ...] = (
 EDGE_PACKAGES: tuple[str, ...] = (
     "formats",  # reading and writing harness event lines (I/O edge)
     "examples",  # the demo session script and its bundled output
+    "checker",  # the conformance engine: the fast tier, held to the spec by differential tests
+    "vectors",  # the vector generator and the reference consumer (writes files: edge)
 )
 
 # Planted bugs (proofs/bugs_detected/<name>.py); each must be refuted by its CAUGHT_BY contract.

@@ -27,6 +27,7 @@ from prefix_model.properties import PROPERTIES, check_all
 from prefix_model.requests import find_step, reconstruct_request, request_to_json
 from prefix_model.semantics import HARNESS
 from prefix_model.variants import VARIANTS, judge, run_witness
+from prefix_model.vectors.generate import generate as generate_vectors
 from prefix_model.world import SentRequest, World
 
 __all__ = ["main", "build_parser"]
@@ -130,6 +131,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent")
     check.add_argument("--session", metavar="ID", help="the log's session id (the persisted form names it itself)")
     check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
+    vectors = commands.add_parser(
+        "vectors",
+        help="write the conformance vectors (deterministic JSON cases, a SHA-256 manifest)",
+        description="Write language-neutral conformance vectors into DIR: one case.json per case (an action script "
+        "with the logs and requests it must produce, or a log/capture a conforming checker must reject, with the "
+        "requirement ID) and manifest.json with the SHA-256 of each file. Byte-identical on every run; the generation "
+        "fails if a requirement has no case. Format and adapter protocol: spec/vectors.md.",
+    )
+    vectors.add_argument("--out", required=True, metavar="DIR", help="output directory")
     variants = commands.add_parser(
         "variants",
         help="run every faulty variant through the properties and say which requirement rejects it",
@@ -230,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_variants(args.json)
         if args.command == "check":
             return _run_check(args)
+        if args.command == "vectors":
+            return generate_vectors(Path(args.out))
         return _run_demo()
     except (LogReadError, _Unusable, Unusable) as error:
         print(f"prefix-model: {error}", file=sys.stderr)

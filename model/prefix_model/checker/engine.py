@@ -211,8 +211,10 @@ class LogChecker:
         elif isinstance(op, Replace):
             self._resolve_open("a replacement")
             found = self._replace(event, op)
+        elif op is not None:
+            found = Rejection("SURF-3", f"{event.type} carries an invalid surfaceOp {op!r}")
         else:
-            found = None  # check_event already reported the marker
+            found = None  # check_event already reported the missing marker
         if found is not None:
             self._find(found.rule, found.reason, event, line)
 
@@ -286,8 +288,9 @@ class LogChecker:
             return
         if result.dispatched is None:
             self._in_order_blocked = True
-            self._find("MATCH-2", f"turn {result.turn} step {result.step} may or may not have sent a request "
-                       "(no header, no chunk); requests without turn/step are not matched past it", seq=result.start_seq)  # fmt: skip
+            self.findings.append(Finding("MATCH-2", f"turn {result.turn} step {result.step} may or may not have sent a request "
+                                         "(no header, no chunk); requests without turn/step are not matched past it",
+                                         seq=result.start_seq))  # fmt: skip
             return
         self._compare(result, self._in_order.pop())
 

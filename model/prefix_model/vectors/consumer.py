@@ -1,0 +1,306 @@
+"""The reference consumer of the conformance vectors (spec/vectors.md §5): the adapter protocol, the
+model's own adapter and checker, ``replay`` of one case and ``consume`` of a vectors directory.
+
+Producing vectors is not the test; consuming them is. Another implementation mirrors ``Adapter``
+(drive it by JSON actions, show its logs and the requests it sent) and, for the log cases,
+``Checker`` (judge a log and a capture, name the requirements it finds broken); this module is
+the Python reference of both and of the rules for comparing what they show with what a vector
+expects. Values crossing the protocol are plain JSON (``json.loads`` shapes); they are compared as
+JSON text (JSON-4), so key order and number text count, ``true`` never equals ``1``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from prefix_model.checker.run import Unusable, check_log
+from prefix_model.contracts import RejectedError
+from prefix_model.events import Event
+from prefix_model.formats.events_jsonl import LogReadError
+from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text, thaw
+from prefix_model.loop import apply, enabled
+from prefix_model.semantics import HARNESS, Semantics
+from prefix_model.vectors import FORMAT_VERSION
+from prefix_model.vectors.codec import action_from_json, event_expected, request_record
+from prefix_model.world import World
+
+__all__ = [
+    "JsonObject",
+    "ActionRefused",
+    "Adapter",
+    "Checker",
+    "ModelAdapter",
+    "ModelChecker",
+    "replay",
+    "CaseResult",
+    "consume_report",
+    "consume",
+]
+
+JsonObject = dict[str, Any]
+LIMIT = 240
+
+
+class ActionRefused(Exception):
+    """Raised by ``Adapter.apply`` for an action whose guard does not hold where it is applied (LOOP-1)."""
+
+
+class Adapter(Protocol):
+    """What a consumer drives: one implementation of the loop, fed JSON actions (spec/vectors.md §5)."""
+
+    def reset(self) -> None:
+        """Start from nothing: no session, no instance, no listener, no request."""
+
+    def apply(self, action: JsonObject) -> None:
+        """Apply one JSON action; raise ``ActionRefused`` when its guard does not hold."""
+
+    def logs(self) -> dict[str, list[JsonObject]]:
+        """Return every session's events (``event_to_json`` form without ``time``), by session id."""
+        ...
+
+    def requests(self) -> list[JsonObject]:
+        """Return every request sent so far, in order: ``{instance, loopRequest, request, session, step, turn}``."""
+        ...
+
+
+class Checker(Protocol):
+    """What judges a log case: a conformance checker over one session's log and capture."""
+
+    def check(self, session: str, log: Sequence[str], capture: Sequence[str] | None) -> set[str]:
+        """Return the requirement IDs the log (in-memory event lines) and capture (request lines) break."""
+        ...
+
+
+class ModelAdapter:
+    """The model as an adapter: ``loop.apply`` under ``semantics`` (the harness's by default)."""
+
+    def __init__(self, semantics: Semantics = HARNESS) -> None:
+        self.semantics = semantics
+        self.world = World()
+        self._events: dict[str, list[tuple[Event, JsonObject]]] = {}
+        self._requests: list[JsonObject] = []
+
+    def reset(self) -> None:
+        self.world = World()
+        self._events, self._requests = {}, []
+
+    def apply(self, action: JsonObject) -> None:
+        decoded = action_from_json(freeze(action))
+        if not enabled(self.world, decoded):
+            raise ActionRefused(f"{type(decoded).__name__}: its guard does not hold")
+        self.world = apply(self.world, decoded, self.semantics)
+
+    def logs(self) -> dict[str, list[JsonObject]]:
+        shown: dict[str, list[JsonObject]] = {}
+        for session in self.world.sessions:
+            cached = self._events.setdefault(session.id, [])
+            events = session.log.events
+            if len(cached) > len(events) or any(old is not new for (old, _), new in zip(cached, events)):
+                cached.clear()  # the model only appends (LOG-4), so this never happens; stay correct anyway
+            cached.extend((e, _plain(event_expected(e))) for e in events[len(cached) :])
+            shown[session.id] = [value for _, value in cached]
+        return shown
+
+    def requests(self) -> list[JsonObject]:
+        sent = self.world.requests
+        self._requests.extend(_plain(request_record(r)) for r in sent[len(self._requests) :])
+        return list(self._requests[: len(sent)])
+
+
+def _plain(value: FrozenMap) -> JsonObject:
+    result = thaw(value)
+    assert isinstance(result, dict)
+    return result
+
+
+class ModelChecker:
+    """The model's conformance checker (``prefix-model check LOG --requests CAPTURE --session ID``) as a ``Checker``.
+
+    An unreadable log or capture is the one rule its reader names; an input with nothing to check is CHK-1.
+    """
+
+    def check(self, session: str, log: Sequence[str], capture: Sequence[str] | None) -> set[str]:
+        with tempfile.TemporaryDirectory(prefix="prefix-model-vector-") as folder:
+            log_path = Path(folder) / "session.events.jsonl"
+            log_path.write_bytes("".join(line + "\n" for line in log).encode("utf-8"))
+            capture_path = None
+            if capture is not None:
+                capture_path = Path(folder) / "requests.jsonl"
+                capture_path.write_bytes("".join(line + "\n" for line in capture).encode("utf-8"))
+            try:
+                report = check_log(log_path, capture_path, session)
+            except LogReadError as error:
+                return {error.rule}
+            except Unusable:
+                return {"CHK-1"}
+            return {finding.rule for finding in report.findings}
+
+
+# --- comparing what an adapter shows with what a vector expects ---
+
+
+def _text(value: object) -> str:
+    """Return the JSON text of a plain JSON value; a value that is not lossless JSON is shown as such."""
+    try:
+        return json_text(freeze(value))
+    except (RejectedError, TypeError, ValueError, RecursionError) as error:
+        return f"<not JSON: {error}>"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= LIMIT else f"{text[:LIMIT]}… (+{len(text) - LIMIT} chars)"
+
+
+def _where(expected: JsonValue, actual: JsonValue, path: str = "") -> str:
+    """Return the JSON path of the first place two values differ (by JSON text), or '' for the whole value."""
+    if isinstance(expected, FrozenMap) and isinstance(actual, FrozenMap):
+        if list(expected) != list(actual):
+            return path  # the keys differ: the object itself
+        for key in expected:
+            if json_text(expected[key]) != json_text(actual[key]):
+                return _where(expected[key], actual[key], f"{path}.{key}" if path else key)
+    if isinstance(expected, tuple) and isinstance(actual, tuple) and len(expected) == len(actual):
+        for index, (a, b) in enumerate(zip(expected, actual)):
+            if json_text(a) != json_text(b):
+                return _where(a, b, f"{path}[{index}]")
+    return path
+
+
+def _compare(what: str, expected: Sequence[object], actual: Sequence[object]) -> list[str]:
+    """Return at most one mismatch: the first index where two arrays of JSON values differ."""
+    for index in range(max(len(expected), len(actual))):
+        if index >= len(expected):
+            return [f"{what} {index}: not expected, got {_short(_text(actual[index]))}"]
+        if index >= len(actual):
+            return [f"{what} {index}: missing (expected {len(expected)}, got {len(actual)}); expected {_short(_text(expected[index]))}"]
+        want, got = _text(expected[index]), _text(actual[index])
+        if want != got:
+            where = _where(freeze(expected[index]), freeze(actual[index])) if not got.startswith("<not JSON") else ""
+            at = f" at {where}" if where else ""
+            return [f"{what} {index} differs{at}:\n    expected {_short(want)}\n    actual   {_short(got)}"]
+    return []
+
+
+def _grew(before: Mapping[str, list[JsonObject]], after: Mapping[str, list[JsonObject]], requests: tuple[list[JsonObject], list[JsonObject]]) -> str | None:
+    """Return why ``after`` is not ``before`` extended (LOG-4, LOOP-2), or None."""
+    for session, events in before.items():
+        now = after.get(session)
+        if now is None or now[: len(events)] != events:
+            return f"session {session}'s log changed an earlier event or lost one (logs only grow: LOG-4)"
+    old, new = requests
+    if new[: len(old)] != old:
+        return "a request already sent changed or disappeared (LOOP-2)"
+    return None
+
+
+def _replay_scenario(case: Mapping[str, Any], adapter: Adapter, stepwise: bool) -> list[str]:
+    refused = set(case.get("refused", ()))
+    adapter.reset()
+    seen: tuple[dict[str, list[JsonObject]], list[JsonObject]] = ({}, [])
+    for index, action in enumerate(case["actions"]):
+        name = action.get("action") if isinstance(action, dict) else None
+        try:
+            adapter.apply(action)
+        except ActionRefused as error:
+            if index in refused:
+                continue
+            return [f"action {index} ({name}) was refused: {error}"]
+        except Exception as error:  # an adapter's failure is a finding about it, never a crash of the consumer
+            return [f"action {index} ({name}) failed: {type(error).__name__}: {error}"]
+        if index in refused:
+            return [f"action {index} ({name}) must be refused (its guard does not hold, LOOP-1) but was applied"]
+        if stepwise:
+            now = (adapter.logs(), adapter.requests())
+            why = _grew(seen[0], now[0], (seen[1], now[1]))
+            if why is not None:
+                return [f"after action {index} ({name}): {why}"]
+            seen = ({k: list(v) for k, v in now[0].items()}, list(now[1]))
+    expected = case["expected"]
+    logs, requests = adapter.logs(), adapter.requests()
+    problems = []
+    if sorted(expected["sessions"]) != sorted(logs):
+        problems.append(f"sessions: expected {sorted(expected['sessions'])}, got {sorted(logs)}")
+    for session in sorted(set(expected["sessions"]) & set(logs)):
+        problems += _compare(f"session {session} event", expected["sessions"][session], logs[session])
+    problems += _compare("request", expected["requests"], requests)
+    return problems
+
+
+def replay(case: Mapping[str, Any], adapter: Adapter, checker: Checker | None = None, *, stepwise: bool = True) -> list[str]:
+    """Return what is wrong when ``case`` runs: nothing when it passes.
+
+    A scenario (``actions``) is replayed through ``adapter``: each action applied or, when listed in
+    ``refused``, refused; with ``stepwise`` the logs and requests must only grow after every action;
+    then every session's events and every request must equal ``expected`` (first difference
+    reported, with its JSON path, expected and actual). A log case (``log``) goes to ``checker``
+    (the model's by default): a valid one must draw no finding, an invalid one a finding of its
+    ``requirement``.
+    """
+    if case.get("formatVersion") != FORMAT_VERSION:
+        return [f"format version {case.get('formatVersion')!r} is not {FORMAT_VERSION}"]
+    if "actions" in case:
+        return _replay_scenario(case, adapter, stepwise)
+    judge = checker if checker is not None else ModelChecker()
+    rules = judge.check(case["session"], case["log"], case.get("capture"))
+    if case["valid"]:
+        return [f"the checker reports {sorted(rules)} on a log it must accept"] if rules else []
+    requirement = case["requirement"]
+    if requirement not in rules:
+        return [f"the checker does not report {requirement} (it reports {sorted(rules) or 'nothing'})"]
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """One case of a consumed directory: its id and what is wrong with it (nothing when it passed)."""
+
+    id: str
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        """Return whether the case passed."""
+        return not self.problems
+
+
+def consume_report(directory: Path, adapter: Adapter | None = None, checker: Checker | None = None) -> list[CaseResult]:
+    """Return the result of every case the manifest of ``directory`` lists, in manifest order.
+
+    Each case file's SHA-256 must equal the manifest's before it is replayed; a case file that is
+    missing, altered or unreadable fails without being run.
+    """
+    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    if manifest.get("formatVersion") != FORMAT_VERSION:
+        return [CaseResult("manifest.json", (f"format version {manifest.get('formatVersion')!r} is not {FORMAT_VERSION}",))]
+    driver = adapter if adapter is not None else ModelAdapter()
+    results = []
+    for entry in manifest["cases"]:
+        path = directory / entry["file"]
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            results.append(CaseResult(entry["id"], (f"{entry['file']}: {error.strerror or error}",)))
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != entry["sha256"]:
+            results.append(CaseResult(entry["id"], (f"{entry['file']}: sha256 {digest} is not the manifest's {entry['sha256']}",)))
+            continue
+        case = json.loads(data.decode("utf-8"))
+        if case.get("id") != entry["id"]:
+            results.append(CaseResult(entry["id"], (f"{entry['file']} holds case {case.get('id')!r}",)))
+            continue
+        results.append(CaseResult(entry["id"], tuple(replay(case, driver, checker))))
+    return results
+
+
+def consume(directory: Path, adapter: Adapter | None = None, checker: Checker | None = None) -> tuple[int, int]:
+    """Return (passed, failed) over the vectors in ``directory`` (the model's adapter and checker by default)."""
+    results = consume_report(directory, adapter, checker)
+    passed = sum(1 for r in results if r.passed)
+    return passed, len(results) - passed
