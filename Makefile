@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HYPOTHESIS_PROFILE ?= ci
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run test typecheck unit proofs bench clean
+.PHONY: setup run test typecheck unit proofs bench thorough clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,10 @@ unit: setup
 
 proofs: setup
 	$(BIN)/python proofs/run.py
+
+## thorough: the loop machine with the long Hypothesis profile (many more examples and steps)
+thorough: setup
+	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest tests/test_loop_stateful.py tests/test_loop.py tests/test_properties.py
 
 ## bench: check throughput against json.loads and its growth with size (not a test; prints figures)
 bench: setup

@@ -1,0 +1,1085 @@
+"""Spec §10-§11 — ``LoopMachine``: the loop driven by Hypothesis, every property checked after each action.
+
+Properties checked (one ``@invariant`` each, in ``properties.PROPERTIES`` order): PFX-1, REC-1,
+REC-2, PFX-2, PFX-3, LOOP-3, PFX-4, PFX-5, PFX-6, PFX-7, PFX-8, CMP-1, FORK-8, TOK-1, REC-3,
+HDR-15. ``apply`` also checks its own contracts on every transition (LOOP-1, LOOP-2, LOG-4).
+
+The machine holds ``self.world`` and nothing else; ``semantics`` is a class attribute (HARNESS
+here, a faulty variant in ``test_variants_machine.py``). Every rule builds one action of
+``actions.py``, ``note``s it and applies it; guards are ``loop.enabled`` (a rule's precondition
+is "some instance/session enables this action", and the rule draws among those). What a run
+reached is counted on the class-level ``STATS`` only (per rule, per named window, per property):
+the vacuity guard of ``test_loop_stateful.py`` reads it.
+
+Generated text vocabularies are disjoint: prefix-listener messages are exactly the texts
+``"<prefix NAME vK>"``, and no prompt, inject, steer, context, reply or tool output contains
+``"<prefix"`` — PFX-1 recognises a prefix message in the history by its JSON text alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from hypothesis import HealthCheck, event, note, settings, target
+from hypothesis import Phase as Search
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from prefix_model.actions import (
+    Action,
+    BeginStep,
+    Cancel,
+    Compose,
+    Create,
+    Dispatch,
+    Dispose,
+    ForkDrive,
+    Inject,
+    MutateContribution,
+    PostStep,
+    PreStep,
+    Register,
+    Reply,
+    Resume,
+    RunTools,
+    SendPrompt,
+    SetSystem,
+    SetTools,
+    Steer,
+)
+from prefix_model.events import COMPACT_START, REQUEST_HEADER, TURN_END, TURN_START, USER_MESSAGE
+from prefix_model.headers import CHANGE, LlmCallConfig, fold_request_header, header_equals
+from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text
+from prefix_model.loop import apply, enabled
+from prefix_model.properties import PROPERTIES, Check, Violation, check_all
+from prefix_model.semantics import HARNESS, Semantics
+from prefix_model.waterfall import active_listeners
+from prefix_model.world import (
+    EMPTY_WORLD,
+    AgentOptions,
+    Append,
+    InjectThenPrepend,
+    Listener,
+    ListenerCall,
+    Phase,
+    Prepend,
+    ShortCircuit,
+    Throw,
+    World,
+    text_message,
+)
+
+__all__ = [
+    "AGENTS",
+    "SESSION_IDS",
+    "WINDOWS",
+    "PROPERTY_SUBJECTS",
+    "RunStats",
+    "STATS",
+    "PropertyViolation",
+    "LoopMachine",
+    "machine_settings",
+    "prefix_text",
+    "listeners",
+    "run_report",
+]
+
+# --- Vocabularies (small on purpose: equal values meet often) ---
+
+AGENTS = ("main", "aux")
+SESSION_IDS = ("s1", "s2", "s3")  # at most three sessions per run
+LISTENER_NAMES = ("L1", "L2", "L3", "L4")
+MAX_RESTARTS = 2  # resumes per session
+MAX_CREATED = 2  # Create stops at two sessions: the third id is left for a fork
+MAX_LIVE = 4  # live instances at once; Resume always has room once every driver is gone
+PROMPTS = ("hello", "ping", "say more", "fix the bug", "")
+INJECTS = ("late context", "workspace note", "reminder")
+STEERS = ("go on", "stop that", "be brief")
+CONTEXTS = ("ctx: cwd", "ctx: git status")
+REPLIES = ("ok", "pong", "done here")
+OUTPUTS = ("echo: ping", "42", "")
+SYSTEMS = ("", "You are careful.", "You are terse.")
+_TOOL_POOL = freeze(
+    [
+        {"name": "echo", "description": "echo back", "parameters": {"type": "object"}},
+        {"name": "add", "description": "add numbers", "parameters": {"type": "object"}},
+        {"name": "zeta", "parameters": {"type": "object"}},
+    ]
+)
+assert isinstance(_TOOL_POOL, tuple)
+TOOL_POOL: tuple[JsonValue, ...] = _TOOL_POOL
+_PREFIX = re.compile(r"<prefix")
+
+
+def prefix_text(listener: str, version: int) -> str:
+    """Return the text of a prefix message: the only texts of a run that contain ``<prefix``."""
+    return f"<prefix {listener} v{version}>"
+
+
+for _text in PROMPTS + INJECTS + STEERS + CONTEXTS + REPLIES + OUTPUTS + SYSTEMS:
+    assert not _PREFIX.search(_text), _text  # PFX-1 relies on disjoint vocabularies
+
+# --- Strategies ---
+
+options = st.builds(
+    AgentOptions,
+    provider=st.just("mock"),
+    model=st.sampled_from(("mock-model", "other-model")),
+    reasoning_effort=st.sampled_from((None, "high")),
+)
+systems = st.sampled_from(SYSTEMS)
+tool_sets = st.lists(st.sampled_from(TOOL_POOL), max_size=3, unique_by=json_text).map(tuple)  # any order: assembly sorts
+configs = st.builds(
+    LlmCallConfig,
+    provider=st.just("mock"),
+    model=st.sampled_from(("mock-model", "other-model")),
+    reasoning_effort=st.sampled_from((None, "high", "max")),
+    temperature=st.sampled_from((None, 0, 0.5)),
+)
+
+
+def _messages(name: str, versions: st.SearchStrategy[int]) -> st.SearchStrategy[tuple[FrozenMap, ...]]:
+    """Return 0-2 prefix messages of listener ``name`` (one most often: an empty list is one case of four)."""
+    message = versions.map(lambda v: text_message(prefix_text(name, v)))
+    return st.sampled_from((1, 1, 2, 0)).flatmap(lambda n: st.lists(message, min_size=n, max_size=n)).map(tuple)
+
+
+def _calls(name: str, throws: bool) -> st.SearchStrategy[ListenerCall]:
+    messages = _messages(name, st.integers(1, 3))
+    kinds: dict[str, st.SearchStrategy[ListenerCall]] = {
+        "prepend": messages.map(Prepend),
+        "append": messages.map(Append),
+        "short-circuit": messages.map(ShortCircuit),
+        "throw": st.just(Throw()),
+        "inject": st.builds(InjectThenPrepend, st.just(f"context from {name}"), messages),
+    }
+    names = ("prepend", "append", "inject", "short-circuit") + (("throw", "throw") if throws else ("prepend",))
+    return st.sampled_from(names).flatmap(lambda kind: kinds[kind])
+
+
+def listeners(name: str) -> st.SearchStrategy[Listener]:
+    """Return listeners named ``name``: global or scoped to one agent, scripts of 1-3 calls.
+
+    A script never ends in ``Throw`` (its last call repeats forever): a listener throws on one
+    call and composes again later, as PFX-9's "the next turn recomposes" needs.
+    """
+    scope = st.sampled_from((None,) + AGENTS)
+    early = st.sampled_from((0, 1, 1, 2)).flatmap(lambda n: st.lists(_calls(name, True), min_size=n, max_size=n))
+    script = st.tuples(early, _calls(name, False)).map(lambda parts: (*parts[0], parts[1]))
+    return st.builds(Listener, st.just(name), scope, script)
+
+
+def _tool_calls() -> st.SearchStrategy[tuple[tuple[str, str, str], ...]]:
+    names = [str(t["name"]) for t in TOOL_POOL if isinstance(t, FrozenMap)]
+    call = st.tuples(st.sampled_from(names), st.sampled_from(('{"x":1}', "{}")))
+    return st.lists(call, min_size=1, max_size=2).map(lambda cs: tuple((f"c{k}", n, a) for k, (n, a) in enumerate(cs)))
+
+
+def _reply(instance: int, form: str) -> st.SearchStrategy[Reply]:
+    text = st.sampled_from(REPLIES)
+    forms: dict[str, st.SearchStrategy[Reply]] = {
+        "text": st.builds(Reply, st.just(instance), text),
+        "empty": st.just(Reply(instance, "")),  # an assistant message with no content
+        "tool-calls": st.builds(Reply, st.just(instance), st.sampled_from(("",) + REPLIES), _tool_calls()),
+        "max-tokens": st.builds(Reply, st.just(instance), text, max_tokens=st.just(True)),
+        "failure": st.just(Reply(instance, failure="overloaded")),
+        "failure-retry": st.just(Reply(instance, failure="overloaded", retry=True)),
+    }
+    return forms[form]
+
+
+def _prompt(instance: int, form: str) -> st.SearchStrategy[SendPrompt]:
+    text = st.sampled_from(PROMPTS)
+    contexts = st.lists(st.sampled_from(CONTEXTS), min_size=1, max_size=2).map(tuple)
+    forms: dict[str, st.SearchStrategy[SendPrompt]] = {
+        "plain": st.builds(SendPrompt, st.just(instance), text),
+        "blocked": st.builds(SendPrompt, st.just(instance), text, blocked=st.just(True)),
+        "contexts": st.builds(SendPrompt, st.just(instance), text, contexts=contexts),
+        "prompt-prefix": st.builds(SendPrompt, st.just(instance), text, prompt_prefix=contexts),
+        "both": st.builds(SendPrompt, st.just(instance), text, contexts=contexts, prompt_prefix=contexts),
+    }
+    return forms[form]
+
+
+# --- Guards: which instances (sessions, forks) enable an action ---
+
+
+def _live(world: World) -> list[int]:
+    return [i.id for i in world.instances if not i.disposed]
+
+
+def _enabling(world: World, make: Callable[[int], Action]) -> list[int]:
+    """Return the instances for which ``make(instance)`` is enabled (the rule's precondition)."""
+    return [i.id for i in world.instances if enabled(world, make(i.id))]
+
+
+def _compactable(world: World, phase: Phase) -> list[int]:
+    """Return the instances in ``phase`` (PRE_STEP or POST_STEP) that can compact their first surface node."""
+    make = PreStep if phase is Phase.PRE_STEP else PostStep
+    return [i.id for i in world.instances if i.phase is phase and enabled(world, make(i.id, (0, 0)))]
+
+
+def _fork_points(world: World) -> list[tuple[str, int | None]]:
+    """Return every (source, boundary) a fork into a free session id accepts.
+
+    Throttle: only sources with a finished turn (forking an empty log is a fresh session).
+    """
+    if len(world.sessions) >= len(SESSION_IDS):
+        return []
+    child = _free_sessions(world)[0]
+    points: list[tuple[str, int | None]] = []
+    for session in world.sessions:
+        ends = [e.seq for e in session.log.events if e.type == TURN_END]
+        for boundary in ([None] if ends else []) + ends:
+            if enabled(world, ForkDrive(session.id, child, boundary, "main")):
+                points.append((session.id, boundary))
+    return points
+
+
+def _fork_points_after_requests(world: World) -> list[tuple[str, int | None]]:
+    """Return the fork points whose slice holds a header: the child's first request anchors with 'resume'."""
+    def has_header(source: str, boundary: int | None) -> bool:
+        events = world.session(source).log.events
+        return any(e.type == REQUEST_HEADER for e in events[: len(events) if boundary is None else boundary + 1])
+
+    return [(source, boundary) for source, boundary in _fork_points(world) if has_header(source, boundary)]
+
+
+_SEGMENTS: dict[Phase, Callable[[int], Action]] = {
+    Phase.STEP_BEGIN: BeginStep,
+    Phase.COMPOSE: Compose,
+    Phase.PRE_STEP: PreStep,
+    Phase.REQUEST: Dispatch,
+    Phase.TOOLS: RunTools,
+    Phase.POST_STEP: PostStep,
+}
+REPLY_FORMS = ("text", "tool-calls", "empty", "tool-calls", "max-tokens", "failure", "failure-retry")  # tools twice: multi-step turns
+
+
+def _driving(world: World) -> list[int]:
+    """Return the instances with a next segment: a prompt when idle, else the open turn's next step.
+
+    A disposed instance with an open turn still runs to its next checkpoint (LOOP-6).
+    """
+    return [i.id for i in world.instances if i.phase is not Phase.DISPOSED]
+
+
+def _next_segment(world: World, instance_id: int) -> st.SearchStrategy[Action]:
+    """Return the next loop segment of an instance in any of its forms (a prompt when idle)."""
+    phase = world.instance(instance_id).phase
+    if phase is Phase.IDLE:  # a blocked prompt ends its turn at once: its own rule draws it
+        return st.sampled_from(("plain", "contexts", "prompt-prefix", "both")).flatmap(lambda form: _prompt(instance_id, form))
+    if phase is Phase.STREAM:
+        return st.sampled_from(REPLY_FORMS).flatmap(lambda form: _reply(instance_id, form))
+    if phase is Phase.REQUEST:
+        configured = configs.map(lambda c: Dispatch(instance_id, c))
+        return st.booleans().flatmap(lambda change: configured if change else st.just(Dispatch(instance_id)))
+    plain = st.just(_SEGMENTS[phase](instance_id))
+    if instance_id in _compactable(world, phase):
+        make = PreStep if phase is Phase.PRE_STEP else PostStep
+        compacting = _positions(world, instance_id).map(lambda p: make(instance_id, p))
+        return st.sampled_from((False, False, True)).flatmap(lambda compact: compacting if compact else plain)
+    return plain
+
+
+def _positions(world: World, instance_id: int) -> st.SearchStrategy[tuple[int, int]]:
+    """Return surface positions [i, j] of the instance's log (the compaction guard allows any such pair)."""
+    last = len(world.log_of(instance_id).surface.nodes) - 1
+    return st.integers(0, last).flatmap(lambda i: st.tuples(st.just(i), st.integers(i, last)))
+
+
+def _free_sessions(world: World) -> list[str]:
+    return [s for s in SESSION_IDS if s not in {known.id for known in world.sessions}]
+
+
+def _resumable(world: World) -> list[str]:
+    """Return the sessions a restart can resume.
+
+    Throttle: at most two restarts per session, and only of a session with events, unless every
+    instance is gone (then a restart is the only way on: the machine never runs out of rules).
+    """
+    drivers = Counter(i.session_id for i in world.instances)
+    stuck = all(i.phase is Phase.DISPOSED for i in world.instances)
+    allowed = [s.id for s in world.sessions if stuck or (s.log.events and drivers[s.id] <= MAX_RESTARTS)]
+    return [sid for sid in allowed if enabled(world, Resume(sid, "main"))]
+
+
+def _resumable_with_header(world: World) -> list[str]:
+    """Return the resumable sessions whose log holds a header: a restart there anchors with 'resume'."""
+    return [sid for sid in _resumable(world) if fold_request_header(world.session(sid).log.events) is not None]
+
+
+def _free_listeners(world: World) -> list[str]:
+    return [n for n in LISTENER_NAMES if n not in {known.name for known in world.listeners}]
+
+
+def _contributed(world: World) -> list[str]:
+    """Return the listeners a waterfall called whose messages are still the registered ones.
+
+    Throttle: a listener mutates what it contributed once (mutated messages are versions 4-6).
+    """
+    return [known.name for known in world.listeners if known.calls > 0 and not _mutated(known)]
+
+
+def _mutated(listener: Listener) -> bool:
+    texts = json_text(tuple(m for call in listener.script if not isinstance(call, Throw) for m in call.messages))
+    return any(f" v{v}>" in texts for v in (4, 5, 6))
+
+
+def _unchanged_system(world: World) -> list[int]:
+    """Return the instances with no system-prompt change pending (throttle: one change per step)."""
+    return [i for i in _enabling(world, lambda i: SetSystem(i, "")) if world.instance(i).system == world.instance(i).assembled[0]]
+
+
+def _unchanged_tools(world: World) -> list[int]:
+    """Return the instances with no tool-set change pending (throttle: one change per step)."""
+    same = [i for i in _enabling(world, lambda i: SetTools(i, ())) if sorted(map(json_text, world.instance(i).tools)) == sorted(map(json_text, world.instance(i).assembled[1]))]
+    return same
+
+
+def _injectable(world: World) -> list[int]:
+    """Return the instances an inject can reach whose last input was not an inject already.
+
+    Throttle: no two injects in a row into one log or one tool batch, and no two one-shot
+    injection turns in a row (one is enough to place it).
+    """
+    def fresh(i: int) -> bool:
+        events = world.log_of(i).events
+        source = events[-1].field("source") if events and events[-1].type == USER_MESSAGE else None
+        injected = isinstance(source, FrozenMap) and source.get("kind") == "plugin" and source.get("plugin") == ""
+        starts = [e.field("trigger") for e in events if e.type == TURN_START]
+        one_shot = bool(starts) and isinstance(starts[-1], FrozenMap) and starts[-1].get("kind") == "injection"
+        idle = world.instance(i).phase is Phase.IDLE
+        return not world.instance(i).deferred and not injected and not (idle and one_shot)
+
+    return [i for i in _enabling(world, lambda i: Inject(i, "")) if fresh(i)]
+
+
+def _blockable(world: World) -> list[int]:
+    """Return the idle instances whose last turn was not a blocked prompt (throttle: no two in a row)."""
+    def rejected(i: int) -> bool:
+        ends = [e.field("reason") for e in world.log_of(i).events if e.type == TURN_END]
+        return bool(ends) and isinstance(ends[-1], FrozenMap) and ends[-1].get("kind") == "rejected"
+
+    return [i for i in _enabling(world, lambda i: SendPrompt(i, "")) if not rejected(i)]
+
+
+def _disposable(world: World) -> list[int]:
+    """Return the instances a dispose can reach (throttle: one disposal per session, a restart's included)."""
+    gone = {i.session_id for i in world.instances if i.disposed}
+    return [i for i in _enabling(world, Dispose) if world.instance(i).session_id not in gone]
+
+
+def _steerable(world: World) -> list[int]:
+    """Return the instances with an open turn and no steering waiting (throttle: one item at a time)."""
+    return [i for i in _enabling(world, lambda i: Steer(i, "")) if not world.instance(i).steering]
+
+
+def _in_window(world: World, phase: Phase, candidates: Callable[[World], list[int]]) -> list[int]:
+    """Return the ``candidates`` whose instance stands in ``phase``."""
+    return [i for i in candidates(world) if world.instance(i).phase is phase]
+
+
+def _room(world: World) -> bool:
+    """Return whether another instance may start (live ones are few; a disposed one leaves room)."""
+    return len(_live(world)) < MAX_LIVE
+
+
+# --- What a run reached: named windows, per-rule counts, per-property subjects ---
+
+WINDOWS = (
+    "composition cancelled",  # Cancel while in Phase.COMPOSE, then Compose
+    "composition disposed",  # Dispose while in Phase.COMPOSE, then Compose
+    "resume with drift",  # a resumed instance's anchor differs (prefix or system) from the log's fold
+    "resume without drift",
+    "compaction mid-turn",  # PreStep/PostStep compacted the surface inside the open turn
+    "inject while composing",  # an InjectThenPrepend call fired during Compose
+    "inject before header",  # Inject in Phase.REQUEST: after step/start, before the header record
+    "inject behind tools",  # Inject in Phase.TOOLS: deferred until after the batch
+    "one-shot injection turn",  # Inject into an idle instance
+    "fork then drive",  # a request sent by a fork-driven instance
+    "throwing listener",  # the waterfall threw: the turn ended in error
+    "empty composition",  # a composition cached ()
+    "non-empty prefix sent",  # a request carried a composed prefix
+    "blocked prompt",
+    "retry",  # a failed request with retry: the turn continues with the next step
+    "request failure",  # a failed request without retry: the turn ends in error
+    "change snapshot",  # a later request of an instance wrote a 'change' header
+    "config change",  # Dispatch with an agent/request config
+    "cancel after composition",  # a turn interrupted at PreStep/Dispatch/Reply/RunTools/PostStep with a cached prefix
+    "second turn without recomposition",  # a request of a turn > the composing turn, same instance
+)
+
+# What each property quantifies over; a check with no subject is vacuous.
+PROPERTY_SUBJECTS: dict[str, Callable[[World], int]] = {
+    "PFX-1": lambda w: sum(1 for m in w.trace if m.kind == "composed" and m.value),
+    "REC-1": lambda w: sum(1 for r in w.requests if r.loop_request),
+    "REC-2": lambda w: sum(1 for r in w.requests if r.loop_request),
+    "PFX-2": lambda w: sum(1 for m in w.trace if m.kind == "composed"),
+    "PFX-3": lambda w: sum(1 for m in w.trace if m.kind == "record" and m.value is not None),
+    "LOOP-3": lambda w: sum(1 for m in w.trace if m.kind == "pre-step"),
+    "PFX-4": lambda w: sum(1 for m in w.trace if m.kind == "compose-interrupted"),
+    "PFX-5": lambda w: len({m.instance_id for m in w.trace if m.kind == "record"}),
+    "PFX-6": lambda w: sum(1 for s in w.sessions for e in s.log.events if e.type == REQUEST_HEADER),
+    "PFX-7": lambda w: sum(1 for r in w.requests if r.loop_request),
+    "PFX-8": lambda w: sum(1 for m in w.trace if m.kind == "composed"),
+    "CMP-1": lambda w: sum(1 for s in w.sessions for e in s.log.events if e.type == COMPACT_START),
+    "FORK-8": lambda w: sum(1 for s in w.sessions if s.lineage is not None),
+    "TOK-1": lambda w: sum(1 for m in w.trace if m.kind == "measured"),
+    "REC-3": lambda w: sum(1 for a, b in zip(w.requests, w.requests[1:]) if a.instance_id == b.instance_id and a.loop_request and b.loop_request),
+    "HDR-15": lambda w: sum(1 for s in w.sessions for e in s.log.events if e.type == REQUEST_HEADER and e.field("reason") == CHANGE),
+}
+assert tuple(PROPERTY_SUBJECTS) == tuple(pid for pid, _ in PROPERTIES)
+
+
+REQUIRED_WINDOWS = (
+    "composition cancelled",
+    "resume with drift",
+    "compaction mid-turn",
+    "inject while composing",
+    "inject before header",
+    "fork then drive",
+    "throwing listener",
+    "empty composition",
+    "blocked prompt",
+    "retry",
+)
+
+
+@dataclass
+class RunStats:
+    """Counters of one or more machine runs: what the vacuity guard of ``test_loop_stateful.py`` reads."""
+
+    examples: int = 0
+    steps: int = 0
+    rules: Counter[str] = field(default_factory=Counter)  # per rule (initializers included)
+    actions: Counter[str] = field(default_factory=Counter)  # per action kind and form (``action_label``)
+    windows: Counter[str] = field(default_factory=Counter)
+    checks: Counter[str] = field(default_factory=Counter)  # invariant evaluations with at least one subject
+    subjects: Counter[str] = field(default_factory=Counter)  # subjects in the final world of each example
+
+    def reset(self) -> None:
+        """Zero every counter."""
+        self.examples, self.steps = 0, 0
+        for counter in (self.rules, self.actions, self.windows, self.checks, self.subjects):
+            counter.clear()
+
+
+STATS = RunStats()
+
+
+def run_report(stats: RunStats) -> str:
+    """Return a short text report of ``stats``: rule and action counts, windows, property checks."""
+    lines = [f"examples {stats.examples}, steps {stats.steps}"]
+    lines.append("rules:    " + ", ".join(f"{k} {v}" for k, v in sorted(stats.rules.items())))
+    lines.append("actions:  " + ", ".join(f"{k} {v}" for k, v in sorted(stats.actions.items())))
+    lines.append("windows:  " + ", ".join(f"{k} {stats.windows[k]}" for k in WINDOWS))
+    lines.append("checks:   " + ", ".join(f"{k} {stats.checks[k]}" for k in PROPERTY_SUBJECTS))
+    lines.append("subjects: " + ", ".join(f"{k} {stats.subjects[k]}" for k in PROPERTY_SUBJECTS))
+    return "\n".join(lines)
+
+
+def action_label(action: Action) -> str:
+    """Return the action's kind, with the form it takes (``Reply/tool-calls``, ``PreStep/compact``, ...)."""
+    kind = type(action).__name__
+    match action:
+        case SendPrompt(blocked=True):
+            return f"{kind}/blocked"
+        case SendPrompt(prompt_prefix=(_, *_)):
+            return f"{kind}/prompt-prefix"
+        case SendPrompt(contexts=(_, *_)):
+            return f"{kind}/contexts"
+        case PreStep(compact=(_, _)) | PostStep(compact=(_, _)):
+            return f"{kind}/compact"
+        case Dispatch(config=LlmCallConfig()):
+            return f"{kind}/config"
+        case Reply(failure=str(), retry=True):
+            return f"{kind}/failure-retry"
+        case Reply(failure=str()):
+            return f"{kind}/failure"
+        case Reply(tool_calls=(_, *_)):
+            return f"{kind}/tool-calls"
+        case Reply(max_tokens=True):
+            return f"{kind}/max-tokens"
+        case Reply(text=""):
+            return f"{kind}/empty"
+    return kind
+
+
+def _first_driver(world: World, instance_id: int) -> bool:
+    session_id = world.instance(instance_id).session_id
+    return min(i.id for i in world.instances if i.session_id == session_id) == instance_id
+
+
+def _dispatch_windows(before: World, action: Dispatch, after: World) -> list[str]:
+    found = ["config change"] if action.config is not None else []
+    instance = before.instance(action.instance)
+    if len(after.requests) == len(before.requests):
+        return found + ["cancel after composition"]
+    sent = after.requests[-1]
+    session = after.session(instance.session_id)
+    folded_before = fold_request_header(before.log_of(instance.id).events)
+    folded_after = fold_request_header(session.log.events)
+    if sent.request.header.message_prefix:
+        found.append("non-empty prefix sent")
+    if session.lineage is not None and _first_driver(after, instance.id):
+        found.append("fork then drive")
+    if not instance.logged_header and folded_before is not None and folded_after is not None and not _first_driver(after, instance.id):
+        drift = (folded_before.system, json_text(folded_before.message_prefix or ())) != (folded_after.system, json_text(folded_after.message_prefix or ()))
+        found.append("resume with drift" if drift else "resume without drift")
+    new = session.log.events[len(before.log_of(instance.id).events) :]
+    if instance.logged_header and any(e.type == REQUEST_HEADER and e.field("reason") == CHANGE for e in new):
+        found.append("change snapshot")
+    composed = [m.turn for m in after.trace if m.instance_id == instance.id and m.kind == "composed"]
+    if composed and instance.turn > composed[-1]:
+        found.append("second turn without recomposition")
+    return found
+
+
+def _compose_windows(before: World, action: Compose, after: World) -> list[str]:
+    instance = before.instance(action.instance)
+    kinds = [m for m in after.trace[len(before.trace) :] if m.instance_id == instance.id]
+    found = []
+    if any(m.kind == "compose-interrupted" for m in kinds):
+        found.append("composition disposed" if instance.disposed else "composition cancelled")
+    if any(m.kind == "compose-failed" for m in kinds):
+        found.append("throwing listener")
+    if any(m.kind == "composed" and m.value == () for m in kinds):
+        found.append("empty composition")
+    called = {l.name for l, new in zip(before.listeners, after.listeners) if new.calls > l.calls}
+    if any(isinstance(l.next_call(), InjectThenPrepend) for l in active_listeners(before.listeners, instance.agent) if l.name in called):
+        found.append("inject while composing")
+    return found
+
+
+def windows_of(before: World, action: Action, after: World) -> list[str]:
+    """Return the named windows that applying ``action`` to ``before`` (giving ``after``) reached."""
+    new_kinds = {m.kind for m in after.trace[len(before.trace) :]}
+    match action:
+        case Compose():
+            return _compose_windows(before, action, after)
+        case Dispatch():
+            return _dispatch_windows(before, action, after)
+        case Inject(instance=i):
+            phase = before.instance(i).phase
+            names = {Phase.REQUEST: "inject before header", Phase.TOOLS: "inject behind tools", Phase.IDLE: "one-shot injection turn"}
+            return [names[phase]] if phase in names else []
+        case SendPrompt(blocked=True):
+            return ["blocked prompt"]
+        case Reply(failure=str(), retry=retry) if before.instance(action.instance).cancel is None:
+            return ["retry" if retry else "request failure"]
+        case PreStep() | PostStep() if "compacted" in new_kinds:
+            return ["compaction mid-turn"]
+        case PreStep(instance=i) | Reply(instance=i) | RunTools(instance=i) | PostStep(instance=i) if "interrupted" in new_kinds:
+            return ["cancel after composition"] if before.instance(i).prefix is not None else []
+    return []
+
+
+class PropertyViolation(AssertionError):
+    """A property of §11 fails; the message starts with its ID (``"PFX-2 violated: ..."``)."""
+
+
+def violated_ids(message: str) -> tuple[str, ...]:
+    """Return the ID a ``PropertyViolation`` message names first, then the others violated with it."""
+    first = re.match(r"([A-Z]+-\d+) violated", message)
+    also = re.search(r"also violated in this world: (.*)\)", message)
+    others = tuple(x for x in also.group(1).split(", ") if x != "none") if also else ()
+    return ((first.group(1),) if first else ()) + others
+
+
+def _check(world: World, pid: str) -> None:
+    """Raise ``PropertyViolation`` if property ``pid`` finds a violation in ``world``; count the check."""
+    if PROPERTY_SUBJECTS[pid](world):
+        STATS.checks[pid] += 1
+    found: tuple[Violation, ...] = _CHECKS[pid](world)
+    if found:
+        also = sorted({v.rule for v in check_all(world)} - {pid})
+        detail = "\n".join(str(v) for v in found)
+        raise PropertyViolation(f"{pid} violated: {detail}\n(also violated in this world: {', '.join(also) or 'none'})")
+
+
+_CHECKS: dict[str, Check] = dict(PROPERTIES)
+
+RuleBody = Callable[["LoopMachine", st.DataObject], None]
+_COUNTED: list[str] = []
+Guard = Callable[["LoopMachine"], bool]
+
+
+def _counted(body: RuleBody) -> RuleBody:
+    """Return ``body`` counting its firings in ``STATS.rules`` (the vacuity guard reads the counts)."""
+
+    _COUNTED.append(body.__name__)
+
+    @functools.wraps(body)
+    def counted(self: LoopMachine, data: st.DataObject) -> None:
+        STATS.rules[body.__name__] += 1
+        body(self, data)
+
+    return counted
+
+
+def _advance_rule(name: str) -> RuleBody:
+    """Return a copy of the rule ``advance``: apply the next segment of any instance (counts as ``advance``)."""
+
+    def again(self: LoopMachine, data: st.DataObject) -> None:
+        _advance(self, data)
+
+    again.__name__ = again.__qualname__ = name
+    return precondition(lambda self: bool(_driving(self.world)))(rule(data=st.data())(again))
+
+
+def _some(make: Callable[[int], Action]) -> Guard:
+    """Return the guard "some instance enables ``make(instance)``" (``loop.enabled``)."""
+    return lambda self: bool(_enabling(self.world, make))
+
+
+def _instance(data: st.DataObject, candidates: list[int]) -> int:
+    return data.draw(st.sampled_from(candidates), label="instance")
+
+
+@_counted
+def _advance(self: LoopMachine, data: st.DataObject) -> None:
+    """Apply the next segment of any instance, in any of its forms (a prompt when idle)."""
+    action = data.draw(_next_segment(self.world, _instance(data, _driving(self.world))))
+    note(repr(action))
+    self.world = self._apply(action)
+
+
+_PROMPT = _some(lambda i: SendPrompt(i, ""))
+_BEGIN, _COMPOSE, _PRE, _DISPATCH = _some(BeginStep), _some(Compose), _some(PreStep), _some(Dispatch)
+_REPLY, _TOOLS, _POST = _some(Reply), _some(RunTools), _some(PostStep)
+
+
+class LoopMachine(RuleBasedStateMachine):
+    """The loop under ``semantics``: one rule per action kind (and form), one invariant per property."""
+
+    semantics: ClassVar[Semantics] = HARNESS
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.world = EMPTY_WORLD
+        STATS.examples += 1
+
+    def _apply(self, action: Action) -> World:
+        """Return ``apply(self.world, action, self.semantics)``; count the action and the windows it reached."""
+        after = apply(self.world, action, self.semantics)
+        STATS.steps += 1
+        STATS.actions[action_label(action)] += 1
+        for window in windows_of(self.world, action, after):
+            STATS.windows[window] += 1
+            event(f"window: {window}")
+        return after
+
+    def teardown(self) -> None:
+        """Aim the search at varied runs; add what the final world holds to the subject counts."""
+        world = self.world
+        target(float(len({m.kind for m in world.trace})), label="distinct loop milestones")
+        target(float(len({e.type for s in world.sessions for e in s.log.events})), label="distinct event types")
+        for pid, subjects in PROPERTY_SUBJECTS.items():
+            STATS.subjects[pid] += subjects(world)
+
+    # --- §10.1 Instances and listeners ---
+
+    @initialize(action=st.builds(Create, st.just("main"), st.just("s1"), options, systems, tool_sets))
+    def create_first(self, action: Create) -> None:
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @initialize(action=listeners("L1").map(Register))
+    def register_first(self, action: Register) -> None:
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: len(self.world.sessions) < MAX_CREATED and _room(self.world))
+    @rule(data=st.data())
+    @_counted
+    def create(self, data: st.DataObject) -> None:
+        sid = data.draw(st.sampled_from(_free_sessions(self.world)), label="session")
+        action = data.draw(st.builds(Create, st.sampled_from(AGENTS), st.just(sid), options, systems, tool_sets))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_fork_points(self.world)) and _room(self.world))
+    @rule(data=st.data())
+    @_counted
+    def fork_drive(self, data: st.DataObject) -> None:
+        source, boundary = data.draw(st.sampled_from(_fork_points(self.world)), label="fork point")
+        child = st.just(_free_sessions(self.world)[0])
+        action = data.draw(st.builds(ForkDrive, st.just(source), child, st.just(boundary), st.sampled_from(AGENTS), options, systems, tool_sets))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_fork_points_after_requests(self.world)) and _room(self.world))
+    @rule(data=st.data())
+    @_counted
+    def fork_after_requests(self, data: st.DataObject) -> None:
+        source, boundary = data.draw(st.sampled_from(_fork_points_after_requests(self.world)), label="fork point")
+        child = st.just(_free_sessions(self.world)[0])
+        action = data.draw(st.builds(ForkDrive, st.just(source), child, st.just(boundary), st.sampled_from(AGENTS), options, systems, tool_sets))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_resumable(self.world)) and _room(self.world))
+    @rule(data=st.data())
+    @_counted
+    def resume(self, data: st.DataObject) -> None:
+        sid = data.draw(st.sampled_from(_resumable(self.world)), label="session")
+        action = data.draw(st.builds(Resume, st.just(sid), st.sampled_from(AGENTS), options, systems, tool_sets))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_resumable_with_header(self.world)) and _room(self.world))
+    @rule(data=st.data())
+    @_counted
+    def resume_after_requests(self, data: st.DataObject) -> None:
+        sid = data.draw(st.sampled_from(_resumable_with_header(self.world)), label="session")
+        action = data.draw(st.builds(Resume, st.just(sid), st.sampled_from(AGENTS), options, systems, tool_sets))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_free_listeners(self.world)))
+    @rule(data=st.data())
+    @_counted
+    def register(self, data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from(_free_listeners(self.world)), label="listener")
+        action = Register(data.draw(listeners(name)))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_contributed(self.world)))
+    @rule(data=st.data())
+    @_counted
+    def mutate_contribution(self, data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from(_contributed(self.world)), label="listener")
+        action = MutateContribution(name, data.draw(_messages(name, st.integers(4, 6))))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    # --- §10.2 A turn and its steps ---
+
+    @precondition(_PROMPT)
+    @rule(data=st.data())
+    @_counted
+    def send_prompt(self, data: st.DataObject) -> None:
+        i = _instance(data, _enabling(self.world, lambda i: SendPrompt(i, "")))
+        action = data.draw(st.sampled_from(("plain", "contexts", "prompt-prefix", "both")).flatmap(lambda form: _prompt(i, form)))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_blockable(self.world)))
+    @rule(data=st.data())
+    @_counted
+    def send_blocked_prompt(self, data: st.DataObject) -> None:
+        action = data.draw(_prompt(_instance(data, _blockable(self.world)), "blocked"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_BEGIN)
+    @rule(data=st.data())
+    @_counted
+    def begin_step(self, data: st.DataObject) -> None:
+        action = BeginStep(_instance(data, _enabling(self.world, BeginStep)))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_COMPOSE)
+    @rule(data=st.data())
+    @_counted
+    def compose(self, data: st.DataObject) -> None:
+        action = Compose(_instance(data, _enabling(self.world, Compose)))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_PRE)
+    @rule(data=st.data())
+    @_counted
+    def pre_step(self, data: st.DataObject) -> None:
+        action = PreStep(_instance(data, _enabling(self.world, PreStep)))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_compactable(self.world, Phase.PRE_STEP)))
+    @rule(data=st.data())
+    @_counted
+    def pre_step_compacting(self, data: st.DataObject) -> None:
+        i = _instance(data, _compactable(self.world, Phase.PRE_STEP))
+        action = PreStep(i, data.draw(_positions(self.world, i), label="positions"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_DISPATCH)
+    @rule(data=st.data())
+    @_counted
+    def dispatch(self, data: st.DataObject) -> None:
+        action = Dispatch(_instance(data, _enabling(self.world, Dispatch)))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_DISPATCH)
+    @rule(data=st.data())
+    @_counted
+    def dispatch_with_config(self, data: st.DataObject) -> None:
+        action = Dispatch(_instance(data, _enabling(self.world, Dispatch)), data.draw(configs, label="config"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_REPLY)
+    @rule(data=st.data())
+    @_counted
+    def reply(self, data: st.DataObject) -> None:
+        i = _instance(data, _enabling(self.world, Reply))
+        action = data.draw(st.sampled_from(("text", "empty", "max-tokens")).flatmap(lambda form: _reply(i, form)))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_REPLY)
+    @rule(data=st.data())
+    @_counted
+    def reply_with_tool_calls(self, data: st.DataObject) -> None:
+        action = data.draw(_reply(_instance(data, _enabling(self.world, Reply)), "tool-calls"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_REPLY)
+    @rule(data=st.data())
+    @_counted
+    def reply_failure(self, data: st.DataObject) -> None:
+        action = data.draw(_reply(_instance(data, _enabling(self.world, Reply)), "failure"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_REPLY)
+    @rule(data=st.data())
+    @_counted
+    def reply_failure_with_retry(self, data: st.DataObject) -> None:
+        action = data.draw(_reply(_instance(data, _enabling(self.world, Reply)), "failure-retry"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_TOOLS)
+    @rule(data=st.data())
+    @_counted
+    def run_tools(self, data: st.DataObject) -> None:
+        i = _instance(data, _enabling(self.world, RunTools))
+        action = RunTools(i, data.draw(st.lists(st.sampled_from(OUTPUTS), max_size=2).map(tuple), label="outputs"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_POST)
+    @rule(data=st.data())
+    @_counted
+    def post_step(self, data: st.DataObject) -> None:
+        action = PostStep(_instance(data, _enabling(self.world, PostStep)))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_compactable(self.world, Phase.POST_STEP)))
+    @rule(data=st.data())
+    @_counted
+    def post_step_compacting(self, data: st.DataObject) -> None:
+        i = _instance(data, _compactable(self.world, Phase.POST_STEP))
+        action = PostStep(i, data.draw(_positions(self.world, i), label="positions"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    # --- §10.3 Inputs in any window ---
+
+    @precondition(lambda self: bool(_injectable(self.world)))
+    @rule(data=st.data())
+    @_counted
+    def inject(self, data: st.DataObject) -> None:
+        action = Inject(_instance(data, _injectable(self.world)), data.draw(st.sampled_from(INJECTS), label="text"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_steerable(self.world)))
+    @rule(data=st.data())
+    @_counted
+    def steer(self, data: st.DataObject) -> None:
+        action = Steer(_instance(data, _steerable(self.world)), data.draw(st.sampled_from(STEERS), label="text"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(_some(Cancel))
+    @rule(data=st.data())
+    @_counted
+    def cancel(self, data: st.DataObject) -> None:
+        action = Cancel(_instance(data, _enabling(self.world, Cancel)))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_disposable(self.world)))
+    @rule(data=st.data())
+    @_counted
+    def dispose(self, data: st.DataObject) -> None:
+        action = Dispose(_instance(data, _disposable(self.world)))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_unchanged_system(self.world)))
+    @rule(data=st.data())
+    @_counted
+    def set_system(self, data: st.DataObject) -> None:
+        action = SetSystem(_instance(data, _unchanged_system(self.world)), data.draw(systems, label="text"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_unchanged_tools(self.world)))
+    @rule(data=st.data())
+    @_counted
+    def set_tools(self, data: st.DataObject) -> None:
+        action = SetTools(_instance(data, _unchanged_tools(self.world)), data.draw(tool_sets, label="tools"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    # --- Weights ---
+    # Hypothesis picks uniformly among the enabled rules. Four copies of ``advance`` (the next
+    # segment of any instance, in any of its forms; a prompt when idle) make turns progress
+    # against the inputs enabled in every window; the rules after them aim at windows a turn
+    # passes through in one step.
+
+    advance_1 = _advance_rule("advance_1")
+    advance_2 = _advance_rule("advance_2")
+    advance_3 = _advance_rule("advance_3")
+    advance_4 = _advance_rule("advance_4")
+
+    @precondition(lambda self: bool(_in_window(self.world, Phase.REQUEST, _injectable)))
+    @rule(data=st.data())
+    @_counted
+    def inject_before_header(self, data: st.DataObject) -> None:
+        i = _instance(data, _in_window(self.world, Phase.REQUEST, _injectable))
+        action = Inject(i, data.draw(st.sampled_from(INJECTS), label="text"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_in_window(self.world, Phase.TOOLS, _injectable)))
+    @rule(data=st.data())
+    @_counted
+    def inject_behind_tools(self, data: st.DataObject) -> None:
+        i = _instance(data, _in_window(self.world, Phase.TOOLS, _injectable))
+        action = Inject(i, data.draw(st.sampled_from(INJECTS), label="text"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_in_window(self.world, Phase.COMPOSE, lambda w: _enabling(w, Cancel))))
+    @rule(data=st.data())
+    @_counted
+    def cancel_while_composing(self, data: st.DataObject) -> None:
+        action = Cancel(_instance(data, _in_window(self.world, Phase.COMPOSE, lambda w: _enabling(w, Cancel))))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    # --- §11 Properties: one invariant each ---
+
+    @invariant()
+    def prop_pfx_1_request_only(self) -> None:
+        """PFX-1: no composed prefix message is part of a derived history."""
+        _check(self.world, "PFX-1")
+
+    @invariant()
+    def prop_rec_1_companion_reconstruction(self) -> None:
+        """REC-1: every request's messages are the folded prefix ++ boundary, its fields the fold's."""
+        _check(self.world, "REC-1")
+
+    @invariant()
+    def prop_rec_2_full_reconstruction(self) -> None:
+        """REC-2: every request is the request built from the fold and the boundary, field by field."""
+        _check(self.world, "REC-2")
+
+    @invariant()
+    def prop_pfx_2_one_composition(self) -> None:
+        """PFX-2: an instance caches at most one composition and never changes it."""
+        _check(self.world, "PFX-2")
+
+    @invariant()
+    def prop_pfx_3_headers_carry_prefix(self) -> None:
+        """PFX-3: every snapshot an instance writes carries its composed prefix."""
+        _check(self.world, "PFX-3")
+
+    @invariant()
+    def prop_loop_3_order(self) -> None:
+        """LOOP-3: composition before pre-step; boundary right before step/start; record right before dispatch."""
+        _check(self.world, "LOOP-3")
+
+    @invariant()
+    def prop_pfx_4_interrupted_discarded(self) -> None:
+        """PFX-4: an interrupted composition is never cached."""
+        _check(self.world, "PFX-4")
+
+    @invariant()
+    def prop_pfx_5_new_instance_anchors(self) -> None:
+        """PFX-5: each instance composes afresh and anchors its first record."""
+        _check(self.world, "PFX-5")
+
+    @invariant()
+    def prop_pfx_6_canonical_absence(self) -> None:
+        """PFX-6: no snapshot writes an empty system, tools or messagePrefix."""
+        _check(self.world, "PFX-6")
+
+    @invariant()
+    def prop_pfx_7_detached_prefix(self) -> None:
+        """PFX-7: every request carries its instance's prefix as composed."""
+        _check(self.world, "PFX-7")
+
+    @invariant()
+    def prop_pfx_8_registration_order(self) -> None:
+        """PFX-8: each composition equals the waterfall in registration order."""
+        _check(self.world, "PFX-8")
+
+    @invariant()
+    def prop_cmp_1_compaction_spares_prefix(self) -> None:
+        """CMP-1: compaction writes no header."""
+        _check(self.world, "CMP-1")
+
+    @invariant()
+    def prop_fork_8_forks_copy_events(self) -> None:
+        """FORK-8: a fork child's seed is its parent's events, unchanged."""
+        _check(self.world, "FORK-8")
+
+    @invariant()
+    def prop_tok_1_pressure_prices_prefix_once(self) -> None:
+        """TOK-1: post-step pressure prices the routed header (prefix once) plus the surface."""
+        _check(self.world, "TOK-1")
+
+    @invariant()
+    def prop_rec_3_prompt_cache_monotonic(self) -> None:
+        """REC-3: with no replace and no header change between, an instance's requests extend."""
+        _check(self.world, "REC-3")
+
+    @invariant()
+    def prop_hdr_15_change_iff_differs(self) -> None:
+        """HDR-15: a change snapshot is written only when the header differs from the fold."""
+        _check(self.world, "HDR-15")
+
+
+RULES: tuple[str, ...] = tuple(sorted(_COUNTED))
+"""The machine's rules, weight copies folded into their originals (what the vacuity guard expects to fire)."""
+
+# --- Settings per profile (the profiles themselves are registered in conftest.py) ---
+
+# Hill-climbing on the targets narrows a 100-example run to near-copies of one run; ci and dev
+# keep every example for diversity (the targets are still reported), thorough climbs.
+_NO_TARGET_PHASE = (Search.explicit, Search.reuse, Search.generate, Search.shrink)
+_MACHINE: dict[str, dict[str, object]] = {
+    "ci": {"max_examples": 100, "stateful_step_count": 30, "phases": _NO_TARGET_PHASE},
+    "dev": {"max_examples": 30, "stateful_step_count": 30, "phases": _NO_TARGET_PHASE},
+    "thorough": {"max_examples": 1000, "stateful_step_count": 60},
+}
+
+
+def machine_settings(**overrides: object) -> settings:
+    """Return the machine's settings: the loaded profile, with its machine sizes and ``overrides``."""
+    profile = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+    sizes: dict[str, object] = dict(_MACHINE.get(profile, _MACHINE["ci"]))
+    sizes.update(overrides)
+    health = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
+    return settings(settings.get_profile(profile), suppress_health_check=health, **sizes)  # type: ignore[arg-type]
+
+
+LoopMachine.TestCase.settings = machine_settings()
