@@ -3,13 +3,16 @@
 Generates harness-shaped sessions (turns of two steps — streamed text deltas, a tool call and
 its result — a prefix on the header, a compaction every ten turns so requests stay bounded, as
 pressure compaction keeps them in real sessions) with the capture of every loop request, then
-times, in one process and one run per size: ``json.loads`` of every line of both files, and the
-full check (contracts off, as a performance path runs). Usage:
+times, in one process: ``json.loads`` of every line of both files, and the full check as
+``prefix-model check`` runs it (contracts as the environment says: on unless
+``PREFIX_MODEL_CONTRACTS=0``), interleaved ``--repeat`` times per size (once beyond 10^5
+events); medians are reported, so both see the same machine load. Usage:
 
-    python bench/check_bench.py [--sizes 10000,100000,1000000] [--dir DIR]
+    python bench/check_bench.py [--sizes 10000,100000,1000000] [--repeat 5] [--dir DIR]
 
-It prints one row per size (events, MB, parse s, check s, events/s, MB/s, check ÷ parse) and
-the growth of check time per event between sizes (1.0 = linear).
+It prints one row per size (events, MB, runs, parse s, check s, events/s, MB/s, check ÷ parse,
+peak RSS of a fresh process checking the pair) and the growth of check time per event between
+sizes (1.00 = linear).
 """
 
 from __future__ import annotations
@@ -17,16 +20,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
-os.environ["PREFIX_MODEL_CONTRACTS"] = "0"  # before the model is imported: the performance path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "model"))
 
 from prefix_model.checker.run import check_log  # noqa: E402
+from prefix_model.contracts import ENABLED  # noqa: E402
 
 PREFIX = [{"role": "user", "content": [{"type": "text", "text": "<system-reminder>skills catalog v1</system-reminder>"}]}]
 HEADER = {"config": {"provider": "mock", "model": "mock-model"}, "system": "You are careful.",
@@ -115,38 +121,63 @@ def _compact(w: _Writer, turn: int) -> None:
     w.emit("compact/end", {"turn": turn})
 
 
-def measure(log: Path, capture: Path) -> tuple[int, int, float, float]:
-    """Return events, bytes, json.loads seconds and check seconds, measured back to back."""
-    size = log.stat().st_size + capture.stat().st_size
+def _parse_seconds(log: Path, capture: Path) -> float:
     started = time.perf_counter()
-    events = 0
     for path in (log, capture):
         with path.open("rb") as handle:
             for line in handle:
                 json.loads(line)
-                events += path is log
-    parse = time.perf_counter() - started
+    return time.perf_counter() - started
+
+
+def _check_seconds(log: Path, capture: Path) -> float:
     started = time.perf_counter()
     report = check_log(log, capture)
-    check = time.perf_counter() - started
-    assert report.conforms, report.as_text()[:2000]
-    return events, size, parse, check
+    seconds = time.perf_counter() - started
+    assert report.conforms and report.requests_checked > 0, report.as_text()[:2000]
+    return seconds
+
+
+def _peak_rss_mb(log: Path, capture: Path) -> float:
+    """Return the peak resident memory of a fresh process that checks the pair (the CLI's cost)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    code = "import sys; from pathlib import Path; from prefix_model.checker.run import check_log; check_log(Path(sys.argv[1]), Path(sys.argv[2]))"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "model"))
+    subprocess.run([sys.executable, "-c", code, str(log), str(capture)], check=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(before, after) / 1024  # kilobytes on Linux; a high-water mark over all children so far
+
+
+def measure(log: Path, capture: Path, repeat: int) -> tuple[int, int, float, float]:
+    """Return events, bytes, and the medians of ``repeat`` interleaved json.loads and check runs."""
+    events = sum(1 for _ in log.open("rb"))
+    size = log.stat().st_size + capture.stat().st_size
+    parses, checks = [], []
+    for _ in range(repeat):  # interleaved, so both see the same machine load
+        parses.append(_parse_seconds(log, capture))
+        checks.append(_check_seconds(log, capture))
+    return events, size, statistics.median(parses), statistics.median(checks)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated event counts")
+    parser.add_argument("--repeat", type=int, default=5, help="interleaved runs per size (the median is reported); 1 beyond 10^5 events")
     parser.add_argument("--dir", help="where to write the generated files (default: a temporary folder)")
     args = parser.parse_args()
     folder = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="prefix-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
-    print(f"{'events':>9} {'MB':>8} {'parse s':>8} {'check s':>8} {'events/s':>10} {'MB/s':>7} {'check/parse':>11}")
+    print(f"contracts {'on' if ENABLED else 'off'}; medians of interleaved runs")
+    print(f"{'events':>9} {'MB':>8} {'runs':>4} {'parse s':>8} {'check s':>8} {'events/s':>10} {'MB/s':>7} {'check/parse':>11} {'peak RSS MB':>11}")
     for size in (int(s) for s in args.sizes.split(",")):
-        events, size_bytes, parse, check = measure(*generate(folder, size))
+        log, capture = generate(folder, size)
+        repeat = args.repeat if size <= 100_000 else 1
+        events, size_bytes, parse, check = measure(log, capture, repeat)
+        rss = _peak_rss_mb(log, capture)
         rows.append((events, check))
         mb = size_bytes / 1e6
-        print(f"{events:>9} {mb:>8.1f} {parse:>8.2f} {check:>8.2f} {events / check:>10.0f} {mb / check:>7.2f} {check / parse:>11.1f}")
+        print(f"{events:>9} {mb:>8.1f} {repeat:>4} {parse:>8.2f} {check:>8.2f} {events / check:>10.0f} {mb / check:>7.2f} {check / parse:>11.2f} {rss:>11.0f}")
     for (n0, t0), (n1, t1) in zip(rows, rows[1:]):
         print(f"growth {n0} -> {n1} events: time per event x{(t1 / n1) / (t0 / n0):.2f} (1.00 = linear)")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from prefix_model.checker.engine import Captured, check_events
+from prefix_model.checker.engine import captured_request, check_events
 from prefix_model.checker.run import Unusable, check_log
 from prefix_model.formats.events_jsonl import event_to_line
 from prefix_model.formats.session_jsonl import SessionHeaderLine, write_persisted
@@ -161,7 +161,7 @@ def test_engine_reports_enclosure_and_matching_findings() -> None:
     step_start = next(n for n, e in enumerate(events) if e.type == "step/start")
     without_step = tuple((n + 1, e) for n, e in enumerate(events) if n != step_start)
     assert "ENC-2" in {f.rule for f in check_events(without_step).findings}
-    ghost = Captured(0, 1, request_to_json(world.requests[-1].request), 9, 9)
+    ghost = captured_request(0, request_to_json(world.requests[-1].request), 9, 9)
     assert [f.rule for f in check_events(((e.seq + 1, e) for e in events), (ghost,)).findings] == ["MATCH-1"]
 
 

@@ -8,11 +8,18 @@ property names that request.
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from prefix_model.checker.engine import Captured, check_events
+from prefix_model.checker.engine import LogChecker, captured_request, check_events
+from prefix_model.checker.run import check_log
+from prefix_model.formats.events_jsonl import event_to_line
+from prefix_model.json_values import thaw
 from prefix_model.properties import reconstructible_companion, reconstructible_full
 from prefix_model.requests import request_to_json
 from prefix_model.semantics import HARNESS, Semantics
@@ -28,7 +35,7 @@ def engine_verdicts(world: World, rule: str) -> set[int]:
     flagged: set[int] = set()
     for session in world.sessions:
         mine = [(n, r) for n, r in enumerate(loop) if r.session_id == session.id]
-        captured = tuple(Captured(k, k + 1, request_to_json(r.request), r.turn, r.step) for k, (_, r) in enumerate(mine))
+        captured = tuple(captured_request(k, request_to_json(r.request), r.turn, r.step) for k, (_, r) in enumerate(mine))
         checker = check_events(((e.seq + 1, e) for e in session.log.events), captured, session.id)
         flagged |= {mine[f.request][0] for f in checker.findings if f.rule == rule and f.request is not None}
     return flagged
@@ -45,3 +52,76 @@ def test_engine_and_spec_flag_the_same_requests(name: str, semantics: Semantics)
     world = run_witness(semantics)
     for rule in ("REC-1", "REC-2"):
         assert engine_verdicts(world, rule) == spec_verdicts(world, rule), rule
+
+
+def _perturbed(request: dict[str, object], how: str) -> dict[str, object]:
+    """Return ``request`` changed in a way Python ``==`` or a text slice could overlook."""
+    copy = json.loads(json.dumps(request))
+    messages = copy["messages"]
+    assert isinstance(messages, list)
+    if how == "message keys reordered" and messages:
+        messages[-1] = dict(reversed(list(messages[-1].items())))
+    elif how == "request keys reordered":
+        copy = dict(reversed(list(copy.items())))
+    elif how == "true for 1" and "maxTokens" in copy:
+        copy["maxTokens"] = True
+    elif how == "a message dropped" and messages:
+        messages.pop()
+    elif how == "a purpose added":
+        copy["purpose"] = "compaction"
+    elif how == "sessionId changed":
+        copy["sessionId"] = "another"
+    elif how == "tool keys reordered" and copy.get("tools"):
+        tools = copy["tools"]
+        assert isinstance(tools, list)
+        tools[0] = dict(reversed(list(tools[0].items())))
+    return copy
+
+
+PERTURBATIONS = ["none", "message keys reordered", "request keys reordered", "true for 1", "a message dropped",
+                 "a purpose added", "sessionId changed", "tool keys reordered"]  # fmt: skip
+
+
+@pytest.mark.spec("CHK-2", "REC-1", "REC-2", "REC-3")
+@pytest.mark.parametrize("spacing", ["compact", "spaced"])
+@given(how=st.lists(st.sampled_from(PERTURBATIONS), min_size=1, max_size=6))
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_fast_comparison_finds_exactly_what_the_field_by_field_comparison_finds(
+    how: list[str], spacing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = run_witness(HARNESS)
+    session = world.sessions[0]
+    mine = [r for r in world.requests if r.loop_request and r.session_id == session.id]
+    log, capture = tmp_path / "log.jsonl", tmp_path / "capture.jsonl"
+    log.write_text("".join(event_to_line(e) + "\n" for e in session.log.events), encoding="utf-8")
+    separators = (",", ":") if spacing == "compact" else (", ", ": ")
+    lines = []
+    for n, r in enumerate(mine):
+        request = thaw(request_to_json(r.request))
+        assert isinstance(request, dict)
+        changed = _perturbed(request, how[n % len(how)]) | {"turn": r.turn, "step": r.step, "agentLoopRequest": True}
+        lines.append(json.dumps(changed, separators=separators, ensure_ascii=False) + "\n")
+    capture.write_text("".join(lines), encoding="utf-8")
+    fast = check_log(log, capture)  # no session named: a changed sessionId is compared, not skipped
+    monkeypatch.setattr(LogChecker, "_is_expected", lambda self, result, request: False)
+    exact = check_log(log, capture)
+    assert fast.findings == exact.findings and fast.requests_checked == exact.requests_checked == len(mine)
+
+
+@pytest.mark.spec("CHK-2")
+@pytest.mark.parametrize("spacing", ["compact", "spaced"])
+def test_an_exact_capture_never_takes_the_field_by_field_comparison(spacing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    world = run_witness(HARNESS)
+    session = world.sessions[0]
+    mine = [r for r in world.requests if r.loop_request and r.session_id == session.id]
+    log, capture = tmp_path / "log.jsonl", tmp_path / "capture.jsonl"
+    log.write_text("".join(event_to_line(e) + "\n" for e in session.log.events), encoding="utf-8")
+    separators = (",", ":") if spacing == "compact" else (", ", ": ")
+    capture.write_text("".join(json.dumps(thaw(request_to_json(r.request)), separators=separators) + "\n" for r in mine), encoding="utf-8")
+
+    def refuse(self: LogChecker, *args: object) -> bool:
+        raise AssertionError("an exact request took the field-by-field comparison")
+
+    monkeypatch.setattr(LogChecker, "_compare_exactly", refuse)
+    report = check_log(log, capture)
+    assert report.conforms and report.requests_checked == len(mine) > 3

@@ -1,22 +1,26 @@
 """Spec §14 — the conformance engine: one pass over a log, its requests compared as they come.
 
-This is the fast tier of the model (design §3, "two tiers"): mutable lists inside, the spec's
-rules outside. Per event it runs the core's envelope and header checks and its own list-based
-surface fold (the spec's tuple fold is quadratic on long logs); the live surface, its derived
-messages and the folded header are all it keeps, so memory follows the surface, not the file.
-Each step's request is resolved when its header is known (its first chunk, its ``step/end``, or
-anything that would change its boundary) and compared then with the captured request matched to
-it. ``tests/test_checker_differential.py`` holds it to the spec on generated runs.
+This is the fast tier of the model (design §3, "two tiers"). It works on ``PlainEvent`` values
+(plain JSON, never frozen) and keeps only the live surface — each node's plain message and its
+compact text — the folded header and the open step, so memory follows the surface, not the file.
+Every rule has one judge, the spec's function; the engine only asks ``plain_rules`` first
+whether the common case is plainly fine, and freezes an event or a request for the spec's
+function when it is not (a header, a replacement, anything unusual). A captured request that
+equals the expected one text for text passes without being frozen; any other is frozen and
+compared field by field, as the spec compares. Each step's request is resolved when its header
+is known (its first chunk, its ``step/end``, or anything that would change its boundary) and
+matched with the capture in capture order. ``tests/test_checker_differential.py`` holds the
+engine to the spec on generated runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from prefix_model.checker.findings import Finding, first_difference, shorten
-from prefix_model.contracts import Rejection
-from prefix_model.derive import derive_event_message
+from prefix_model.checker.plain_rules import DEEP, append_provenance_ok, derive_plain, envelope_ok
+from prefix_model.contracts import Rejection, RejectedError
 from prefix_model.events import (
     APPEND,
     ASSISTANT_CHUNK,
@@ -33,29 +37,58 @@ from prefix_model.events import (
     Event,
     Replace,
     check_event,
+    SURFACE_TYPES,
     is_safe_seq,
-    is_surface_type,
 )
+from prefix_model.formats.events_jsonl import LogReadError
+from prefix_model.formats.plain_events import PlainEvent, from_event, to_event
+from prefix_model.formats.plain_json import Spans, plain_text
 from prefix_model.headers import CHANGE, INITIAL, EpochHeader, canonical_header, check_header_event, header_equals, header_of
-from prefix_model.json_values import FrozenMap, json_text
+from prefix_model.json_values import FrozenMap, freeze, json_text, thaw
 from prefix_model.requests import Request, build_request, request_to_json
 from prefix_model.surface import _check_provenance, _check_tool_result_rewrite
 
-__all__ = ["Captured", "StepResult", "LogChecker", "check_events"]
+__all__ = ["Captured", "StepResult", "LogChecker", "check_events", "captured_request"]
 
-_STEP_SCOPED = (ASSISTANT_CHUNK, ASSISTANT_MESSAGE, TOOL_CALL)
+_STEP_SCOPED = frozenset((ASSISTANT_CHUNK, ASSISTANT_MESSAGE, TOOL_CALL))
+_SURFACE = frozenset(SURFACE_TYPES)
 _COMPANION_FIELDS = ("model", "system", "temperature", "maxTokens", "stop", "tools")
 
 
 @dataclass(frozen=True, slots=True)
 class Captured:
-    """A request from the capture, as the checker needs it."""
+    """A request from the capture: its place, its plain request fields, and the step it names."""
 
     index: int
     line: int
-    fields: FrozenMap
-    turn: int | None
-    step: int | None
+    fields: dict[str, object]
+    turn: int | None = None
+    step: int | None = None
+    source: str = "<capture>"
+    shallow: bool = True  # its text nests at most MAX_DEPTH levels; else only ``exact`` can tell JSON-7
+    text: str = ""  # the capture line, when read from one
+    spans: Spans = field(default_factory=dict)  # where each field's value sits in ``text`` (a compact line)
+
+    def same(self, name: str, want: str) -> bool:
+        """Return whether field ``name`` has the compact text ``want`` (its own text first: no re-encoding)."""
+        span = self.spans.get(name)
+        if span is not None and span[1] - span[0] == len(want) and self.text.startswith(want, span[0]):
+            return True
+        return plain_text(self.fields[name]) == want
+
+    @property
+    def named(self) -> bool:
+        """Return whether the capture says which step sent it."""
+        return self.turn is not None and self.step is not None
+
+    def exact(self) -> FrozenMap:
+        """Return the request frozen, as the spec compares it; a lossy value is a CAP-1 error."""
+        try:
+            value = freeze(self.fields)
+        except RejectedError as error:
+            raise LogReadError(self.source, self.line, "CAP-1", f"{error.rejection.rule}: {error.rejection.reason}") from None
+        assert isinstance(value, FrozenMap)
+        return value
 
 
 @dataclass(slots=True)
@@ -68,8 +101,8 @@ class StepResult:
     instance: int
     boundary_nodes: int
     dispatched: bool | None = None  # True: a header or chunk proves it; None: cannot tell
-    expected: Request | None = None
-    matched: int | None = None  # capture index
+    resolved: bool = False  # a header was in force: its request is known
+    matched: int | None = None  # capture index (the last one, after a retry)
 
 
 @dataclass(slots=True)
@@ -79,24 +112,76 @@ class _Open:
     resolved: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class _Expectation:
+    """What every request sent under one header carries besides its history, as compact texts."""
+
+    header: EpochHeader
+    fields: dict[str, str]  # request field name -> text (every field but messages and sessionId)
+    prefix: str  # the messagePrefix messages' texts, each followed by a comma
+    shallow: bool  # nests little enough that an equal request nests within JSON-7's limit
+
+
+def _expectation(header: EpochHeader, depth: int) -> _Expectation:
+    fields = {k: plain_text(thaw(v)) for k, v in request_to_json(build_request(header, ())).items() if k != "messages"}
+    prefix = "".join(plain_text(thaw(m)) + "," for m in header.message_prefix or ())
+    return _Expectation(header, fields, prefix, depth <= DEEP)
+
+
+@dataclass(slots=True)
+class _Previous:
+    """An instance's last compared request, for prompt-cache monotonicity (REC-3)."""
+
+    request: Captured
+    header: EpochHeader
+    generation: int
+    exact: bool  # it equals the request the log expects
+
+
+class _CaptureQueue:
+    """The capture, read lazily in file order: the head is matched against the log's steps."""
+
+    def __init__(self, captured: Iterable[Captured]) -> None:
+        self._source: Iterator[Captured] = iter(captured)
+        self._head: Captured | None = None
+        self._done = False
+
+    def head(self) -> Captured | None:
+        if self._head is None and not self._done:
+            self._head = next(self._source, None)
+            self._done = self._head is None
+        return self._head
+
+    def pop(self) -> Captured:
+        head = self.head()
+        assert head is not None
+        self._head = None
+        return head
+
+
 @dataclass
 class LogChecker:
     """Feed events in order with ``feed``; then ``finish``. Findings accumulate in ``findings``."""
 
     session_id: str | None = None
-    captured: tuple[Captured, ...] = ()
+    captured: Iterable[Captured] = ()
     seed_length: int = 0  # a fork child's inherited events: their steps sent the parent's requests
     findings: list[Finding] = field(default_factory=list)
-    steps: list[StepResult] = field(default_factory=list)
+    steps: int = 0
     events: int = 0
     requests_checked: int = 0
+    requests_unmatched: int = 0
     # --- state ---
+    _queue: _CaptureQueue = field(init=False)
     _nodes: list[int] = field(default_factory=list)
-    _messages: dict[int, FrozenMap | None] = field(default_factory=dict)
-    _live: dict[int, Event] = field(default_factory=dict)
-    _texts: dict[int, str] = field(default_factory=dict)
+    _live: dict[int, PlainEvent] = field(default_factory=dict)
+    _messages: dict[int, dict[str, object] | None] = field(default_factory=dict)
+    _pieces: list[str | None] = field(default_factory=list)  # per node: its message's text and a comma ("" for none); None until needed
+    _filled: int = 0  # every piece before this position is known
+    _deep_nodes: int = 0
     _generation: int = 0
     _header: EpochHeader | None = None
+    _expected: _Expectation | None = None
     _anchor_prefix: str | None = None
     _instances: int = 0
     _open_turn: int | None = None
@@ -105,85 +190,84 @@ class LogChecker:
     _next_step: int = 1
     _pending_calls: set[str] = field(default_factory=set)
     _compacting: bool = False
-    _by_step: dict[tuple[int, int], list[Captured]] = field(default_factory=dict)
-    _in_order: list[Captured] = field(default_factory=list)
     _in_order_blocked: bool = False
-    _previous: dict[int, tuple[Captured, Request, int]] = field(default_factory=dict)
+    _previous: dict[int, _Previous] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for request in self.captured:
-            if request.turn is not None and request.step is not None:
-                self._by_step.setdefault((request.turn, request.step), []).append(request)
-            else:
-                self._in_order.append(request)
-        self._in_order.reverse()  # pop() takes the earliest
+        self._queue = _CaptureQueue(self.captured)
 
     # --- findings ---
 
-    def _find(self, rule: str, message: str, event: Event | None = None, line: int | None = None, **more: object) -> None:
+    def _find(self, rule: str, message: str, event: PlainEvent | None = None, line: int | None = None, **more: object) -> None:
         seq = event.seq if event is not None else None
         self.findings.append(Finding(rule, message, seq=seq, line=line, **more))  # type: ignore[arg-type]
 
     # --- the pass ---
 
-    def feed(self, line: int, event: Event) -> None:
+    def feed(self, line: int, event: PlainEvent) -> None:
         """Check one event at its place in the log and fold it."""
         self.events += 1
-        rejection = check_event(event, event.seq) or check_header_event(event)
-        if rejection is not None:
-            self._find(rejection.rule, rejection.reason, event, line)
+        if not envelope_ok(event):
+            frozen = to_event(event)
+            rejection = check_event(frozen, event.seq) or check_header_event(frozen)
+            if rejection is not None:
+                self._find(rejection.rule, rejection.reason, event, line)
         if event.seq != self.events - 1:
             self._find("LOG-2", f"seq {event.seq} is not contiguous; expected {self.events - 1}", event, line)
         self._enclosure(line, event)
-        if event.type in (COMPACT_START, COMPACT_END):
-            self._compacting = event.type == COMPACT_START
-        if event.type == REQUEST_HEADER and self._compacting:
-            self._find("CMP-1", "a request/header was written during compaction", event, line)
-        if event.type == REQUEST_HEADER and check_header_event(event) is None:
-            self._record(line, event)
-        if is_surface_type(event.type):
+        kind = event.type
+        if kind == COMPACT_START or kind == COMPACT_END:
+            self._compacting = kind == COMPACT_START
+        elif kind == REQUEST_HEADER:
+            if self._compacting:
+                self._find("CMP-1", "a request/header was written during compaction", event, line)
+            frozen = to_event(event)
+            if check_header_event(frozen) is None:
+                self._record(line, event, frozen)
+        elif kind in _SURFACE:
             self._surface(line, event)
-        self._step_events(line, event)
+        self._step_events(event)
 
-    def _enclosure(self, line: int, event: Event) -> None:
+    def _enclosure(self, line: int, event: PlainEvent) -> None:
         """ENC-1..ENC-3: every event sits in its turn and step (S/invariant.ts:55-155)."""
-        turn, step = event.field("turn"), event.field("step")
-        if event.type == TURN_START:
+        data, kind = event.data, event.type
+        turn, step = (data.get("turn"), data.get("step")) if type(data) is dict else (None, None)
+        if kind == TURN_START:
             if self._open_turn is not None:
                 self._find("ENC-1", f"turn/start {turn} while turn {self._open_turn} is open", event, line)
             if turn != self._next_turn:
-                self._find("ENC-1", f"turn/start expected turn {self._next_turn}, got {json_text(turn)}", event, line)
+                self._find("ENC-1", f"turn/start expected turn {self._next_turn}, got {_text(turn)}", event, line)
             self._open_turn = turn if isinstance(turn, int) else self._next_turn
             self._next_step = 1
-        elif event.type == TURN_END:
+        elif kind == TURN_END:
             if self._open_turn != turn or self._open_step is not None:
-                self._find("ENC-1", f"turn/end {json_text(turn)} does not close the open turn {self._open_turn} (step open: {self._open_step is not None})", event, line)
+                self._find("ENC-1", f"turn/end {_text(turn)} does not close the open turn {self._open_turn} (step open: {self._open_step is not None})", event, line)
             self._open_turn = None
             self._next_turn += 1
-        elif event.type == STEP_START:
+        elif kind == STEP_START:
             if self._open_turn != turn or self._open_step is not None or step != self._next_step:
-                self._find("ENC-2", f"step/start {json_text(turn)}/{json_text(step)}: expected step {self._next_step} of open turn {self._open_turn}", event, line)
-        elif event.type == STEP_END:
+                self._find("ENC-2", f"step/start {_text(turn)}/{_text(step)}: expected step {self._next_step} of open turn {self._open_turn}", event, line)
+        elif kind == STEP_END:
             if self._open_step is None or (self._open_step.step.turn, self._open_step.step.step) != (turn, step):
-                self._find("ENC-2", f"step/end {json_text(turn)}/{json_text(step)} does not close the open step", event, line)
+                self._find("ENC-2", f"step/end {_text(turn)}/{_text(step)} does not close the open step", event, line)
             self._next_step += 1
-        elif event.type in _STEP_SCOPED or (event.type == TOOL_RESULT and event.surface_op == APPEND):
+        elif kind in _STEP_SCOPED or (kind == TOOL_RESULT and event.surface_op == APPEND):
             open_step = self._open_step
             if open_step is None or (open_step.step.turn, open_step.step.step) != (turn, step):
-                self._find("ENC-3", f"{event.type} names turn {json_text(turn)} step {json_text(step)}, not the open step", event, line)
+                self._find("ENC-3", f"{kind} names turn {_text(turn)} step {_text(step)}, not the open step", event, line)
             call = event.field("callId")
-            if event.type == TOOL_CALL and isinstance(call, str):
+            if kind == TOOL_CALL and isinstance(call, str):
                 self._pending_calls.add(call)
-            elif event.type == TOOL_RESULT and call not in self._pending_calls and not _not_started(event):
-                self._find("ENC-3", f"tool/result for {json_text(call)} with no tool/call in this step", event, line)
+            elif kind == TOOL_RESULT and call not in self._pending_calls and not _not_started(event):
+                self._find("ENC-3", f"tool/result for {_text(call)} with no tool/call in this step", event, line)
         elif self._open_turn is None:
-            self._find("ENC-3", f"{event.type} outside any open turn", event, line)
+            self._find("ENC-3", f"{kind} outside any open turn", event, line)
 
-    def _record(self, line: int, event: Event) -> None:
+    def _record(self, line: int, event: PlainEvent, frozen: Event) -> None:
         """HDR-9, HDR-15, PFX-3, PFX-6: what the record rule leaves in the log."""
-        header = canonical_header(header_of(event))
-        reason = event.field("reason")
-        raw = event.field("header")
+        header = canonical_header(header_of(frozen))
+        reason = frozen.field("reason")
+        raw = frozen.field("header")
         if isinstance(raw, FrozenMap) and any(raw.get(k) in ("", ()) for k in ("system", "tools", "messagePrefix")):
             self._find("PFX-6", "the snapshot writes an empty system, tools or messagePrefix", event, line)
         if (reason == INITIAL) != (self._header is None):
@@ -199,31 +283,34 @@ class LogChecker:
             self._anchor_prefix = prefix
             self._instances += 1
         self._header = header
+        self._expected = _expectation(header, event.depth)
         if self._open_step is not None:
             self._open_step.header_seen = True
 
-    def _surface(self, line: int, event: Event) -> None:
+    def _surface(self, line: int, event: PlainEvent) -> None:
         op = event.surface_op
+        found: Rejection | None = None
         if op == APPEND:
-            found = _check_provenance(event, ())
+            if not append_provenance_ok(event):
+                found = _check_provenance(to_event(event), ())
             if found is None:
                 self._push(event)
         elif isinstance(op, Replace):
-            self._resolve_open("a replacement")
+            self._resolve_open()
             found = self._replace(event, op)
         elif op is not None:
             found = Rejection("SURF-3", f"{event.type} carries an invalid surfaceOp {op!r}")
-        else:
-            found = None  # check_event already reported the missing marker
         if found is not None:
             self._find(found.rule, found.reason, event, line)
 
-    def _push(self, event: Event) -> None:
+    def _push(self, event: PlainEvent) -> None:
         self._nodes.append(event.seq)
+        self._pieces.append(None)
         self._live[event.seq] = event
-        self._messages[event.seq] = derive_event_message(event)
+        self._messages[event.seq] = derive_plain(event)
+        self._deep_nodes += event.depth > DEEP
 
-    def _replace(self, event: Event, op: Replace) -> Rejection | None:
+    def _replace(self, event: PlainEvent, op: Replace) -> Rejection | None:
         if not (is_safe_seq(op.start) and is_safe_seq(op.end)):
             return Rejection("SURF-3", "replace start and end must be non-negative safe integer seqs")
         if op.start not in self._live or op.end not in self._live:
@@ -232,37 +319,42 @@ class LogChecker:
         if i > j:
             return Rejection("SURF-5", f"replace start seq {op.start} is after end seq {op.end}")
         shadowed = tuple(self._nodes[i : j + 1])
-        found = _check_provenance(event, shadowed) or _check_tool_result_rewrite(event, shadowed, _Lookup(self._live))  # type: ignore[arg-type]
+        frozen = to_event(event)
+        found = _check_provenance(frozen, shadowed) or _check_tool_result_rewrite(frozen, shadowed, _Lookup(self._live))  # type: ignore[arg-type]
         if found is not None:
             return found
         for seq in shadowed:
-            del self._live[seq], self._messages[seq]
-            self._texts.pop(seq, None)
+            self._deep_nodes -= self._live.pop(seq).depth > DEEP
+            del self._messages[seq]
         self._nodes[i : j + 1] = [event.seq]
+        self._pieces[i : j + 1] = [None]
+        self._filled = min(self._filled, i)
         self._live[event.seq] = event
-        self._messages[event.seq] = derive_event_message(event)
+        self._messages[event.seq] = derive_plain(event)
+        self._deep_nodes += event.depth > DEEP
         self._generation += 1
         return None
 
     # --- steps and their requests ---
 
-    def _step_events(self, line: int, event: Event) -> None:
-        if event.type == STEP_START:
-            self._resolve_open("the next step/start")
+    def _step_events(self, event: PlainEvent) -> None:
+        kind = event.type
+        if kind == STEP_START:
+            self._resolve_open()
             turn, step = event.field("turn"), event.field("step")
             result = StepResult(turn if isinstance(turn, int) else -1, step if isinstance(step, int) else -1,
                                 event.seq, self._instances, len(self._nodes))  # fmt: skip
-            self.steps.append(result)
+            self.steps += 1
             self._open_step = _Open(result)
-        elif event.type == ASSISTANT_CHUNK and self._open_step is not None:
+        elif kind == ASSISTANT_CHUNK and self._open_step is not None:
             self._open_step.step.dispatched = True
-            self._resolve_open("its first chunk")
-        elif event.type in (STEP_END, TURN_END):
-            self._resolve_open("its end")
+            self._resolve_open()
+        elif kind == STEP_END or kind == TURN_END:
+            self._resolve_open()
             self._open_step = None
             self._pending_calls.clear()
 
-    def _resolve_open(self, why: str) -> None:
+    def _resolve_open(self) -> None:
         """Resolve the open step's request: its header is the fold now, its boundary the snapshot."""
         open_step = self._open_step
         if open_step is None or open_step.resolved:
@@ -274,17 +366,21 @@ class LogChecker:
             result.dispatched = True
         if self._header is None:
             return
-        boundary = tuple(m for m in (self._messages[s] for s in self._nodes[: result.boundary_nodes]) if m is not None)
-        result.expected = build_request(self._header, boundary, self.session_id)
+        result.resolved = True
         self._match(result)
 
     def _match(self, result: StepResult) -> None:
-        named = self._by_step.pop((result.turn, result.step), [])
-        if named:
-            for request in named:
+        """Match the capture's head with this step: requests naming it, else the next unnamed one."""
+        key = (result.turn, result.step)
+        took = False
+        while (head := self._queue.head()) is not None and head.named and (head.turn, head.step) <= key:
+            request = self._queue.pop()
+            if (request.turn, request.step) < key:
+                self._unmatched(request)
+            else:
                 self._compare(result, request)
-            return
-        if not self._in_order or self._in_order_blocked or result.start_seq < self.seed_length:
+                took = True
+        if took or head is None or head.named or self._in_order_blocked or result.start_seq < self.seed_length:
             return
         if result.dispatched is None:
             self._in_order_blocked = True
@@ -292,63 +388,93 @@ class LogChecker:
                                          "(no header, no chunk); requests without turn/step are not matched past it",
                                          seq=result.start_seq))  # fmt: skip
             return
-        self._compare(result, self._in_order.pop())
+        self._compare(result, self._queue.pop())
 
-    def _node_text(self, seq: int) -> str | None:
-        """Return the JSON text of a live node's message, computed once per node."""
-        message = self._messages[seq]
-        if message is None:
-            return None
-        text = self._texts.get(seq)
-        if text is None:
-            text = self._texts[seq] = json_text(message)
-        return text
+    def _unmatched(self, request: Captured) -> None:
+        """Count a request no step took; a named one is a MATCH-1 finding. Its value is still read whole (CAP-1)."""
+        if not request.shallow:
+            request.exact()
+        self.requests_unmatched += 1
+        if not request.named:
+            return
+        self.findings.append(Finding("MATCH-1", f"the log has no dispatching step turn {request.turn} step {request.step} "
+                                     "where the capture's order puts this request", request=request.index, line=request.line))  # fmt: skip
 
-    def _expected_messages_text(self, result: StepResult) -> str:
-        assert result.expected is not None
-        prefix = [json_text(m) for m in (result.expected.header.message_prefix or ())]
-        nodes = [t for t in (self._node_text(s) for s in self._nodes[: result.boundary_nodes]) if t is not None]
-        return "[" + ",".join(prefix + nodes) + "]"
+    def _expected_messages_text(self, expected: _Expectation, boundary: int) -> str:
+        """Return the compact text of messagePrefix ++ the derivation of the first ``boundary`` nodes."""
+        pieces, messages = self._pieces, self._messages
+        for position in range(self._filled, boundary):  # each node's text is written once
+            if pieces[position] is None:
+                message = messages[self._nodes[position]]
+                pieces[position] = "" if message is None else plain_text(message) + ","
+        self._filled = max(self._filled, boundary)
+        body = expected.prefix + "".join(pieces[:boundary])  # type: ignore[arg-type]  # filled above
+        return "[" + body[:-1] + "]" if body else "[]"
+
+    def _is_expected(self, result: StepResult, request: Captured) -> bool:
+        """Return whether ``request`` is, text for text, the request the log expects (no finding possible)."""
+        expected, fields = self._expected, request.fields
+        assert expected is not None
+        if not expected.shallow or self._deep_nodes or fields.keys() - {"sessionId"} != expected.fields.keys() | {"messages"}:
+            return False
+        if not all(request.same(name, text) for name, text in expected.fields.items()):
+            return False
+        return request.same("messages", self._expected_messages_text(expected, result.boundary_nodes))
 
     def _compare(self, result: StepResult, request: Captured) -> None:
-        assert result.expected is not None
         result.matched = request.index
         self.requests_checked += 1
-        expected = request_to_json(result.expected)
+        exact = self._is_expected(result, request)
+        if not exact:
+            exact = self._compare_exactly(result, request)
+        self._monotonic(result, request, exact)
+
+    def _expected_request(self, result: StepResult) -> Request:
+        assert self._header is not None
+        boundary = tuple(freeze(m) for m in (self._messages[s] for s in self._nodes[: result.boundary_nodes]) if m is not None)
+        return build_request(self._header, tuple(m for m in boundary if isinstance(m, FrozenMap)), self.session_id)
+
+    def _compare_exactly(self, result: StepResult, request: Captured) -> bool:
+        """REC-1 and REC-2 on frozen values, field by field; return whether nothing differed."""
+        expected, fields = request_to_json(self._expected_request(result)), request.exact()
         where = {"request": request.index, "seq": result.start_seq, "line": request.line}
-        got_messages, want_messages = request.fields.get("messages"), expected["messages"]
-        messages_equal = isinstance(got_messages, tuple) and json_text(got_messages) == self._expected_messages_text(result)
+        before = len(self.findings)
+        got_messages, want_messages = fields.get("messages"), expected["messages"]
+        messages_equal = isinstance(got_messages, tuple) and json_text(got_messages) == json_text(want_messages)
         if not messages_equal:
             index, want, got = first_difference(want_messages, got_messages)
             self.findings.append(Finding("REC-1", "messages are not messagePrefix ++ the boundary derivation",
                                          path=f"messages[{index}]", expected=want, actual=got, **where))
         for name in _COMPANION_FIELDS:
-            want_value, got_value = expected.get(name), request.fields.get(name)
+            want_value, got_value = expected.get(name), fields.get(name)
             if name == "tools":
                 want_value, got_value = want_value or (), got_value or ()
             if json_text(want_value) != json_text(got_value):
                 self.findings.append(Finding("REC-1", f"{name} differs from the folded header", path=name,
                                              expected=shorten(json_text(want_value)), actual=shorten(json_text(got_value)), **where))
-        names = [k for k in expected if k != "sessionId"] + [k for k in request.fields if k not in expected and k != "sessionId"]
-        differing = [k for k in names if (not messages_equal if k == "messages" else json_text(expected.get(k)) != json_text(request.fields.get(k)))]
+        names = [k for k in expected if k != "sessionId"] + [k for k in fields if k not in expected and k != "sessionId"]
+        differing = [k for k in names if (not messages_equal if k == "messages" else json_text(expected.get(k)) != json_text(fields.get(k)))]
         if differing:
             name = differing[0]
             self.findings.append(Finding("REC-2", f"the request is not the one built from the fold and the boundary "
                                          f"({len(differing)} field(s) differ: {', '.join(differing)})", path=name,
-                                         expected=shorten(json_text(expected.get(name))), actual=shorten(json_text(request.fields.get(name))), **where))  # fmt: skip
-        self._monotonic(result, request)
+                                         expected=shorten(json_text(expected.get(name))), actual=shorten(json_text(fields.get(name))), **where))  # fmt: skip
+        return len(self.findings) == before
 
-    def _monotonic(self, result: StepResult, request: Captured) -> None:
-        """REC-3: within an instance, with no replacement and no header change, requests extend."""
-        assert result.expected is not None
+    def _monotonic(self, result: StepResult, request: Captured, exact: bool) -> None:
+        """REC-3: within an instance, with no replacement and no header change, requests extend.
+
+        Two requests that are each the expected one extend by construction (same header, no
+        replacement: the later boundary extends the earlier), so only an inexact pair is compared.
+        """
+        assert self._header is not None
         previous = self._previous.get(result.instance)
-        self._previous[result.instance] = (request, result.expected, self._generation)
-        if previous is None:
+        self._previous[result.instance] = _Previous(request, self._header, self._generation, exact)
+        if previous is None or (previous.exact and exact):
             return
-        earlier, earlier_expected, generation = previous
-        if generation != self._generation or not header_equals(earlier_expected.header, result.expected.header):
+        if previous.generation != self._generation or not header_equals(previous.header, self._header):
             return
-        before, after = earlier.fields.get("messages"), request.fields.get("messages")
+        before, after = previous.request.exact().get("messages"), request.exact().get("messages")
         if isinstance(before, tuple) and isinstance(after, tuple) and json_text(after[: len(before)]) != json_text(before):
             index, want, got = first_difference(before, after[: len(before)])
             self.findings.append(Finding("REC-3", "the request does not extend the instance's previous request",
@@ -356,41 +482,49 @@ class LogChecker:
                                          path=f"messages[{index}]", expected=want, actual=got))  # fmt: skip
 
     def finish(self) -> None:
-        """Resolve the last open step; report captured requests no step took."""
-        self._resolve_open("the end of the log")
-        for (turn, step), requests in sorted(self._by_step.items()):
-            for request in requests:
-                self.findings.append(Finding("MATCH-1", f"the log has no dispatching step turn {turn} step {step}",
-                                             request=request.index, line=request.line))  # fmt: skip
-
-    @property
-    def unmatched_in_order(self) -> int:
-        """Return how many requests without turn/step no step took."""
-        return len(self._in_order)
+        """Resolve the last open step; report the captured requests no step took."""
+        self._resolve_open()
+        while self._queue.head() is not None:
+            self._unmatched(self._queue.pop())
 
 
 class _Lookup:
-    """Index live events by seq, as the tool-result rewrite rule reads them."""
+    """Index live events by seq, frozen on demand, as the tool-result rewrite rule reads them."""
 
-    def __init__(self, live: dict[int, Event]) -> None:
+    def __init__(self, live: dict[int, PlainEvent]) -> None:
         self._live = live
 
     def __getitem__(self, seq: int) -> Event:
-        return self._live[seq]
+        return to_event(self._live[seq])
 
 
-def _not_started(event: Event) -> bool:
+def _text(value: object) -> str:
+    """Return a plain value's ``JSON.stringify`` text, for a finding's message."""
+    return json_text(freeze(value))
+
+
+def _not_started(event: PlainEvent) -> bool:
     error = event.field("error")
-    return event.field("isError") is True and isinstance(error, FrozenMap) and error.get("code") == "TOOL_NOT_STARTED"
+    return event.field("isError") is True and type(error) is dict and error.get("code") == "TOOL_NOT_STARTED"
 
 
 def check_events(
-    events: Iterable[tuple[int, Event]], captured: tuple[Captured, ...] = (), session_id: str | None = None, seed_length: int = 0
+    events: Iterable[tuple[int, Event | PlainEvent]],
+    captured: Iterable[Captured] = (),
+    session_id: str | None = None,
+    seed_length: int = 0,
 ) -> LogChecker:
-    """Return a finished checker over ``events`` (line, event) and ``captured``."""
+    """Return a finished checker over ``events`` (line, event; spec events are thawed) and ``captured``."""
     checker = LogChecker(session_id, captured, seed_length=seed_length)
     for line, event in events:
-        checker.feed(line, event)
+        checker.feed(line, event if isinstance(event, PlainEvent) else from_event(event))
     checker.finish()
     return checker
+
+
+def captured_request(index: int, request: FrozenMap, turn: int | None = None, step: int | None = None) -> Captured:
+    """Return a model-built request as the capture would hold it (line ``index + 1``)."""
+    fields = thaw(request)
+    assert isinstance(fields, dict)
+    return Captured(index, index + 1, fields, turn, step)
 

@@ -8,12 +8,13 @@ what was found. Unreadable input raises ``LogReadError``; a check that checked n
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefix_model.checker.engine import Captured, LogChecker
 from prefix_model.checker.findings import Finding
-from prefix_model.formats.capture import iter_capture
+from prefix_model.formats.capture import iter_plain_capture
 from prefix_model.formats.session_jsonl import LogStream
 
 __all__ = ["Report", "Unusable", "check_log"]
@@ -82,41 +83,44 @@ class Report:
         return "\n".join(lines)
 
 
-def _captured(path: Path, session_id: str | None, report: Report) -> tuple[Captured, ...]:
-    kept: list[Captured] = []
-    for request in iter_capture(path):
+def _captured(path: Path, session_id: str | None, report: Report) -> Iterator[Captured]:
+    """Yield the capture's loop requests of this session, lazily; count every request read."""
+    name = str(path)
+    for request in iter_plain_capture(path):
         report.requests_total += 1
+        kept = Captured(request.index, request.line, request.request, request.turn, request.step, name, request.shallow, request.text, request.spans)
         if not request.loop_request:
             report.requests_auxiliary += 1
         elif session_id is not None and request.session_id is not None and request.session_id != session_id:
             report.requests_other_session += 1
         else:
-            kept.append(Captured(request.index, request.line, request.request, request.turn, request.step))
-    return tuple(kept)
+            yield kept
+            continue
+        if not kept.shallow:
+            kept.exact()  # a skipped request is still read whole: JSON-7 (CAP-1)
 
 
 def check_log(log_path: Path, requests_path: Path | None = None, session_id: str | None = None) -> Report:
-    """Return the report of checking ``log_path`` (and the capture at ``requests_path``)."""
+    """Return the report of checking ``log_path`` (and the capture at ``requests_path``).
+
+    One pass over both files: the capture is read as the log's steps reach its requests, so
+    memory follows the log's live surface and one request, not the files.
+    """
     stream = LogStream(log_path)
-    # The capture is read first: the engine compares each step's request as the log passes it.
-    pending = Report(str(log_path), "", False, session_id, 0, 0, None)
-    captured: tuple[Captured, ...] = ()
+    report = Report(str(log_path), "", False, session_id, 0, 0, None)
     header = stream.read_header()
     # The persisted header names the session; --session names it for the in-memory form.
     named = session_id if session_id is not None else (header.id if header is not None else None)
-    if requests_path is not None:
-        captured = _captured(requests_path, named, pending)
+    captured: Iterable[Captured] = _captured(requests_path, named, report) if requests_path is not None else ()
     seed_length = header.seed_length if header is not None and header.seed_length is not None else 0
     checker = LogChecker(named, captured, seed_length=seed_length)
-    for line, event in stream:
+    for line, event in stream.plain_events():
         checker.feed(line, event)
     checker.finish()
-    report = Report(
-        str(log_path), stream.form, stream.compressed, named, checker.events, len(checker.steps),
-        None if stream.torn_tail is None else f"line {stream.torn_tail.line} ({stream.torn_tail.reason})",
-        pending.requests_total, checker.requests_checked, pending.requests_auxiliary, pending.requests_other_session,
-        len(captured) - checker.requests_checked, list(checker.findings),
-    )  # fmt: skip
+    report.form, report.compressed, report.session_id = stream.form, stream.compressed, named
+    report.events, report.steps, report.findings = checker.events, checker.steps, list(checker.findings)
+    report.torn_tail = None if stream.torn_tail is None else f"line {stream.torn_tail.line} ({stream.torn_tail.reason})"
+    report.requests_checked, report.requests_unmatched = checker.requests_checked, checker.requests_unmatched
     if checker.events == 0:
         raise Unusable(f"{log_path}: no event to check")
     if requests_path is not None and checker.requests_checked == 0:

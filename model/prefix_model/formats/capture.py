@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -23,9 +23,10 @@ from jsonschema.exceptions import best_match
 
 from prefix_model.contracts import Rejection
 from prefix_model.formats.events_jsonl import MAX_LINE_BYTES, LogReadError, parse_json_line
-from prefix_model.json_values import FrozenMap
+from prefix_model.formats.plain_json import NotPlain, Spans, plain_loads, plain_members
+from prefix_model.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, thaw
 
-__all__ = ["CapturedRequest", "iter_capture", "CAPTURE_SCHEMA_PATH", "capture_schema"]
+__all__ = ["CapturedRequest", "PlainCapturedRequest", "iter_capture", "iter_plain_capture", "capture_shape_ok", "CAPTURE_SCHEMA_PATH", "capture_schema"]
 
 CAPTURE_SCHEMA_PATH = Path(__file__).resolve().parents[3] / "spec" / "schema" / "capture.schema.json"
 _STEP_KEYS = ("turn", "step", "agentLoopRequest")
@@ -118,20 +119,174 @@ def _parse(raw: bytes) -> FrozenMap | Rejection:
     return value
 
 
-def iter_capture(path: str | Path) -> Iterator[CapturedRequest]:
-    """Yield the requests of the capture at ``path`` in file order, each line checked (CAP-1)."""
+def _bodies(path: str | Path) -> Iterator[tuple[int, bytes]]:
+    """Yield (0-based index, line without its newline) of the file at ``path``; bound each line."""
     name = str(path)
     _validator()  # a missing or invalid schema is a broken installation, not a bad capture
     try:
         with open(path, "rb") as handle:
             for index, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 2), b"")):
-                line = index + 1
                 body = raw[:-1] if raw.endswith(b"\n") else raw
                 if len(body) > MAX_LINE_BYTES:
-                    raise LogReadError(name, line, "CAP-1", f"line longer than {MAX_LINE_BYTES} bytes")
-                value = _parse(body)
-                if isinstance(value, Rejection):
-                    raise LogReadError(name, line, value.rule, value.reason)
-                yield _captured(index, line, value)
+                    raise LogReadError(name, index + 1, "CAP-1", f"line longer than {MAX_LINE_BYTES} bytes")
+                yield index, body
     except OSError as error:
         raise LogReadError(name, None, "CAP-1", error.strerror or str(error)) from None
+
+
+def iter_capture(path: str | Path) -> Iterator[CapturedRequest]:
+    """Yield the requests of the capture at ``path`` in file order, each line checked (CAP-1)."""
+    for index, body in _bodies(path):
+        value = _parse(body)
+        if isinstance(value, Rejection):
+            raise LogReadError(str(path), index + 1, value.rule, value.reason)
+        yield _captured(index, index + 1, value)
+
+
+# --- the fast lane: plain values, the schema checked by a mirror of it ---------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlainCapturedRequest:
+    """``CapturedRequest`` with plain request fields, for the checker's fast tier.
+
+    The line's shape is checked (``capture_shape_ok``, else the schema); its lossless-JSON rules
+    and nesting are not, unless the line took the spec's path: ``freeze(request)`` decides them
+    when the checker needs the exact value.
+    """
+
+    index: int
+    line: int
+    request: dict[str, object]
+    turn: int | None
+    step: int | None
+    loop_request: bool
+    session_id: str | None
+    shallow: bool = True  # nests at most MAX_DEPTH levels (else only freeze can tell JSON-7)
+    text: str = ""  # the line
+    spans: Spans = field(default_factory=dict)  # where each request field's value is in ``text`` (compact lines)
+
+
+_REQUEST_KEYS = frozenset(("provider", "model", "reasoningEffort", "messages", "system", "tools", "temperature", "maxTokens", "stop", "sessionId", "purpose"))
+_BARE_KEYS = _REQUEST_KEYS | frozenset(_STEP_KEYS)
+_WRAPPER_KEYS = frozenset(("index", "capture", "request"))
+_CAPTURE_KEYS = frozenset(("agentLoopRequest", "sessionId", "instance", "logLengthAtSend", "lastRequestHeaderSeq", "lastStepStart"))
+_STEP_START_KEYS = frozenset(("seq", "turn", "step"))
+_ROLES = ("system", "user", "assistant")
+_PURPOSES = ("compaction", "session-title")
+
+
+def _count(value: object) -> bool:
+    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
+
+
+def _ordinal(value: object) -> bool:
+    return type(value) is int and 1 <= value <= MAX_SAFE_INTEGER
+
+
+def _typed(value: dict[str, object], key: str, kind: type) -> bool:
+    return key not in value or type(value[key]) is kind
+
+
+def _request_ok(request: dict[str, object]) -> bool:
+    provider, model, messages, tools, stop = (request.get(k) for k in ("provider", "model", "messages", "tools", "stop"))
+    if not (type(provider) is str and provider and type(model) is str and model and type(messages) is list):
+        return False
+    for message in messages:  # a loop, not all(): this runs over every message of every request
+        if type(message) is not dict or message.get("role") not in _ROLES or type(message.get("content")) is not list:
+            return False
+    if not (_typed(request, "reasoningEffort", str) and _typed(request, "system", str) and _typed(request, "sessionId", str)):
+        return False
+    if "tools" in request and not (type(tools) is list and all(_tool_ok(t) for t in tools)):
+        return False
+    if "stop" in request and not (type(stop) is list and all(type(s) is str for s in stop)):
+        return False
+    if not all(type(request[k]) in (int, float) for k in ("temperature", "maxTokens") if k in request):
+        return False
+    return "purpose" not in request or request["purpose"] in _PURPOSES
+
+
+def _tool_ok(tool: object) -> bool:
+    return type(tool) is dict and type(tool.get("name")) is str and type(tool.get("description")) is str and type(tool.get("parameters")) is dict
+
+
+def _wrapped_ok(value: dict[str, object]) -> bool:
+    capture, request = value.get("capture"), value.get("request")
+    if value.keys() != _WRAPPER_KEYS or not _count(value["index"]) or type(capture) is not dict or type(request) is not dict:
+        return False
+    if not (capture.keys() <= _CAPTURE_KEYS and type(capture.get("agentLoopRequest")) is bool):
+        return False  # unknown metadata keys: the schema allows them, the fast lane does not vouch for them
+    session, start = capture.get("sessionId"), capture.get("lastStepStart")
+    if not (session is None or type(session) is str) or not _typed(capture, "instance", str):
+        return False
+    if ("logLengthAtSend" in capture and not _count(capture["logLengthAtSend"])) or not (capture.get("lastRequestHeaderSeq") is None or _count(capture["lastRequestHeaderSeq"])):
+        return False
+    if start is not None and not (type(start) is dict and start.keys() == _STEP_START_KEYS and _count(start["seq"]) and _ordinal(start["turn"]) and _ordinal(start["step"])):
+        return False
+    return request.keys() <= _REQUEST_KEYS and _request_ok(request)
+
+
+def capture_shape_ok(value: object) -> bool:
+    """Return True only if ``value`` fits spec/schema/capture.schema.json (a mirror of it, for speed).
+
+    False means "ask the schema": the fast lane then validates with ``jsonschema`` and reports
+    its error. ``tests/test_capture.py`` holds the mirror to the schema on generated lines.
+    """
+    if type(value) is not dict:
+        return False
+    if "request" in value:
+        return _wrapped_ok(value)
+    if not value.keys() <= _BARE_KEYS or ("turn" in value) != ("step" in value):
+        return False
+    if ("turn" in value and not (_ordinal(value["turn"]) and _ordinal(value["step"]))) or not _typed(value, "agentLoopRequest", bool):
+        return False
+    return _request_ok(value)
+
+
+def _plain_captured(index: int, line: int, value: dict[str, object], shallow: bool, text: str, spans: Spans) -> PlainCapturedRequest:
+    """Return the captured request a shape-valid plain line spells (as ``_captured`` does for frozen ones)."""
+    if "request" in value:
+        request, capture = value["request"], value["capture"]
+        assert isinstance(request, dict) and isinstance(capture, dict)
+        start = capture.get("lastStepStart")
+        turn = _int_or_none(start.get("turn")) if isinstance(start, dict) else None
+        step = _int_or_none(start.get("step")) if isinstance(start, dict) else None
+        loop = capture["agentLoopRequest"] is True
+        session = capture.get("sessionId")
+        session = session if isinstance(session, str) else request.get("sessionId")
+    else:
+        request = {k: v for k, v in value.items() if k not in _STEP_KEYS}
+        turn, step = _int_or_none(value.get("turn")), _int_or_none(value.get("step"))
+        flag = value.get("agentLoopRequest")
+        loop = flag if isinstance(flag, bool) else "purpose" not in request
+        session = request.get("sessionId")
+    return PlainCapturedRequest(index, line, request, turn, step, loop, session if isinstance(session, str) else None, shallow, text, spans)
+
+
+def iter_plain_capture(path: str | Path) -> Iterator[PlainCapturedRequest]:
+    """Yield ``iter_capture(path)``'s requests with plain fields, freezing only the lines that need it.
+
+    A compact line is read member by member, so the checker can compare each field's own text
+    (``spans``); a line with spaces is read whole; a line the fast lane cannot vouch for takes
+    the spec's path (frozen, schema-checked: the exact error).
+    """
+    for index, body in _bodies(path):
+        text, spans = "", {}
+        value: object = None
+        try:
+            text = body.decode("utf-8")
+            try:
+                value, outer, inner = plain_members(text, "request")
+                spans = inner if "request" in value else outer
+            except NotPlain:
+                value, _ = plain_loads(text, check_depth=False)
+        except (UnicodeDecodeError, NotPlain):
+            value = None
+        shallow = text.count("[") + text.count("{") <= MAX_DEPTH
+        if not (isinstance(value, dict) and (capture_shape_ok(value) or _schema_error(value) is None)):
+            frozen = _parse(body)  # the spec's path: the exact value, or the exact error
+            if isinstance(frozen, Rejection):
+                raise LogReadError(str(path), index + 1, frozen.rule, frozen.reason)
+            value, shallow, spans = thaw(frozen), True, {}
+            assert isinstance(value, dict)
+        yield _plain_captured(index, index + 1, value, shallow, text, spans)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from io import BufferedReader
 from pathlib import Path
 from typing import IO, NamedTuple, cast
@@ -38,6 +39,8 @@ from prefix_model.events import (
     is_safe_seq,
 )
 from prefix_model.formats.events_jsonl import MAX_LINE_BYTES, LogReadError, event_to_line, parse_event, parse_json_line
+from prefix_model.formats.plain_events import PlainEvent, from_event, plain_event, to_event
+from prefix_model.formats.plain_json import NotPlain, plain_loads
 from prefix_model.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, json_text
 
 __all__ = [
@@ -366,9 +369,14 @@ class _Bounded:
         return data
 
 
-def _plain_chunks(handle: IO[bytes]) -> Iterator[_Chunk]:
-    while data := handle.read(_READ_SIZE):
-        yield _Chunk(data, False)
+def _plain_lines(handle: IO[bytes], name: str) -> Iterator[_Line]:
+    """Yield the lines of an uncompressed file, never reading more than one bounded line (FMT-5)."""
+    for number, raw in enumerate(iter(partial(handle.readline, MAX_LINE_BYTES + 2), b""), start=1):
+        terminated = raw.endswith(b"\n")
+        body = raw[:-1] if terminated else raw
+        if len(body) > MAX_LINE_BYTES:
+            raise LogReadError(name, number, "FMT-5", f"line longer than {MAX_LINE_BYTES} bytes")
+        yield _Line(number, body, terminated, False)
 
 
 def _frame_end(handle: IO[bytes], start: int, size: int, name: str) -> int | None:
@@ -559,7 +567,16 @@ class LogStream:
 
     def __iter__(self) -> Iterator[tuple[int, Event]]:
         self._reset()
-        return self._read()
+        return cast(Iterator[tuple[int, Event]], self._read(plain=False))
+
+    def plain_events(self) -> Iterator[tuple[int, PlainEvent]]:
+        """Iterate like ``iter(self)``, yielding the checker's ``PlainEvent`` form.
+
+        A line the fast lane reads as is (``plain_json``, ``plain_event``: the common case) is
+        never frozen; any other line takes the spec's path, with the same events and errors.
+        """
+        self._reset()
+        return cast(Iterator[tuple[int, PlainEvent]], self._read(plain=True))
 
     def read_header(self) -> SessionHeaderLine | None:
         """Read only the first line (the first frame of a zstd log): set ``form``, ``compressed`` and
@@ -585,8 +602,9 @@ class LogStream:
     def _lines(self, handle: BufferedReader) -> Iterator[_Line]:
         # Peek, not read: a plain log may come from a pipe; only zstd needs a seekable file.
         self.compressed = handle.peek(len(ZSTD_MAGIC))[: len(ZSTD_MAGIC)] == ZSTD_MAGIC
-        chunks = _zstd_chunks(handle, self.name, self._frames) if self.compressed else _plain_chunks(handle)
-        return _split_lines(chunks, self.name)
+        if self.compressed:
+            return _split_lines(_zstd_chunks(handle, self.name, self._frames), self.name)
+        return _plain_lines(handle, self.name)
 
     def _detect_form(self, first: _Line) -> None:
         if self._is_header(first):
@@ -599,7 +617,7 @@ class LogStream:
     def _fail(self, line: int | None, rule: str, reason: str) -> LogReadError:
         return LogReadError(self.name, line, rule, reason)
 
-    def _read(self) -> Iterator[tuple[int, Event]]:
+    def _read(self, plain: bool) -> Iterator[tuple[int, Event | PlainEvent]]:
         try:
             with open(self.path, "rb") as handle:
                 lines = self._lines(handle)
@@ -608,9 +626,9 @@ class LogStream:
                     raise self._fail(None, "FMT-1", "the file is empty: no event and no header")
                 self._detect_form(first)
                 if self.form == PERSISTED:
-                    yield from self._persisted(first, lines)
+                    yield from self._persisted(first, lines, plain)
                 else:
-                    yield from self._memory(first, lines)
+                    yield from self._memory(first, lines, plain)
         except OSError as error:
             raise self._fail(None, "FMT-1", error.strerror or str(error)) from None
         except RecursionError:  # a hostile line in a scan that does not freeze values
@@ -640,17 +658,42 @@ class LogStream:
         self.header = header
         return True
 
-    def _emit(self, number: int, event: Event) -> tuple[int, Event]:
+    def _emit(self, number: int, event: Event, plain: bool) -> tuple[int, Event | PlainEvent]:
         legacy = _legacy(event)
         if legacy is not None:
             raise self._fail(number, legacy.rule, legacy.reason)
         self.events_read += 1
+        return number, from_event(event) if plain else event
+
+    def _emit_plain(self, number: int, event: PlainEvent) -> tuple[int, PlainEvent]:
+        if event.type in _LEGACY_TYPES:  # rare: judged by the spec's rules
+            legacy = _legacy(to_event(event))
+            if legacy is not None:
+                raise self._fail(number, legacy.rule, legacy.reason)
+        self.events_read += 1
         return number, event
+
+    def _fast(self, line: _Line) -> PlainEvent | None:
+        """Return the event a complete line stores when the fast lane reads it as the spec would; else None."""
+        if not line.terminated and self.form == PERSISTED:
+            return None
+        try:
+            value, bound = plain_loads(line.raw.decode("utf-8"))
+        except (UnicodeDecodeError, NotPlain):
+            return None
+        event = plain_event(value, bound)
+        if event is None or event.seq != self.events_read or event.type in ROW_TYPES:  # rows: FMT-8, expanded by the spec's path
+            return None
+        return event
 
     # -- the in-memory form: every line an event with the next seq ------------------------------
 
-    def _memory(self, first: _Line, rest: Iterator[_Line]) -> Iterator[tuple[int, Event]]:
+    def _memory(self, first: _Line, rest: Iterator[_Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent]]:
         for line in _chain(first, rest):
+            fast = self._fast(line) if plain else None
+            if fast is not None:
+                yield self._emit_plain(line.number, fast)
+                continue
             text = self._text(line, "FMT-1")
             if not text.strip():
                 raise self._fail(line.number, "FMT-1", "empty line")
@@ -662,7 +705,7 @@ class LogStream:
                 raise self._fail(line.number, event.rule, event.reason)
             if event.seq != self.events_read:
                 raise self._fail(line.number, "LOG-2", f"seq {event.seq} is not contiguous; expected {self.events_read}")
-            yield self._emit(line.number, event)
+            yield self._emit(line.number, event, plain)
 
     # -- the persisted form: the torn-tail rule (FMT-7) -----------------------------------------
 
@@ -700,15 +743,20 @@ class LogStream:
             raise self._fail(line.number, parsed.rule, parsed.reason)
         return (parsed,)
 
-    def _persisted(self, header: _Line, lines: Iterator[_Line]) -> Iterator[tuple[int, Event]]:
+    def _persisted(self, header: _Line, lines: Iterator[_Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent]]:
         last = header.number
         for line in lines:
+            fast = self._fast(line) if plain else None
+            if fast is not None:
+                yield self._emit_plain(line.number, fast)
+                last = line.number
+                continue
             decoded = self._decode(line)
             if isinstance(decoded, _Hole):
                 self._end_at_hole(line, decoded, lines)
                 return
             for event in decoded:
-                yield self._emit(line.number, event)
+                yield self._emit(line.number, event, plain)
             last = line.number
         if self._frames.torn_at is not None:
             # Every line of the incomplete final frame read cleanly, but the frame itself is torn.

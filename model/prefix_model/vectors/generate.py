@@ -91,6 +91,7 @@ NOT_WITNESSED: dict[str, str] = {
     "FMT-9": "the zstd persisted form, binary; vectors carry the in-memory form",
     "FMT-10": "the persisted form's header line; vectors carry the in-memory form",
     "CHK-1": "the checker's report of what it read (its vacuity guard), not a property of a log",
+    "CHK-2": "how the checker reads and judges (its fast lane is held to the spec's path), not a property of a log",
     "REQ-5": "an error outcome of reconstructing a missing step (prefix-model request); MATCH-1 is the checker's counterpart",
     "LOG-10": "the outcome of a rejected append (the log is unchanged), an API behaviour a vector cannot hold",
 }

@@ -1,0 +1,143 @@
+"""The readers' fast lane: ``json.loads`` with the lossless rules of §1 folded into its hooks.
+
+The spec's reader (``parse_json_line``) freezes every value: exact, and about ten times the cost
+of parsing. Most lines need none of it: a line is *plain* when the C decoder's number hooks see
+no exponent form, no ``-0``, no integer beyond 15 digits and no NaN/Infinity, and it nests at
+most ``MAX_DEPTH`` levels. Its plain value is then exactly ``thaw(freeze(value))`` up to the
+order of integer-like keys (JSON-4), which no plain-lane comparison depends on: two plain values
+with equal ``json.dumps`` text have equal ``JSON.stringify`` text. Any other line raises
+``NotPlain`` and is read by the spec's reader, which gives the exact value or the exact error.
+"""
+
+from __future__ import annotations
+
+import json
+import json.decoder
+import json.scanner
+import math
+from collections.abc import Callable
+from functools import partial
+
+from prefix_model.json_values import MAX_DEPTH, MAX_SAFE_INTEGER
+
+__all__ = ["NotPlain", "Spans", "plain_loads", "plain_members", "plain_text", "depth"]
+
+
+class NotPlain(Exception):
+    """A line the fast lane does not read: the spec's reader decides it."""
+
+
+def _int(text: str) -> int:
+    if len(text) > 15 or text == "-0":  # 15 digits are always safe; -0 is a double (JSON-2)
+        raise NotPlain
+    return int(text)
+
+
+def _float(text: str) -> int | float:
+    if "e" in text or "E" in text:  # exponent forms: Python's text of the double is not JavaScript's
+        raise NotPlain
+    value = float(text)
+    if not math.isfinite(value) or (value == 0 and text[0] == "-"):  # 400 digits overflow; -0 (JSON-1, JSON-2)
+        raise NotPlain
+    if value.is_integer():  # freeze keeps an integral double as an int (JSON-3)
+        if abs(value) > MAX_SAFE_INTEGER + 1:
+            raise NotPlain
+        return int(value)
+    return value
+
+
+def _constant(name: str) -> object:
+    raise NotPlain
+
+
+# The C scanner itself: JSONDecoder.decode adds two regex matches and a Python frame per line.
+_scan = json.scanner.make_scanner(json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant))  # type: ignore[arg-type]  # typeshed names the class, not its argument
+_scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")  # C; not in typeshed
+plain_text = partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
+"""The compact text of a plain value; equal texts mean equal JSON values (see the module note)."""
+
+
+def depth(value: object) -> int:
+    """Return how many arrays and objects ``value`` nests (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def plain_loads(text: str, check_depth: bool = True) -> tuple[object, int]:
+    """Return the plain value of one JSON line and a bound on its nesting depth; raise ``NotPlain``.
+
+    The bound is the count of ``[`` and ``{`` in the text when that is at most ``MAX_DEPTH`` (a
+    C-speed count), else the exact depth. With ``check_depth`` off the nesting is left to the
+    caller (the bound is then the count) — a line that JSON-7 may reject must be frozen later.
+    """
+    try:
+        value, end = _scan(text, 0)
+    except (StopIteration, ValueError, RecursionError):  # not JSON (or leading space): the spec's reader says why
+        raise NotPlain from None
+    if end != len(text):
+        raise NotPlain
+    bound = text.count("[") + text.count("{")
+    if check_depth and bound > MAX_DEPTH:
+        bound = depth(value)
+        if bound > MAX_DEPTH:
+            raise NotPlain
+    return value, bound
+
+
+Spans = dict[str, tuple[int, int]]
+"""Where each member's value sits in the line's text: ``text[start:end]`` (a compact line's own text)."""
+
+
+def plain_members(text: str, descend: str | None = None) -> tuple[dict[str, object], Spans, Spans]:
+    """Return a compact JSON object line's plain value, its members' spans, and those of member ``descend``.
+
+    For a line written without whitespace (``JSON.stringify``'s form) this reads the top-level
+    object member by member — the values by the same C scanner as ``plain_loads`` — so each
+    member's own text is known without writing it again; a member named ``descend`` holding an
+    object is read the same way one level down. Anything else raises ``NotPlain``.
+    """
+    value, spans, inner, end = _members(text, 0, descend)
+    if end != len(text):
+        raise NotPlain
+    return value, spans, inner
+
+
+def _members(text: str, start: int, descend: str | None) -> tuple[dict[str, object], Spans, Spans, int]:
+    if not text.startswith("{", start):
+        raise NotPlain
+    value: dict[str, object] = {}
+    spans: Spans = {}
+    inner: Spans = {}
+    index = start + 1
+    try:
+        if text[index] == "}":
+            return value, spans, inner, index + 1
+        while True:
+            if text[index] != '"':
+                raise NotPlain
+            key, index = _scanstring(text, index + 1)
+            if text[index] != ":":
+                raise NotPlain
+            if key == descend and text.startswith("{", index + 1):
+                member, inner, _, end = _members(text, index + 1, None)
+            else:
+                member, end = _scan(text, index + 1)
+            value[key] = member  # a repeated key: the last value, at the first place (JSON.parse)
+            spans[key] = (index + 1, end)
+            if text[end] == "}":
+                return value, spans, inner, end + 1
+            if text[end] != ",":
+                raise NotPlain
+            index = end + 1
+    except (IndexError, StopIteration, ValueError, RecursionError):
+        raise NotPlain from None

@@ -1,0 +1,214 @@
+"""§14 CHK-2 — the checker's fast lane is sound: what it vouches for, the spec's path accepts unchanged.
+
+The fast lane (``formats/plain_json``, ``formats/plain_events``, ``checker/plain_rules``, the
+capture mirror of the schema) never decides a verdict of its own: it either returns what the
+spec's path returns, or declines and hands the line, event or request to the spec. Each test
+draws inputs — valid, and broken in the ways the spec rejects — and checks that direction, and
+that the lane does not decline the common case (else it would be sound and useless).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from prefix_model.checker.plain_rules import append_provenance_ok, derive_plain, envelope_ok
+from prefix_model.contracts import Rejection
+from prefix_model.derive import derive_event_message
+from prefix_model.events import APPEND, Event, check_event
+from prefix_model.formats.capture import capture_schema, capture_shape_ok, iter_capture, iter_plain_capture
+from prefix_model.formats.events_jsonl import event_to_line, parse_event, parse_json_line
+from prefix_model.formats.plain_events import from_event, plain_event, to_event
+from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members, plain_text
+from prefix_model.formats.session_jsonl import LogStream, write_persisted
+from prefix_model.headers import check_header_event
+from prefix_model.json_values import MAX_DEPTH, FrozenMap, json_text, thaw
+from prefix_model.loop import run
+from prefix_model.requests import request_to_json
+from prefix_model.surface import _check_provenance
+from prefix_model.variants import WITNESS
+from tests.strategies import logs, plain_json_values, rejected_events
+from tests.test_session_jsonl import HEADER
+
+# Number spellings the spec's reader normalises or rejects, and ordinary ones.
+NUMBER_TEXTS = ("0", "-0", "-0.0", "1.0", "2.50", "1e3", "1E-7", "0.1", "-12", "123456789012345", "1234567890123456",
+                "9007199254740993", "1" * 400, "1" * 400 + ".5", "-1.5", "3.14159")  # fmt: skip
+
+
+@st.composite
+def json_lines(draw: st.DrawFn) -> str:
+    """Draw a line of JSON text: a plain value, spaced or compact, with odd numbers spliced in."""
+    value = draw(plain_json_values())
+    compact = draw(st.booleans())
+    text = json.dumps(value, ensure_ascii=draw(st.booleans()), separators=(",", ":") if compact else (", ", ": "))
+    number = draw(st.sampled_from(NUMBER_TEXTS))
+    return draw(st.sampled_from([text, f"[{number},{text}]", f'{{"n":{number},"v":{text}}}', f'{{"a":1,"a":{text}}}', f"[{text}]" * 2]))
+
+
+def spec_value(text: str) -> object:
+    """Return the spec reader's value of a line (thawed), or its Rejection."""
+    value = parse_json_line(text)
+    return value if isinstance(value, Rejection) else thaw(value)
+
+
+@pytest.mark.spec("CHK-2", "JSON-1", "JSON-2", "JSON-3", "JSON-7")
+@given(json_lines())
+def test_a_line_the_fast_lane_reads_is_the_value_the_spec_reads(text: str) -> None:
+    try:
+        value, bound = plain_loads(text)
+    except NotPlain:
+        return  # declined: the spec's path reads it
+    spec = spec_value(text)
+    assert not isinstance(spec, Rejection), (text, spec)
+    assert json_text(parse_json_line(plain_text(value))) == json_text(parse_json_line(text))  # type: ignore[arg-type]
+    assert spec == value and bound >= 0
+
+
+@pytest.mark.spec("CHK-2", "JSON-7")
+def test_the_fast_lane_declines_lines_nested_past_the_limit_and_reads_the_rest() -> None:
+    deep, shallow = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "[" * 200 + "1" + "]" * 200
+    with pytest.raises(NotPlain):
+        plain_loads(deep)
+    assert plain_loads(shallow)[1] == 200
+    for text in ("-0", "[1e5]", "[NaN]", '{"a":1} x', " [1]", "[1" + "0" * 20 + "]", "[" + "9" * 400 + ".0]"):
+        with pytest.raises(NotPlain):
+            plain_loads(text)
+    assert plain_loads('{"a":[1,2.5,"x",true,null]}') == ({"a": [1, 2.5, "x", True, None]}, 2)
+
+
+@pytest.mark.spec("CHK-2")
+@given(st.dictionaries(st.text(max_size=5), plain_json_values(max_leaves=6), max_size=5), st.booleans())
+def test_members_read_a_compact_object_with_each_members_own_text(value: dict[str, object], nest: bool) -> None:
+    line_value: dict[str, object] = {"request": value, "z": 1} if nest else value
+    text = json.dumps(line_value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        read, spans, inner = plain_members(text, "request")
+    except NotPlain:
+        with pytest.raises(NotPlain):
+            plain_loads(text, check_depth=False)  # only a number the lane does not vouch for declines
+        return
+    assert read == json.loads(text)
+    own = inner if nest else spans
+    assert {k: text[a:b] for k, (a, b) in own.items()} == {k: json.dumps(v, ensure_ascii=False, separators=(",", ":")) for k, v in value.items()}
+    with pytest.raises(NotPlain):
+        plain_members(json.dumps(line_value, separators=(", ", ": ")) if line_value else "{ }", "request")
+
+
+@cache
+def model_events() -> tuple[Event, ...]:
+    return tuple(e for s in run(WITNESS).sessions for e in s.log.events)
+
+
+@pytest.mark.spec("CHK-2", "LOG-1", "LOG-2", "LOG-3", "SURF-3", "SURF-7")
+@given(st.sampled_from(model_events()), st.sampled_from(["", "drop-data", "seq-str", "time-neg", "op-null", "op-bad", "sources-str", "extra"]))
+def test_an_envelope_the_fast_lane_reads_is_the_event_the_spec_reads(event: Event, damage: str) -> None:
+    value = json.loads(event_to_line(event))
+    if damage == "drop-data":
+        del value["data"]
+    elif damage == "seq-str":
+        value["seq"] = str(value["seq"])
+    elif damage == "time-neg":
+        value["time"] = -1
+    elif damage == "op-null":
+        value["surfaceOp"] = None
+    elif damage == "op-bad":
+        value["surfaceOp"] = {"op": "replace", "start": 0}
+    elif damage == "sources-str":
+        value["sourceEventSeqs"] = "0"
+    elif damage == "extra":
+        value["extra"] = 1
+    fast = plain_event(value, 1)
+    spec = parse_event(parse_json_line(json.dumps(value)))  # type: ignore[arg-type]
+    if fast is None:
+        assert damage or spec == event  # the lane reads every undamaged model event
+        return
+    assert not isinstance(spec, Rejection) and to_event(fast) == spec, (damage, spec)
+
+
+@pytest.mark.spec("CHK-2", "LOG-5", "LOG-6", "LOG-11", "LOG-13", "LOG-14", "LOG-15", "SURF-7", "DER-2", "DER-3", "DER-4", "DER-5")
+@given(st.data())
+def test_the_fast_rules_never_pass_what_the_spec_rejects_and_derive_the_same_message(data: st.DataObject) -> None:
+    log = data.draw(logs())
+    event, rule = data.draw(rejected_events(log)) if data.draw(st.booleans()) else (data.draw(st.sampled_from(log.events or model_events())), "")
+    plain = from_event(event)
+    if envelope_ok(plain):
+        assert check_event(event, event.seq) is None and check_header_event(event) is None, rule
+    if event.surface_op == APPEND and append_provenance_ok(plain):
+        assert _check_provenance(event, ()) is None, rule
+    message = derive_event_message(event)
+    assert derive_plain(plain) == (None if message is None else thaw(message))
+
+
+@pytest.mark.spec("CHK-2")
+def test_the_fast_rules_pass_the_common_case() -> None:
+    plain = [from_event(e) for e in model_events()]
+    ordinary = [e for e in plain if e.type != "request/header"]
+    assert ordinary and all(envelope_ok(e) for e in ordinary)
+    assert all(append_provenance_ok(e) for e in plain if e.surface_op == APPEND)
+
+
+@pytest.mark.spec("CHK-2", "FMT-7", "FMT-8", "FMT-9")
+@pytest.mark.parametrize("form", ["memory", "persisted", "zstd"])
+def test_the_plain_stream_is_the_spec_stream(form: str, tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    for session in run(WITNESS).sessions:
+        if form == "memory":
+            path.write_text("".join(event_to_line(e) + "\n" for e in session.log.events), encoding="utf-8")
+        else:
+            write_persisted(path, HEADER, session.log.events, compress=form == "zstd")
+        stream = LogStream(path)
+        spec = [(line, from_event(e)) for line, e in stream]
+        plain = list(stream.plain_events())
+        assert [(line, e._replace(depth=0)) for line, e in plain] == [(line, e._replace(depth=0)) for line, e in spec]
+        assert all(e.depth >= 1 for _, e in plain)
+
+
+def capture_lines() -> list[object]:
+    world = run(WITNESS)
+    requests = [thaw(request_to_json(r.request)) for r in world.requests]
+    lines: list[object] = []
+    for n, request in enumerate(requests):
+        assert isinstance(request, dict)
+        lines += [request | {"turn": 1, "step": 1}, {"index": n, "capture": {"agentLoopRequest": True, "sessionId": None}, "request": request}]
+    return lines
+
+
+DAMAGES = [("provider", ""), ("model", 3), ("messages", {}), ("tools", [{"name": "t"}]), ("stop", [1]), ("temperature", True),
+           ("purpose", "other"), ("turn", 0), ("agentLoopRequest", "yes"), ("extra", 1), ("reasoningEffort", None)]  # fmt: skip
+
+
+@pytest.mark.spec("CHK-2", "CAP-1")
+@given(st.sampled_from(capture_lines()), st.sampled_from([None, *DAMAGES]), st.booleans())
+def test_the_capture_mirror_never_passes_what_the_schema_rejects(line: object, damage: tuple[str, object] | None, inner: bool) -> None:
+    value = json.loads(json.dumps(line))
+    if damage is not None:
+        target = value["request"] if inner and "request" in value else value
+        target[damage[0]] = damage[1]
+    valid = jsonschema.Draft202012Validator(capture_schema()).is_valid(value)
+    if capture_shape_ok(value):
+        assert valid, (damage, inner)
+    assert capture_shape_ok(value) or damage is not None  # every model-built line passes the mirror
+
+
+@pytest.mark.spec("CHK-2", "CAP-1")
+@pytest.mark.parametrize("compact", [True, False])
+def test_the_plain_capture_is_the_spec_capture(compact: bool, tmp_path: Path) -> None:
+    path = tmp_path / "capture.jsonl"
+    separators = (",", ":") if compact else (", ", ": ")
+    path.write_text("".join(json.dumps(line, separators=separators, ensure_ascii=False) + "\n" for line in capture_lines()), encoding="utf-8")
+    spec, plain = list(iter_capture(path)), list(iter_plain_capture(path))
+    assert [(r.index, r.line, r.turn, r.step, r.loop_request, r.session_id, thaw(r.request)) for r in spec] == [
+        (r.index, r.line, r.turn, r.step, r.loop_request, r.session_id, r.request) for r in plain
+    ]
+    assert all(bool(r.spans) == compact for r in plain)
+    for r in plain:
+        for name in r.request if compact else ():
+            start, end = r.spans[name]
+            assert r.text[start:end] == plain_text(r.request[name])
+    assert isinstance(spec[0].request, FrozenMap)
