@@ -56,7 +56,7 @@ def test_engine_and_spec_flag_the_same_requests(name: str, semantics: Semantics)
 
 def _perturbed(request: dict[str, object], how: str) -> dict[str, object]:
     """Return ``request`` changed in a way Python ``==`` or a text slice could overlook."""
-    copy = json.loads(json.dumps(request))
+    copy: dict[str, object] = json.loads(json.dumps(request))
     messages = copy["messages"]
     assert isinstance(messages, list)
     if how == "message keys reordered" and messages:
