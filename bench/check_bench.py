@@ -8,7 +8,7 @@ times, in one process: ``json.loads`` of every line of both files, and the full 
 ``PREFIX_MODEL_CONTRACTS=0``), interleaved ``--repeat`` times per size (once beyond 10^5
 events); medians are reported, so both see the same machine load. Usage:
 
-    python bench/check_bench.py [--sizes 10000,100000,1000000] [--repeat 5] [--dir DIR]
+    python bench/check_bench.py [--sizes 10000,100000,1000000] [--repeat 5] [--form memory|persisted|zstd] [--dir DIR]
 
 It prints one row per size (events, MB, runs, parse s, check s, events/s, MB/s, check ÷ parse,
 peak RSS of a fresh process checking the pair) and the growth of check time per event between
@@ -18,6 +18,7 @@ sizes (1.00 = linear).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import resource
@@ -26,13 +27,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+import zstandard
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "model"))
 
 from prefix_model.checker.run import check_log  # noqa: E402
 from prefix_model.contracts import ENABLED  # noqa: E402
+from prefix_model.formats.session_jsonl import SESSION_FORMAT_VERSION, ZSTD_MAGIC, LogStream, SessionHeaderLine, write_persisted  # noqa: E402
 
 PREFIX = [{"role": "user", "content": [{"type": "text", "text": "<system-reminder>skills catalog v1</system-reminder>"}]}]
 HEADER = {"config": {"provider": "mock", "model": "mock-model"}, "system": "You are careful.",
@@ -121,11 +125,22 @@ def _compact(w: _Writer, turn: int) -> None:
     w.emit("compact/end", {"turn": turn})
 
 
+def persisted(log: Path, compress: bool) -> Path:
+    """Write ``log`` again as the harness persists it (header line, packed chunk rows, zstd frames)."""
+    target = log.with_suffix(".session.jsonl" + (".zstd" if compress else ""))
+    write_persisted(target, SessionHeaderLine(SESSION_FORMAT_VERSION, "bench", 1_795_989_239_000), (e for _, e in LogStream(log)), compress=compress)
+    return target
+
+
 def _parse_seconds(log: Path, capture: Path) -> float:
+    """Return the seconds ``json.loads`` takes over every line of both files (a zstd log decompressed first)."""
     started = time.perf_counter()
     for path in (log, capture):
         with path.open("rb") as handle:
-            for line in handle:
+            lines: Iterable[bytes] = handle
+            if handle.peek(4)[:4] == ZSTD_MAGIC:
+                lines = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True))
+            for line in lines:
                 json.loads(line)
     return time.perf_counter() - started
 
@@ -150,7 +165,7 @@ def _peak_rss_mb(log: Path, capture: Path) -> float:
 
 def measure(log: Path, capture: Path, repeat: int) -> tuple[int, int, float, float]:
     """Return events, bytes, and the medians of ``repeat`` interleaved json.loads and check runs."""
-    events = sum(1 for _ in log.open("rb"))
+    events = sum(1 for _ in LogStream(log).plain_events())
     size = log.stat().st_size + capture.stat().st_size
     parses, checks = [], []
     for _ in range(repeat):  # interleaved, so both see the same machine load
@@ -163,6 +178,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated event counts")
     parser.add_argument("--repeat", type=int, default=5, help="interleaved runs per size (the median is reported); 1 beyond 10^5 events")
+    parser.add_argument("--form", choices=("memory", "persisted", "zstd"), default="memory",
+                        help="the log's form: in-memory event lines, or session.jsonl with packed chunk rows, plain or zstd")
     parser.add_argument("--dir", help="where to write the generated files (default: a temporary folder)")
     args = parser.parse_args()
     folder = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="prefix-bench-"))
@@ -172,6 +189,8 @@ def main() -> None:
     print(f"{'events':>9} {'MB':>8} {'runs':>4} {'parse s':>8} {'check s':>8} {'events/s':>10} {'MB/s':>7} {'check/parse':>11} {'peak RSS MB':>11}")
     for size in (int(s) for s in args.sizes.split(",")):
         log, capture = generate(folder, size)
+        if args.form != "memory":
+            log = persisted(log, args.form == "zstd")
         repeat = args.repeat if size <= 100_000 else 1
         events, size_bytes, parse, check = measure(log, capture, repeat)
         rss = _peak_rss_mb(log, capture)

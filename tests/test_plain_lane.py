@@ -26,15 +26,15 @@ from prefix_model.formats.capture import capture_schema, capture_shape_ok, iter_
 from prefix_model.formats.events_jsonl import event_to_line, parse_event, parse_json_line
 from prefix_model.formats.plain_events import from_event, plain_event, to_event
 from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members, plain_text
-from prefix_model.formats.session_jsonl import LogStream, write_persisted
+from prefix_model.formats.session_jsonl import ROW_TYPES, LogStream, expand_chunk_row, pack_chunk_runs, plain_row_events, write_persisted
 from prefix_model.headers import check_header_event
-from prefix_model.json_values import MAX_DEPTH, FrozenMap, json_text, thaw
+from prefix_model.json_values import MAX_DEPTH, FrozenMap, freeze, json_text, thaw
 from prefix_model.loop import run
 from prefix_model.requests import request_to_json
 from prefix_model.surface import _check_provenance
 from prefix_model.variants import WITNESS
 from tests.strategies import logs, plain_json_values, rejected_events
-from tests.test_session_jsonl import HEADER
+from tests.test_session_jsonl import HEADER, streamed_turn
 
 # Number spellings the spec's reader normalises or rejects, and ordinary ones.
 NUMBER_TEXTS = ("0", "-0", "-0.0", "1.0", "2.50", "1e3", "1E-7", "0.1", "-12", "123456789012345", "1234567890123456",
@@ -158,10 +158,12 @@ def test_the_fast_rules_pass_the_common_case() -> None:
 def test_the_plain_stream_is_the_spec_stream(form: str, tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
     for session in run(WITNESS).sessions:
+        events = streamed_turn(session.log).events  # with delta runs the persisted form packs into rows
         if form == "memory":
-            path.write_text("".join(event_to_line(e) + "\n" for e in session.log.events), encoding="utf-8")
+            path.write_text("".join(event_to_line(e) + "\n" for e in events), encoding="utf-8")
         else:
-            write_persisted(path, HEADER, session.log.events, compress=form == "zstd")
+            write_persisted(path, HEADER, events, compress=form == "zstd")
+            assert form == "zstd" or '"seq0"' in path.read_text(encoding="utf-8")
         stream = LogStream(path)
         spec = [(line, from_event(e)) for line, e in stream]
         plain = list(stream.plain_events())
@@ -212,3 +214,34 @@ def test_the_plain_capture_is_the_spec_capture(compact: bool, tmp_path: Path) ->
             start, end = r.spans[name]
             assert r.text[start:end] == plain_text(r.request[name])
     assert isinstance(spec[0].request, FrozenMap)
+
+
+@cache
+def packed_rows() -> tuple[dict[str, object], ...]:
+    events = streamed_turn(run(WITNESS).sessions[0].log).events
+    rows = [thaw(r) for r in pack_chunk_runs(events) if isinstance(r, FrozenMap) and r.get("type") in ROW_TYPES]
+    assert rows
+    return tuple(r for r in rows if isinstance(r, dict))
+
+
+ROW_DAMAGES = [("seq0", -1), ("time0", -5), ("time0", 2**60), ("type", "other-chunks"), ("extra", 1), ("data.dt", [1.5]),
+               ("data.dt", []), ("data.texts", []), ("data.texts", [1, 2]), ("data.turn", True), ("data.index", "0"), ("data.extra", 0)]  # fmt: skip
+
+
+@pytest.mark.spec("CHK-2", "FMT-8", "LOG-3")
+@given(st.sampled_from(packed_rows()), st.sampled_from([None, *ROW_DAMAGES]))
+def test_a_row_the_fast_lane_expands_is_the_rows_spec_expansion(row: dict[str, object], damage: tuple[str, object] | None) -> None:
+    value: dict[str, object] = json.loads(json.dumps(row))
+    if damage is not None:
+        key, new = damage
+        target = value["data"] if key.startswith("data.") else value
+        assert isinstance(target, dict)
+        target[key.removeprefix("data.")] = new
+    seq0 = value["seq0"] if isinstance(value["seq0"], int) else 0
+    fast = plain_row_events(value, seq0)
+    spec = expand_chunk_row(freeze(value))  # type: ignore[arg-type]
+    if fast is None:
+        assert damage is not None  # every packed row the writer writes is read the fast way
+        return
+    assert not isinstance(spec, Rejection) and all(0 <= e.time for e in spec), damage
+    assert [e._replace(depth=0) for e in fast] == [from_event(e)._replace(depth=0) for e in spec]

@@ -53,6 +53,7 @@ __all__ = [
     "header_to_line",
     "pack_chunk_runs",
     "expand_chunk_row",
+    "plain_row_events",
     "record_to_line",
     "write_persisted",
     "ZSTD_MAGIC",
@@ -249,6 +250,59 @@ def expand_chunk_row(value: FrozenMap) -> tuple[Event, ...] | Rejection:
         body = FrozenMap({"turn": data["turn"], "step": data["step"], "chunk": FrozenMap(chunk)})
         events.append(Event(ASSISTANT_CHUNK, seq0 + k, int(time), body))
     return tuple(events)
+
+
+_ROW_ENVELOPE = frozenset(("type", "seq0", "time0", "data"))
+_RUN_KEYS = frozenset(("turn", "step", "index", "dt", "texts"))
+_CALL_KEYS, _NAMED_CALL_KEYS = frozenset(("turn", "step", "index", "id", "dt", "args")), frozenset(("turn", "step", "index", "id", "name", "dt", "args"))
+
+
+def _plain_number(value: object) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def plain_row_events(value: dict[str, object], expected_seq: int) -> list[PlainEvent] | None:
+    """Return the chunk events of a plain packed row starting at ``expected_seq`` when ``expand_chunk_row``
+    would return them unchanged and every member time is valid (LOG-3); else None: the spec's path decides.
+    """
+    tag, seq0, time0, data = value.get("type"), value.get("seq0"), value.get("time0"), value.get("data")
+    if value.keys() != _ROW_ENVELOPE or seq0 != expected_seq or type(seq0) is not int or seq0 < 0 or type(time0) is not int or type(data) is not dict:
+        return None
+    if tag == "tool-call-chunks":
+        named = data.keys() == _NAMED_CALL_KEYS
+        if not (named or data.keys() == _CALL_KEYS) or type(data["id"]) is not str or (named and type(data["name"]) is not str):
+            return None
+        members = data["args"]
+    elif tag in ROW_TYPES:
+        if data.keys() != _RUN_KEYS:
+            return None
+        members = data["texts"]
+    else:
+        return None
+    gaps, turn, step, index = data["dt"], data["turn"], data["step"], data["index"]
+    if not (_plain_number(turn) and _plain_number(step) and _plain_number(index) and type(members) is list and members and type(gaps) is list):
+        return None
+    if len(gaps) != len(members) - 1 or not all(type(m) is str for m in members) or not all(type(g) is int for g in gaps):
+        return None
+    kind = _KIND_OF_ROW[tag]
+    events, time = [], time0
+    for k, member in enumerate(members):
+        if k:
+            time += gaps[k - 1]
+        if not 0 <= time <= MAX_SAFE_INTEGER:
+            return None
+        chunk: dict[str, object] = {"type": kind, "index": index}
+        if kind == TOOL_CALL_DELTA:
+            chunk["id"] = data["id"]
+            if "name" in data:
+                chunk["name"] = data["name"]
+            chunk["argumentsDelta"] = member
+        else:
+            chunk["text"] = member
+        events.append(PlainEvent(ASSISTANT_CHUNK, seq0 + k, time, {"turn": turn, "step": step, "chunk": chunk}, depth=3))
+    if seq0 + len(members) - 1 > MAX_SAFE_INTEGER or any(abs(g) > MAX_SAFE_INTEGER for g in gaps):
+        return None
+    return events
 
 
 def _delta_kind(event: Event) -> str | None:
@@ -673,18 +727,20 @@ class LogStream:
         self.events_read += 1
         return number, event
 
-    def _fast(self, line: _Line) -> PlainEvent | None:
-        """Return the event a complete line stores when the fast lane reads it as the spec would; else None."""
+    def _fast(self, line: _Line) -> list[PlainEvent] | None:
+        """Return the events a complete line stores when the fast lane reads them as the spec would; else None."""
         if not line.terminated and self.form == PERSISTED:
             return None
         try:
             value, bound = plain_loads(line.raw.decode("utf-8"))
         except (UnicodeDecodeError, NotPlain):
             return None
+        if type(value) is dict and value.get("type") in ROW_TYPES:  # a packed row: FMT-8 in the in-memory form
+            return plain_row_events(value, self.events_read) if self.form == PERSISTED else None
         event = plain_event(value, bound)
-        if event is None or event.seq != self.events_read or event.type in ROW_TYPES:  # rows: FMT-8, expanded by the spec's path
+        if event is None or event.seq != self.events_read:
             return None
-        return event
+        return [event]
 
     # -- the in-memory form: every line an event with the next seq ------------------------------
 
@@ -692,7 +748,7 @@ class LogStream:
         for line in _chain(first, rest):
             fast = self._fast(line) if plain else None
             if fast is not None:
-                yield self._emit_plain(line.number, fast)
+                yield self._emit_plain(line.number, fast[0])
                 continue
             text = self._text(line, "FMT-1")
             if not text.strip():
@@ -748,7 +804,8 @@ class LogStream:
         for line in lines:
             fast = self._fast(line) if plain else None
             if fast is not None:
-                yield self._emit_plain(line.number, fast)
+                for member in fast:
+                    yield self._emit_plain(line.number, member)
                 last = line.number
                 continue
             decoded = self._decode(line)
