@@ -18,12 +18,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from prefix_model.checker.engine import Captured
 from prefix_model.checker.plain_rules import append_provenance_ok, derive_plain, envelope_ok
 from prefix_model.contracts import Rejection
 from prefix_model.derive import derive_event_message
 from prefix_model.events import APPEND, Event, check_event
 from prefix_model.formats.capture import capture_schema, capture_shape_ok, iter_capture, iter_plain_capture
-from prefix_model.formats.events_jsonl import event_to_line, parse_event, parse_json_line
+from prefix_model.formats.events_jsonl import LogReadError, event_to_line, parse_event, parse_json_line
 from prefix_model.formats.plain_events import from_event, plain_event, to_event
 from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members, plain_text
 from prefix_model.formats.session_jsonl import ROW_TYPES, LogStream, expand_chunk_row, pack_chunk_runs, plain_row_events, write_persisted
@@ -245,3 +246,38 @@ def test_a_row_the_fast_lane_expands_is_the_rows_spec_expansion(row: dict[str, o
         return
     assert not isinstance(spec, Rejection) and all(0 <= e.time for e in spec), damage
     assert [e._replace(depth=0) for e in fast] == [from_event(e)._replace(depth=0) for e in spec]
+
+
+@st.composite
+def damaged_captures(draw: st.DrawFn) -> bytes:
+    separators = draw(st.sampled_from([(",", ":"), (", ", ": ")]))
+    data = "".join(json.dumps(line, separators=separators, ensure_ascii=False) + "\n" for line in capture_lines()[:6]).encode()
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(data) - 1))
+        how = draw(st.sampled_from(["flip", "delete", "insert"]))
+        if how == "flip":
+            data = data[:at] + bytes([data[at] ^ (1 << draw(st.integers(0, 7)))]) + data[at + 1 :]
+        elif how == "delete":
+            data = data[:at] + data[at + draw(st.integers(1, 20)) :]
+        else:
+            data = data[:at] + draw(st.sampled_from([b"-0", b"1e5", b"[", b'"', b" ", b"true", b'"x":1,'])) + data[at:]
+    return data
+
+
+@pytest.mark.spec("CHK-2", "CAP-1")
+@given(damaged_captures())
+def test_a_damaged_capture_reads_alike_in_both_lanes(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+    path = tmp_path_factory.mktemp("capture") / "capture.jsonl"
+    path.write_bytes(data)
+    try:
+        spec: list[object] | str = [(r.index, r.turn, r.step, r.loop_request, r.session_id, thaw(r.request)) for r in iter_capture(path)]
+    except LogReadError as error:
+        spec = str(error)
+    try:
+        read = list(iter_plain_capture(path))
+        plain: list[object] | str = [(r.index, r.turn, r.step, r.loop_request, r.session_id, r.request) for r in read]
+        for r in read:  # the checker freezes a request before judging it: JSON-7 and the number rules apply then
+            Captured(r.index, r.line, r.request, source=str(path), shallow=r.shallow).exact()
+    except LogReadError as error:
+        plain = str(error)
+    assert plain == spec

@@ -16,6 +16,7 @@ from prefix_model.contracts import Rejection
 from prefix_model.events import Event
 from prefix_model.formats import session_jsonl
 from prefix_model.formats.events_jsonl import LogReadError, event_to_line, read_log
+from prefix_model.formats.plain_events import PlainEvent, from_event
 from prefix_model.formats.session_jsonl import (
     ROW_TYPES,
     ZSTD_MAGIC,
@@ -668,7 +669,7 @@ def damaged(draw: st.DrawFn) -> tuple[str, bytes]:
     return name, data
 
 
-@pytest.mark.spec("FMT-2", "FMT-5", "FMT-7", "FMT-9")
+@pytest.mark.spec("FMT-2", "FMT-5", "FMT-7", "FMT-9", "CHK-2")
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(damaged())
 def test_damaged_files_read_or_raise_one_log_read_error(tmp_path: Path, case: tuple[str, bytes]) -> None:
@@ -677,10 +678,16 @@ def test_damaged_files_read_or_raise_one_log_read_error(tmp_path: Path, case: tu
     path.write_bytes(data)
     stream = LogStream(path)
     try:
+        plain: list[tuple[int, PlainEvent]] | str = [(n, e._replace(depth=0)) for n, e in stream.plain_events()]
+    except LogReadError as error:
+        plain = str(error)  # CHK-2: the checker's fast lane reads what the spec reads, or fails alike
+    try:
         read = list(stream)
     except LogReadError as error:
         assert "\n" not in str(error) and str(error).startswith(str(path)), str(error)
+        assert plain == str(error)
         return
+    assert plain == [(n, from_event(e)._replace(depth=0)) for n, e in read]
     assert stream.finished and [n for n, _ in read] == sorted(n for n, _ in read)
     assert [e.seq for _, e in read] == list(range(len(read))) == list(range(stream.events_read))
     json_text(freeze([event_to_line(e) for _, e in read]))  # every event writes back
