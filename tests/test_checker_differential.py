@@ -82,17 +82,12 @@ PERTURBATIONS = ["none", "message keys reordered", "request keys reordered", "tr
                  "a purpose added", "sessionId changed", "tool keys reordered"]  # fmt: skip
 
 
-@pytest.mark.spec("CHK-2", "REC-1", "REC-2", "REC-3")
-@pytest.mark.parametrize("spacing", ["compact", "spaced"])
-@given(how=st.lists(st.sampled_from(PERTURBATIONS), min_size=1, max_size=6))
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_the_fast_comparison_finds_exactly_what_the_field_by_field_comparison_finds(
-    how: list[str], spacing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def write_witness(folder: Path, spacing: str, how: list[str]) -> tuple[Path, Path, int]:
+    """Write the witness run's first session and its loop requests (the n-th perturbed by ``how[n % len]``)."""
     world = run_witness(HARNESS)
     session = world.sessions[0]
     mine = [r for r in world.requests if r.loop_request and r.session_id == session.id]
-    log, capture = tmp_path / "log.jsonl", tmp_path / "capture.jsonl"
+    log, capture = folder / "log.jsonl", folder / "capture.jsonl"
     log.write_text("".join(event_to_line(e) + "\n" for e in session.log.events), encoding="utf-8")
     separators = (",", ":") if spacing == "compact" else (", ", ": ")
     lines = []
@@ -102,26 +97,31 @@ def test_the_fast_comparison_finds_exactly_what_the_field_by_field_comparison_fi
         changed = _perturbed(request, how[n % len(how)]) | {"turn": r.turn, "step": r.step, "agentLoopRequest": True}
         lines.append(json.dumps(changed, separators=separators, ensure_ascii=False) + "\n")
     capture.write_text("".join(lines), encoding="utf-8")
+    return log, capture, len(mine)
+
+
+@pytest.mark.spec("CHK-2", "REC-1", "REC-2", "REC-3")
+@pytest.mark.parametrize("spacing", ["compact", "spaced"])
+@given(how=st.lists(st.sampled_from(PERTURBATIONS), min_size=1, max_size=6))
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_fast_comparison_finds_exactly_what_the_field_by_field_comparison_finds(
+    how: list[str], spacing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log, capture, sent = write_witness(tmp_path, spacing, how)
     fast = check_log(log, capture)  # no session named: a changed sessionId is compared, not skipped
     monkeypatch.setattr(LogChecker, "_is_expected", lambda self, result, request: False)
     exact = check_log(log, capture)
-    assert fast.findings == exact.findings and fast.requests_checked == exact.requests_checked == len(mine)
+    assert fast.findings == exact.findings and fast.requests_checked == exact.requests_checked == sent
 
 
 @pytest.mark.spec("CHK-2")
 @pytest.mark.parametrize("spacing", ["compact", "spaced"])
 def test_an_exact_capture_never_takes_the_field_by_field_comparison(spacing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    world = run_witness(HARNESS)
-    session = world.sessions[0]
-    mine = [r for r in world.requests if r.loop_request and r.session_id == session.id]
-    log, capture = tmp_path / "log.jsonl", tmp_path / "capture.jsonl"
-    log.write_text("".join(event_to_line(e) + "\n" for e in session.log.events), encoding="utf-8")
-    separators = (",", ":") if spacing == "compact" else (", ", ": ")
-    capture.write_text("".join(json.dumps(thaw(request_to_json(r.request)), separators=separators) + "\n" for r in mine), encoding="utf-8")
+    log, capture, sent = write_witness(tmp_path, spacing, ["none"])
 
     def refuse(self: LogChecker, *args: object) -> bool:
         raise AssertionError("an exact request took the field-by-field comparison")
 
     monkeypatch.setattr(LogChecker, "_compare_exactly", refuse)
     report = check_log(log, capture)
-    assert report.conforms and report.requests_checked == len(mine) > 3
+    assert report.conforms and report.requests_checked == sent > 3

@@ -81,25 +81,32 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _captured(index: int, line: int, value: FrozenMap) -> CapturedRequest:
-    """Return the captured request a schema-valid line spells."""
+def _named(value: Mapping[str, object]) -> tuple[Mapping[str, object], int | None, int | None, bool, str | None]:
+    """Return what a schema-valid line (frozen or plain) names: request fields, turn, step, loop or not, session."""
     if "request" in value:
         request, capture = value["request"], value["capture"]
-        assert isinstance(request, FrozenMap) and isinstance(capture, FrozenMap)
+        assert isinstance(request, Mapping) and isinstance(capture, Mapping)
         start = capture.get("lastStepStart")
-        turn = _int_or_none(start.get("turn")) if isinstance(start, FrozenMap) else None
-        step = _int_or_none(start.get("step")) if isinstance(start, FrozenMap) else None
+        turn = _int_or_none(start.get("turn")) if isinstance(start, Mapping) else None
+        step = _int_or_none(start.get("step")) if isinstance(start, Mapping) else None
         loop = capture["agentLoopRequest"] is True
         session = capture.get("sessionId")
         session = session if isinstance(session, str) else request.get("sessionId")
     else:
-        request = value.without(*_STEP_KEYS)
+        request = value.without(*_STEP_KEYS) if isinstance(value, FrozenMap) else {k: v for k, v in value.items() if k not in _STEP_KEYS}
         turn, step = _int_or_none(value.get("turn")), _int_or_none(value.get("step"))
         flag = value.get("agentLoopRequest")
         # Without the flag, a request naming an auxiliary purpose (compaction, title) is not the loop's.
         loop = flag if isinstance(flag, bool) else "purpose" not in request
         session = request.get("sessionId")
-    return CapturedRequest(index, line, request, turn, step, loop, session if isinstance(session, str) else None)
+    return request, turn, step, loop, session if isinstance(session, str) else None
+
+
+def _captured(index: int, line: int, value: FrozenMap) -> CapturedRequest:
+    """Return the captured request a schema-valid line spells."""
+    request, turn, step, loop, session = _named(value)
+    assert isinstance(request, FrozenMap)
+    return CapturedRequest(index, line, request, turn, step, loop, session)
 
 
 def _parse(raw: bytes) -> FrozenMap | Rejection:
@@ -245,22 +252,9 @@ def capture_shape_ok(value: object) -> bool:
 
 def _plain_captured(index: int, line: int, value: dict[str, object], shallow: bool, text: str, spans: Spans) -> PlainCapturedRequest:
     """Return the captured request a shape-valid plain line spells (as ``_captured`` does for frozen ones)."""
-    if "request" in value:
-        request, capture = value["request"], value["capture"]
-        assert isinstance(request, dict) and isinstance(capture, dict)
-        start = capture.get("lastStepStart")
-        turn = _int_or_none(start.get("turn")) if isinstance(start, dict) else None
-        step = _int_or_none(start.get("step")) if isinstance(start, dict) else None
-        loop = capture["agentLoopRequest"] is True
-        session = capture.get("sessionId")
-        session = session if isinstance(session, str) else request.get("sessionId")
-    else:
-        request = {k: v for k, v in value.items() if k not in _STEP_KEYS}
-        turn, step = _int_or_none(value.get("turn")), _int_or_none(value.get("step"))
-        flag = value.get("agentLoopRequest")
-        loop = flag if isinstance(flag, bool) else "purpose" not in request
-        session = request.get("sessionId")
-    return PlainCapturedRequest(index, line, request, turn, step, loop, session if isinstance(session, str) else None, shallow, text, spans)
+    request, turn, step, loop, session = _named(value)
+    assert isinstance(request, dict)
+    return PlainCapturedRequest(index, line, request, turn, step, loop, session, shallow, text, spans)
 
 
 def iter_plain_capture(path: str | Path) -> Iterator[PlainCapturedRequest]:

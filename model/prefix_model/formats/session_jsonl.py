@@ -18,7 +18,7 @@ Envelope rules (LOG-1..LOG-3, SURF-3, SURF-7), contiguous seqs and the legacy vo
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from io import BufferedReader
@@ -223,6 +223,19 @@ def _check_row(value: FrozenMap, tag: str) -> tuple[FrozenMap, tuple[str, ...]] 
     return data, members
 
 
+def _member_chunk(kind: str, data: Mapping[str, object], member: str) -> dict[str, object]:
+    """Return the chunk of one member of a packed row: the run's fields, then the member's text (S/chunk-rows.ts)."""
+    chunk: dict[str, object] = {"type": kind, "index": data["index"]}
+    if kind == TOOL_CALL_DELTA:
+        chunk["id"] = data["id"]
+        if "name" in data:
+            chunk["name"] = data["name"]
+        chunk["argumentsDelta"] = member
+    else:
+        chunk["text"] = member
+    return chunk
+
+
 def expand_chunk_row(value: FrozenMap) -> tuple[Event, ...] | Rejection:
     """Return the ``assistant/chunk`` events a packed row stores, or why the row is malformed (FMT-8)."""
     tag = value.get("type")
@@ -239,14 +252,7 @@ def expand_chunk_row(value: FrozenMap) -> tuple[Event, ...] | Rejection:
     for k, member in enumerate(members):
         if k > 0:
             time += gaps[k - 1]
-        chunk: dict[str, JsonValue] = {"type": kind, "index": data["index"]}
-        if kind == TOOL_CALL_DELTA:
-            chunk["id"] = data["id"]
-            if "name" in data:
-                chunk["name"] = data["name"]
-            chunk["argumentsDelta"] = member
-        else:
-            chunk["text"] = member
+        chunk = cast(dict[str, JsonValue], _member_chunk(kind, data, member))
         body = FrozenMap({"turn": data["turn"], "step": data["step"], "chunk": FrozenMap(chunk)})
         events.append(Event(ASSISTANT_CHUNK, seq0 + k, int(time), body))
     return tuple(events)
@@ -291,14 +297,7 @@ def plain_row_events(value: dict[str, object], expected_seq: int) -> list[PlainE
             time += gaps[k - 1]
         if not 0 <= time <= MAX_SAFE_INTEGER:
             return None
-        chunk: dict[str, object] = {"type": kind, "index": index}
-        if kind == TOOL_CALL_DELTA:
-            chunk["id"] = data["id"]
-            if "name" in data:
-                chunk["name"] = data["name"]
-            chunk["argumentsDelta"] = member
-        else:
-            chunk["text"] = member
+        chunk = _member_chunk(kind, data, member)
         events.append(PlainEvent(ASSISTANT_CHUNK, seq0 + k, time, {"turn": turn, "step": step, "chunk": chunk}, depth=3))
     if seq0 + len(members) - 1 > MAX_SAFE_INTEGER or any(abs(g) > MAX_SAFE_INTEGER for g in gaps):
         return None
