@@ -69,7 +69,10 @@ chunk rows), plain or zstd. A torn tail after the last turn/end is tolerated and
 reasoningEffort, messages, system, tools, temperature, maxTokens, stop, sessionId), with
 optional "turn"/"step" naming the step that sent it and "agentLoopRequest": false marking an
 auxiliary call; or the {"index", "capture", "request"} lines of a harness recording. Requests
-without turn/step are matched to the log's dispatching steps in order (spec/formats.md).
+are matched in file order, the order they were sent: one naming turn/step to that step (a
+request naming a step the log has already passed is a finding), one without to the next
+dispatching step (spec/formats.md). Both files are read once, side by side: memory follows the
+log's live history, not the files' size.
 
 example:
   prefix-model check ~/.dsh/sessions/_no-cwd/s-42/session.jsonl.zstd --requests adapter.jsonl
