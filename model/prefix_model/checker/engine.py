@@ -282,6 +282,7 @@ class LogChecker:
         else:
             self._anchor_prefix = prefix
             self._instances += 1
+            self._previous.clear()  # no later step belongs to an earlier instance: keep one request, not one per instance
         self._header = header
         self._expected = _expectation(header, event.depth)
         if self._open_step is not None:
