@@ -21,6 +21,7 @@ run: setup
 	$(BIN)/prefix-model demo
 	$(BIN)/prefix-model variants
 	$(BIN)/prefix-model request --example --turn 1 --step 2
+	$(BIN)/prefix-model check --example
 
 ## test: mypy --strict, the pytest suite, then the CrossHair proofs; fails if any fails
 test: typecheck unit proofs

@@ -107,3 +107,13 @@ def test_request_help_teaches_with_an_example() -> None:
     result = run("request", "--help")
     assert result.returncode == 0
     assert "example:" in result.stdout and "exit status" in result.stdout and "messagePrefix" in result.stdout
+
+
+@pytest.mark.spec("CLI-6", "CHK-1")
+def test_check_example_checks_the_bundled_log_and_capture() -> None:
+    result = run("check", "--example", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["result"] == "conforms" and report["sessionId"] == EXAMPLE_SESSION_ID
+    assert report["checked"]["requests"] == {"total": len(EXAMPLE_STEPS), "checked": len(EXAMPLE_STEPS), "auxiliary": 0, "otherSession": 0, "unmatched": 0}
+    assert "check --example" in run("check", "--help").stdout

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from prefix_model.contracts import Rejection
 from prefix_model.events import Replace
-from prefix_model.examples import EXAMPLE_FILE, example_log
+from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_STEPS, example_capture_lines, example_log
 from prefix_model.formats.events_jsonl import (
     LogReadError,
     event_to_line,
@@ -53,6 +53,8 @@ def test_bundled_example_is_the_model_built_example_byte_for_byte() -> None:
     expected = "".join(event_to_line(e) + "\n" for e in example_log().events)
     assert BUNDLED.read_text(encoding="utf-8") == expected
     assert read_log(BUNDLED) == example_log()
+    capture = BUNDLED.with_name(EXAMPLE_REQUESTS_FILE).read_text(encoding="utf-8")
+    assert capture == "".join(line + "\n" for line in example_capture_lines()) and capture.count("\n") == len(EXAMPLE_STEPS)
 
 
 @pytest.mark.spec("FMT-3")

@@ -14,10 +14,10 @@ from pathlib import Path
 from importlib import resources
 
 from prefix_model import __version__
-from prefix_model.checker.run import Unusable, check_log
+from prefix_model.checker.run import Report, Unusable, check_log
 from prefix_model.contracts import Rejection
 from prefix_model.events import REQUEST_HEADER
-from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_SESSION_ID
+from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
 from prefix_model.examples.loop_demo import DEMO_ACTIONS
 from prefix_model.formats.events_jsonl import LogReadError, event_to_line, read_log
 from prefix_model.json_values import json_text
@@ -75,6 +75,7 @@ dispatching step (spec/formats.md). Both files are read once, side by side: memo
 log's live history, not the files' size.
 
 example:
+  prefix-model check --example          (the bundled example log and its capture)
   prefix-model check ~/.dsh/sessions/_no-cwd/s-42/session.jsonl.zstd --requests adapter.jsonl
   prefix-model check events.jsonl --requests requests.jsonl --session s-42 --json
 
@@ -130,8 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
         description=_CHECK_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    check.add_argument("log", metavar="LOG", help="session log: in-memory event lines or persisted session.jsonl[.zstd]")
-    check.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent")
+    checked = check.add_mutually_exclusive_group(required=True)
+    checked.add_argument("log", nargs="?", metavar="LOG", help="session log: in-memory event lines or persisted session.jsonl[.zstd]")
+    checked.add_argument("--example", action="store_true", help="check the example log and capture bundled with the package")
+    check.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent (with --example: the bundled one)")
     check.add_argument("--session", metavar="ID", help="the log's session id (the persisted form names it itself)")
     check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
     vectors = commands.add_parser(
@@ -211,9 +214,17 @@ def _run_demo() -> int:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    requests = None if args.requests is None else Path(args.requests)
-    report = check_log(Path(args.log), requests, args.session)
-    print(json.dumps(report.as_json(), ensure_ascii=False) if args.json else report.as_text())
+    if args.example:
+        bundled = resources.files("prefix_model.examples")
+        with resources.as_file(bundled / EXAMPLE_FILE) as log, resources.as_file(bundled / EXAMPLE_REQUESTS_FILE) as capture:
+            requests = capture if args.requests is None else Path(args.requests)
+            return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args.json)
+    given = None if args.requests is None else Path(args.requests)
+    return _print_check(check_log(Path(args.log), given, args.session), args.json)
+
+
+def _print_check(report: Report, as_json: bool) -> int:
+    print(json.dumps(report.as_json(), ensure_ascii=False) if as_json else report.as_text())
     return EXIT_OK if report.conforms else EXIT_VIOLATIONS
 
 

@@ -2,14 +2,16 @@
 
 The script follows the harness's per-step order (facts Appendix B): one session-prefix
 contributor, turn 1 with an ``echo`` tool call and a text answer, turn 2 with a text answer.
-It is pure; ``prefix-model demo`` prints it and ``example.events.jsonl`` beside this file is its
-output, regenerated and compared by the test suite.
+It is pure; ``example.events.jsonl`` beside this file is its log and ``example.requests.jsonl``
+the capture of the requests its steps sent (each with its ``turn`` and ``step``), both
+regenerated and compared by the test suite; ``prefix-model check --example`` checks the pair.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from prefix_model.contracts import Rejection
 from prefix_model.events import (
     APPEND,
     ASSISTANT_CHUNK,
@@ -24,14 +26,16 @@ from prefix_model.events import (
     SurfaceOp,
 )
 from prefix_model.headers import EpochHeader, LlmCallConfig
-from prefix_model.json_values import freeze
+from prefix_model.json_values import FrozenMap, freeze, json_text
 from prefix_model.log import EMPTY_LOG, Log
 from prefix_model.request_log import record_request_header
+from prefix_model.requests import reconstruct_request, request_to_json
 
-__all__ = ["EXAMPLE_SESSION_ID", "EXAMPLE_FILE", "EXAMPLE_STEPS", "example_header", "example_log"]
+__all__ = ["EXAMPLE_SESSION_ID", "EXAMPLE_FILE", "EXAMPLE_REQUESTS_FILE", "EXAMPLE_STEPS", "example_header", "example_log", "example_capture_lines"]
 
 EXAMPLE_SESSION_ID = "example-session"
 EXAMPLE_FILE = "example.events.jsonl"
+EXAMPLE_REQUESTS_FILE = "example.requests.jsonl"
 EXAMPLE_STEPS: tuple[tuple[int, int], ...] = ((1, 1), (1, 2), (2, 1))
 _T0 = 1_795_989_239_000  # a fixed clock: event time = _T0 + seq keeps the file deterministic
 
@@ -97,3 +101,13 @@ def example_log() -> Log:
     log = _answer(log, 2, 1, [{"type": "text", "text": "you are welcome"}])
     log = _add(log, STEP_END, {"turn": 2, "step": 1})
     return _add(log, TURN_END, {"turn": 2, "reason": {"kind": "completed"}})
+
+
+def example_capture_lines() -> tuple[str, ...]:
+    """Return the capture lines of the example: each step's request as the loop sent it, naming its step."""
+    log, lines = example_log(), []
+    for turn, step in EXAMPLE_STEPS:
+        request = reconstruct_request(log, turn, step, EXAMPLE_SESSION_ID)
+        assert not isinstance(request, Rejection)
+        lines.append(json_text(FrozenMap({**request_to_json(request), "turn": turn, "step": step})))
+    return tuple(lines)
