@@ -101,8 +101,6 @@ class StepResult:
     instance: int
     boundary_nodes: int
     dispatched: bool | None = None  # True: a header or chunk proves it; None: cannot tell
-    resolved: bool = False  # a header was in force: its request is known
-    matched: int | None = None  # capture index (the last one, after a retry)
 
 
 @dataclass(slots=True)
@@ -367,7 +365,6 @@ class LogChecker:
             result.dispatched = True
         if self._header is None:
             return
-        result.resolved = True
         self._match(result)
 
     def _match(self, result: StepResult) -> None:
@@ -423,7 +420,6 @@ class LogChecker:
         return request.same("messages", self._expected_messages_text(expected, result.boundary_nodes))
 
     def _compare(self, result: StepResult, request: Captured) -> None:
-        result.matched = request.index
         self.requests_checked += 1
         exact = self._is_expected(result, request)
         if not exact:
