@@ -268,14 +268,14 @@ def iter_plain_capture(path: str | Path) -> Iterator[PlainCapturedRequest]:
         text, spans = "", {}
         value: object = None
         try:
-            text = body.decode("utf-8")
+            text, value, outer, inner = plain_members(body, "request")
+            spans = inner if "request" in value else outer
+        except NotPlain:
             try:
-                value, outer, inner = plain_members(text, "request")
-                spans = inner if "request" in value else outer
+                value, _ = plain_loads(body, check_depth=False)  # a line with spaces: no spans
+                text = body.decode("utf-8")
             except NotPlain:
-                value, _ = plain_loads(text, check_depth=False)
-        except (UnicodeDecodeError, NotPlain):
-            value = None
+                value = None
         shallow = text.count("[") + text.count("{") <= MAX_DEPTH
         if not (isinstance(value, dict) and (capture_shape_ok(value) or _schema_error(value) is None)):
             frozen = _parse(body)  # the spec's path: the exact value, or the exact error

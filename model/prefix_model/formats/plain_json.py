@@ -1,9 +1,9 @@
-"""The readers' fast lane: ``json.loads`` with the lossless rules of §1 folded into its hooks.
+"""The readers' fast lane: the C JSON decoder, with the lossless rules of §1 screened around it.
 
 The spec's reader (``parse_json_line``) freezes every value: exact, and about ten times the cost
-of parsing. Most lines need none of it: a line is *plain* when the C decoder's number hooks see
-no exponent form, no ``-0``, no integer beyond 15 digits and no NaN/Infinity, and it nests at
-most ``MAX_DEPTH`` levels. Its plain value is then exactly ``thaw(freeze(value))`` up to the
+of parsing. Most lines need none of it: a line is *plain* when its bytes hold no run of 16
+digits and no ``-0`` number, the decoder's float hook sees no exponent form, no ``-0``, no
+overflow and no NaN/Infinity, and it nests at most ``MAX_DEPTH`` levels. Its plain value is then exactly ``thaw(freeze(value))`` up to the
 order of integer-like keys (JSON-4), which no plain-lane comparison depends on: two plain values
 with equal ``json.dumps`` text have equal ``JSON.stringify`` text. Any other line raises
 ``NotPlain`` and is read by the spec's reader, which gives the exact value or the exact error.
@@ -15,6 +15,7 @@ import json
 import json.decoder
 import json.scanner
 import math
+import re
 from collections.abc import Callable
 from functools import partial
 
@@ -25,12 +26,6 @@ __all__ = ["NotPlain", "Spans", "plain_loads", "plain_members", "plain_text", "d
 
 class NotPlain(Exception):
     """A line the fast lane does not read: the spec's reader decides it."""
-
-
-def _int(text: str) -> int:
-    if len(text) > 15 or text == "-0":  # 15 digits are always safe; -0 is a double (JSON-2)
-        raise NotPlain
-    return int(text)
 
 
 def _float(text: str) -> int | float:
@@ -51,7 +46,7 @@ def _constant(name: str) -> object:
 
 
 # The C scanner itself: JSONDecoder.decode adds two regex matches and a Python frame per line.
-_scan = json.scanner.make_scanner(json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant))  # type: ignore[arg-type]  # typeshed names the class, not its argument
+_scan = json.scanner.make_scanner(json.JSONDecoder(parse_float=_float, parse_constant=_constant))  # type: ignore[arg-type]  # typeshed names the class, not its argument
 _scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")  # C; not in typeshed
 plain_text = partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
 """The compact text of a plain value; equal texts mean equal JSON values (see the module note)."""
@@ -73,13 +68,31 @@ def depth(value: object) -> int:
     return deepest
 
 
-def plain_loads(text: str, check_depth: bool = True) -> tuple[object, int]:
+# Integers are left to the C decoder (a hook per integer costs a third of the decoding); the
+# bytes are screened instead: no run of 16 digits (15 are always safe) and no -0 number token.
+_ZEROS = bytes.maketrans(b"123456789", b"000000000")
+_LONG_RUN = b"0" * 16
+_NEGATIVE_ZERO = re.compile(rb"(?<![0-9A-Za-z])-0(?:\.0*)?(?![.0-9])")
+
+
+def _plain_text(raw: bytes) -> str:
+    """Return the text of a line whose integers the C decoder reads exactly; else raise ``NotPlain``."""
+    if _LONG_RUN in raw.translate(_ZEROS) or (b"-0" in raw and _NEGATIVE_ZERO.search(raw) is not None):
+        raise NotPlain  # a digit run in a string declines too: the spec's reader then reads the line
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotPlain from None
+
+
+def plain_loads(raw: bytes, check_depth: bool = True) -> tuple[object, int]:
     """Return the plain value of one JSON line and a bound on its nesting depth; raise ``NotPlain``.
 
     The bound is the count of ``[`` and ``{`` in the text when that is at most ``MAX_DEPTH`` (a
     C-speed count), else the exact depth. With ``check_depth`` off the nesting is left to the
     caller (the bound is then the count) — a line that JSON-7 may reject must be frozen later.
     """
+    text = _plain_text(raw)
     try:
         value, end = _scan(text, 0)
     except (StopIteration, ValueError, RecursionError):  # not JSON (or leading space): the spec's reader says why
@@ -98,18 +111,20 @@ Spans = dict[str, tuple[int, int]]
 """Where each member's value sits in the line's text: ``text[start:end]`` (a compact line's own text)."""
 
 
-def plain_members(text: str, descend: str | None = None) -> tuple[dict[str, object], Spans, Spans]:
+def plain_members(raw: bytes, descend: str | None = None) -> tuple[str, dict[str, object], Spans, Spans]:
     """Return a compact JSON object line's plain value, its members' spans, and those of member ``descend``.
 
     For a line written without whitespace (``JSON.stringify``'s form) this reads the top-level
     object member by member — the values by the same C scanner as ``plain_loads`` — so each
     member's own text is known without writing it again; a member named ``descend`` holding an
-    object is read the same way one level down. Anything else raises ``NotPlain``.
+    object is read the same way one level down. Anything else raises ``NotPlain``. Returns the
+    line's text first.
     """
+    text = _plain_text(raw)
     value, spans, inner, end = _members(text, 0, descend)
     if end != len(text):
         raise NotPlain
-    return value, spans, inner
+    return text, value, spans, inner
 
 
 def _members(text: str, start: int, descend: str | None) -> tuple[dict[str, object], Spans, Spans, int]:

@@ -731,8 +731,8 @@ class LogStream:
         if not line.terminated and self.form == PERSISTED:
             return None
         try:
-            value, bound = plain_loads(line.raw.decode("utf-8"))
-        except (UnicodeDecodeError, NotPlain):
+            value, bound = plain_loads(line.raw)
+        except NotPlain:
             return None
         if type(value) is dict and value.get("type") in ROW_TYPES:  # a packed row: FMT-8 in the in-memory form
             return plain_row_events(value, self.events_read) if self.form == PERSISTED else None
