@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prefix_model.checker.engine import Captured
+from prefix_model.checker.run import check_log
 from prefix_model.checker.plain_rules import append_provenance_ok, derive_plain, envelope_ok
 from prefix_model.contracts import Rejection
 from prefix_model.derive import derive_event_message
@@ -261,7 +262,7 @@ def damaged_captures(draw: st.DrawFn) -> bytes:
         elif how == "delete":
             data = data[:at] + data[at + draw(st.integers(1, 20)) :]
         else:
-            data = data[:at] + draw(st.sampled_from([b"-0", b"1e5", b"[", b'"', b" ", b"true", b'"x":1,'])) + data[at:]
+            data = data[:at] + draw(st.sampled_from([b"-0", b"1e5", b"[", b'"', b" ", b"true", b'"x":1,', b'{"role":"tool"},', b"1234567890123456"])) + data[at:]
     return data
 
 
@@ -275,10 +276,32 @@ def test_a_damaged_capture_reads_alike_in_both_lanes(tmp_path_factory: pytest.Te
     except LogReadError as error:
         spec = str(error)
     try:
-        read = list(iter_plain_capture(path))
-        plain: list[object] | str = [(r.index, r.turn, r.step, r.loop_request, r.session_id, r.request) for r in read]
-        for r in read:  # the checker freezes a request before judging it: JSON-7 and the number rules apply then
-            Captured(r.index, r.line, r.request, source=str(path), shallow=r.shallow).exact()
+        taken: list[object] = []
+        for r in iter_plain_capture(path):  # what the reader leaves (messages' shape, JSON-7), the checker decides as it takes each
+            request = Captured(r.index, r.line, r.request, source=str(path), shallow=r.shallow, text=r.text, messages_checked=r.messages_checked)
+            request.read_whole()
+            request.exact()
+            taken.append((r.index, r.turn, r.step, r.loop_request, r.session_id, r.request))
+        plain: list[object] | str = taken
     except LogReadError as error:
         plain = str(error)
     assert plain == spec
+
+
+@pytest.mark.spec("CHK-2", "CAP-1")
+@pytest.mark.parametrize("spacing", [(",", ":"), (", ", ": ")], ids=["compact", "spaced"])
+def test_a_message_the_schema_rejects_is_the_spec_readers_error_in_the_check(spacing: tuple[str, str], tmp_path: Path) -> None:
+    world = run(WITNESS)
+    session = world.sessions[0]
+    log, capture = tmp_path / "log.jsonl", tmp_path / "capture.jsonl"
+    log.write_text("".join(event_to_line(e) + "\n" for e in session.log.events), encoding="utf-8")
+    lines = [thaw(request_to_json(r.request)) for r in world.requests if r.loop_request and r.session_id == session.id]
+    broken = json.loads(json.dumps(lines[1]))
+    broken["messages"][-1]["role"] = "tool"
+    lines[1] = broken
+    capture.write_text("".join(json.dumps(line, separators=spacing) + "\n" for line in lines), encoding="utf-8")
+    with pytest.raises(LogReadError) as caught:
+        list(iter_capture(capture))
+    with pytest.raises(LogReadError) as checked:
+        check_log(log, capture)
+    assert str(checked.value) == str(caught.value) and caught.value.line == 2 and caught.value.rule == "CAP-1"

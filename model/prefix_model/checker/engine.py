@@ -40,6 +40,7 @@ from prefix_model.events import (
     SURFACE_TYPES,
     is_safe_seq,
 )
+from prefix_model.formats.capture import line_error, messages_shape_ok
 from prefix_model.formats.events_jsonl import LogReadError
 from prefix_model.formats.plain_events import PlainEvent, from_event, to_event
 from prefix_model.formats.plain_json import Spans, plain_text
@@ -68,6 +69,7 @@ class Captured:
     shallow: bool = True  # its text nests at most MAX_DEPTH levels; else only ``exact`` can tell JSON-7
     text: str = ""  # the capture line, when read from one
     spans: Spans = field(default_factory=dict)  # where each field's value sits in ``text`` (a compact line)
+    messages_checked: bool = True  # the reader checked each message's shape (else ``check_messages`` does)
 
     def same(self, name: str, want: str) -> bool:
         """Return whether field ``name`` has the compact text ``want`` (its own text first: no re-encoding)."""
@@ -80,6 +82,19 @@ class Captured:
     def named(self) -> bool:
         """Return whether the capture says which step sent it."""
         return self.turn is not None and self.step is not None
+
+    def check_messages(self) -> None:
+        """Check each message's shape if the reader left it (CAP-1, worded as the spec's reader words it)."""
+        if not self.messages_checked and not messages_shape_ok(self.fields.get("messages")):
+            error = line_error(self.source, self.line, self.text)
+            if error is not None:
+                raise error
+
+    def read_whole(self) -> None:
+        """Check all the reader left to the checker: the messages' shape, and JSON-7 for a deeply nested line."""
+        self.check_messages()
+        if not self.shallow:
+            self.exact()
 
     def exact(self) -> FrozenMap:
         """Return the request frozen, as the spec compares it; a lossy value is a CAP-1 error."""
@@ -118,12 +133,13 @@ class _Expectation:
     fields: dict[str, str]  # request field name -> text (every field but messages and sessionId)
     prefix: str  # the messagePrefix messages' texts, each followed by a comma
     shallow: bool  # nests little enough that an equal request nests within JSON-7's limit
+    prefix_shaped: bool  # the prefix messages fit the capture schema's messages
 
 
 def _expectation(header: EpochHeader, depth: int) -> _Expectation:
     fields = {k: plain_text(thaw(v)) for k, v in request_to_json(build_request(header, ())).items() if k != "messages"}
     prefix = "".join(plain_text(thaw(m)) + "," for m in header.message_prefix or ())
-    return _Expectation(header, fields, prefix, depth <= DEEP)
+    return _Expectation(header, fields, prefix, depth <= DEEP, messages_shape_ok(thaw(header.message_prefix or ())))
 
 
 @dataclass(slots=True)
@@ -177,6 +193,7 @@ class LogChecker:
     _pieces: list[str | None] = field(default_factory=list)  # per node: its message's text and a comma ("" for none); None until needed
     _filled: int = 0  # every piece before this position is known
     _deep_nodes: int = 0
+    _odd_nodes: int = 0  # live nodes whose message's content is no array (LOG-15 was reported)
     _generation: int = 0
     _header: EpochHeader | None = None
     _expected: _Expectation | None = None
@@ -305,9 +322,18 @@ class LogChecker:
     def _push(self, event: PlainEvent) -> None:
         self._nodes.append(event.seq)
         self._pieces.append(None)
+        self._add_node(event)
+
+    def _add_node(self, event: PlainEvent) -> None:
+        message = self._messages[event.seq] = derive_plain(event)
         self._live[event.seq] = event
-        self._messages[event.seq] = derive_plain(event)
         self._deep_nodes += event.depth > DEEP
+        self._odd_nodes += message is not None and type(message["content"]) is not list
+
+    def _drop_node(self, seq: int) -> None:
+        message = self._messages.pop(seq)
+        self._deep_nodes -= self._live.pop(seq).depth > DEEP
+        self._odd_nodes -= message is not None and type(message["content"]) is not list
 
     def _replace(self, event: PlainEvent, op: Replace) -> Rejection | None:
         if not (is_safe_seq(op.start) and is_safe_seq(op.end)):
@@ -323,14 +349,11 @@ class LogChecker:
         if found is not None:
             return found
         for seq in shadowed:
-            self._deep_nodes -= self._live.pop(seq).depth > DEEP
-            del self._messages[seq]
+            self._drop_node(seq)
         self._nodes[i : j + 1] = [event.seq]
         self._pieces[i : j + 1] = [None]
         self._filled = min(self._filled, i)
-        self._live[event.seq] = event
-        self._messages[event.seq] = derive_plain(event)
-        self._deep_nodes += event.depth > DEEP
+        self._add_node(event)
         self._generation += 1
         return None
 
@@ -390,8 +413,7 @@ class LogChecker:
 
     def _unmatched(self, request: Captured) -> None:
         """Count a request no step took; a named one is a MATCH-1 finding. Its value is still read whole (CAP-1)."""
-        if not request.shallow:
-            request.exact()
+        request.read_whole()
         self.requests_unmatched += 1
         if not request.named:
             return
@@ -422,6 +444,9 @@ class LogChecker:
     def _compare(self, result: StepResult, request: Captured) -> None:
         self.requests_checked += 1
         exact = self._is_expected(result, request)
+        assert self._expected is not None
+        if not (exact and self._odd_nodes == 0 and self._expected.prefix_shaped):
+            request.check_messages()  # an exact request's messages are the log's, shaped as the schema wants
         if not exact:
             exact = self._compare_exactly(result, request)
         self._monotonic(result, request, exact)

@@ -108,7 +108,8 @@ def _captured(path: Path, session_id: str | None, report: Report) -> Iterator[Ca
     name = str(path)
     for request in iter_plain_capture(path):
         report.requests_total += 1
-        kept = Captured(request.index, request.line, request.request, request.turn, request.step, name, request.shallow, request.text, request.spans)
+        kept = Captured(request.index, request.line, request.request, request.turn, request.step, name, request.shallow,
+                        request.text, request.spans, request.messages_checked)  # fmt: skip
         if not request.loop_request:
             report.requests_auxiliary += 1
         elif session_id is not None and request.session_id is not None and request.session_id != session_id:
@@ -116,8 +117,7 @@ def _captured(path: Path, session_id: str | None, report: Report) -> Iterator[Ca
         else:
             yield kept
             continue
-        if not kept.shallow:
-            kept.exact()  # a skipped request is still read whole: JSON-7 (CAP-1)
+        kept.read_whole()  # a skipped request is still read whole (CAP-1)
 
 
 def check_log(log_path: Path, requests_path: Path | None = None, session_id: str | None = None) -> Report:

@@ -26,7 +26,7 @@ from prefix_model.formats.events_jsonl import MAX_LINE_BYTES, LogReadError, pars
 from prefix_model.formats.plain_json import NotPlain, Spans, plain_loads, plain_members
 from prefix_model.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, thaw
 
-__all__ = ["CapturedRequest", "PlainCapturedRequest", "iter_capture", "iter_plain_capture", "capture_shape_ok", "CAPTURE_SCHEMA_PATH", "capture_schema"]
+__all__ = ["CapturedRequest", "PlainCapturedRequest", "iter_capture", "iter_plain_capture", "capture_shape_ok", "messages_shape_ok", "line_error", "CAPTURE_SCHEMA_PATH", "capture_schema"]
 
 CAPTURE_SCHEMA_PATH = Path(__file__).resolve().parents[3] / "spec" / "schema" / "capture.schema.json"
 _STEP_KEYS = ("turn", "step", "agentLoopRequest")
@@ -172,6 +172,7 @@ class PlainCapturedRequest:
     shallow: bool = True  # nests at most MAX_DEPTH levels (else only freeze can tell JSON-7)
     text: str = ""  # the line
     spans: Spans = field(default_factory=dict)  # where each request field's value is in ``text`` (compact lines)
+    messages_checked: bool = True  # each message's shape was checked; else ``messages_shape_ok`` must be asked
 
 
 _REQUEST_KEYS = frozenset(("provider", "model", "reasoningEffort", "messages", "system", "tools", "temperature", "maxTokens", "stop", "sessionId", "purpose"))
@@ -195,13 +196,22 @@ def _typed(value: dict[str, object], key: str, kind: type) -> bool:
     return key not in value or type(value[key]) is kind
 
 
-def _request_ok(request: dict[str, object]) -> bool:
-    provider, model, messages, tools, stop = (request.get(k) for k in ("provider", "model", "messages", "tools", "stop"))
-    if not (type(provider) is str and provider and type(model) is str and model and type(messages) is list):
+def messages_shape_ok(messages: object) -> bool:
+    """Return True only if ``messages`` fits the schema's messages: objects with a known role and a content array."""
+    if type(messages) is not list:
         return False
-    for message in messages:  # a loop, not all(): this runs over every message of every request
+    for message in messages:  # a loop, not all(): it runs over every message of a request
         if type(message) is not dict or message.get("role") not in _ROLES or type(message.get("content")) is not list:
             return False
+    return True
+
+
+def _request_ok(request: dict[str, object], messages: bool) -> bool:
+    provider, model, tools, stop = (request.get(k) for k in ("provider", "model", "tools", "stop"))
+    if not (type(provider) is str and provider and type(model) is str and model and type(request.get("messages")) is list):
+        return False
+    if messages and not messages_shape_ok(request["messages"]):
+        return False
     if not (_typed(request, "reasoningEffort", str) and _typed(request, "system", str) and _typed(request, "sessionId", str)):
         return False
     if "tools" in request and not (type(tools) is list and all(_tool_ok(t) for t in tools)):
@@ -217,7 +227,7 @@ def _tool_ok(tool: object) -> bool:
     return type(tool) is dict and type(tool.get("name")) is str and type(tool.get("description")) is str and type(tool.get("parameters")) is dict
 
 
-def _wrapped_ok(value: dict[str, object]) -> bool:
+def _wrapped_ok(value: dict[str, object], messages: bool) -> bool:
     capture, request = value.get("capture"), value.get("request")
     if value.keys() != _WRAPPER_KEYS or not _count(value["index"]) or type(capture) is not dict or type(request) is not dict:
         return False
@@ -230,31 +240,39 @@ def _wrapped_ok(value: dict[str, object]) -> bool:
         return False
     if start is not None and not (type(start) is dict and start.keys() == _STEP_START_KEYS and _count(start["seq"]) and _ordinal(start["turn"]) and _ordinal(start["step"])):
         return False
-    return request.keys() <= _REQUEST_KEYS and _request_ok(request)
+    return request.keys() <= _REQUEST_KEYS and _request_ok(request, messages)
 
 
-def capture_shape_ok(value: object) -> bool:
+def capture_shape_ok(value: object, messages: bool = True) -> bool:
     """Return True only if ``value`` fits spec/schema/capture.schema.json (a mirror of it, for speed).
 
     False means "ask the schema": the fast lane then validates with ``jsonschema`` and reports
-    its error. ``tests/test_capture.py`` holds the mirror to the schema on generated lines.
+    its error. Without ``messages`` each message's own shape is left out (``messages_shape_ok``
+    decides it later, when the checker cannot vouch for the messages by equality).
+    ``tests/test_plain_lane.py`` holds the mirror to the schema on generated lines.
     """
     if type(value) is not dict:
         return False
     if "request" in value:
-        return _wrapped_ok(value)
+        return _wrapped_ok(value, messages)
     if not value.keys() <= _BARE_KEYS or ("turn" in value) != ("step" in value):
         return False
     if ("turn" in value and not (_ordinal(value["turn"]) and _ordinal(value["step"]))) or not _typed(value, "agentLoopRequest", bool):
         return False
-    return _request_ok(value)
+    return _request_ok(value, messages)
 
 
-def _plain_captured(index: int, line: int, value: dict[str, object], shallow: bool, text: str, spans: Spans) -> PlainCapturedRequest:
+def _plain_captured(index: int, line: int, value: dict[str, object], shallow: bool, text: str, spans: Spans, checked: bool) -> PlainCapturedRequest:
     """Return the captured request a shape-valid plain line spells (as ``_captured`` does for frozen ones)."""
     request, turn, step, loop, session = _named(value)
     assert isinstance(request, dict)
-    return PlainCapturedRequest(index, line, request, turn, step, loop, session, shallow, text, spans)
+    return PlainCapturedRequest(index, line, request, turn, step, loop, session, shallow, text, spans, checked)
+
+
+def line_error(path: str, line: int, text: str) -> LogReadError | None:
+    """Return the error the spec's path reports for a capture line, if any (the exact CAP-1 wording)."""
+    value = _parse(text.encode("utf-8"))
+    return LogReadError(path, line, value.rule, value.reason) if isinstance(value, Rejection) else None
 
 
 def iter_plain_capture(path: str | Path) -> Iterator[PlainCapturedRequest]:
@@ -277,10 +295,11 @@ def iter_plain_capture(path: str | Path) -> Iterator[PlainCapturedRequest]:
             except NotPlain:
                 value = None
         shallow = text.count("[") + text.count("{") <= MAX_DEPTH
-        if not (isinstance(value, dict) and (capture_shape_ok(value) or _schema_error(value) is None)):
+        checked = not (isinstance(value, dict) and capture_shape_ok(value, messages=False))  # messages: later, or by equality
+        if checked and not (isinstance(value, dict) and _schema_error(value) is None):
             frozen = _parse(body)  # the spec's path: the exact value, or the exact error
             if isinstance(frozen, Rejection):
                 raise LogReadError(str(path), index + 1, frozen.rule, frozen.reason)
             value, shallow, spans = thaw(frozen), True, {}
-            assert isinstance(value, dict)
-        yield _plain_captured(index, index + 1, value, shallow, text, spans)
+        assert isinstance(value, dict)
+        yield _plain_captured(index, index + 1, value, shallow, text, spans, checked)
