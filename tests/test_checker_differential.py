@@ -103,7 +103,7 @@ def write_witness(folder: Path, spacing: str, how: list[str]) -> tuple[Path, Pat
 @pytest.mark.spec("CHK-2", "REC-1", "REC-2", "REC-3")
 @pytest.mark.parametrize("spacing", ["compact", "spaced"])
 @given(how=st.lists(st.sampled_from(PERTURBATIONS), min_size=1, max_size=6))
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_the_fast_comparison_finds_exactly_what_the_field_by_field_comparison_finds(
     how: list[str], spacing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
