@@ -30,6 +30,7 @@ from prefix_model.events import (
     REQUEST_HEADER,
     STEP_END,
     STEP_START,
+    SURFACE_TYPES,
     TOOL_CALL,
     TOOL_RESULT,
     TURN_END,
@@ -37,7 +38,6 @@ from prefix_model.events import (
     Event,
     Replace,
     check_event,
-    SURFACE_TYPES,
     is_safe_seq,
 )
 from prefix_model.formats.capture import line_error, messages_shape_ok
