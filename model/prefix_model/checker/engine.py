@@ -54,9 +54,10 @@ __all__ = ["Captured", "StepResult", "LogChecker", "check_events", "captured_req
 _STEP_SCOPED = frozenset((ASSISTANT_CHUNK, ASSISTANT_MESSAGE, TOOL_CALL))
 _SURFACE = frozenset(SURFACE_TYPES)
 _COMPANION_FIELDS = ("model", "system", "temperature", "maxTokens", "stop", "tools")
+_SESSION_ID = frozenset(("sessionId",))  # REC-2 compares every field but the session id
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one is built per request, and a frozen one builds field by field through object.__setattr__
 class Captured:
     """A request from the capture: its place, its plain request fields, and the step it names."""
 
@@ -134,12 +135,14 @@ class _Expectation:
     prefix: str  # the messagePrefix messages' texts, each followed by a comma
     shallow: bool  # nests little enough that an equal request nests within JSON-7's limit
     prefix_shaped: bool  # the prefix messages fit the capture schema's messages
+    names: frozenset[str]  # the fields an expected request has (messages included; sessionId aside)
 
 
 def _expectation(header: EpochHeader, depth: int) -> _Expectation:
     fields = {k: plain_text(thaw(v)) for k, v in request_to_json(build_request(header, ())).items() if k != "messages"}
     prefix = "".join(plain_text(thaw(m)) + "," for m in header.message_prefix or ())
-    return _Expectation(header, fields, prefix, depth <= DEEP, messages_shape_ok(thaw(header.message_prefix or ())))
+    shaped = messages_shape_ok(thaw(header.message_prefix or ()))
+    return _Expectation(header, fields, prefix, depth <= DEEP, shaped, frozenset(fields) | {"messages"})
 
 
 @dataclass(slots=True)
@@ -435,10 +438,11 @@ class LogChecker:
         """Return whether ``request`` is, text for text, the request the log expects (no finding possible)."""
         expected, fields = self._expected, request.fields
         assert expected is not None
-        if not expected.shallow or self._deep_nodes or fields.keys() - {"sessionId"} != expected.fields.keys() | {"messages"}:
+        if not expected.shallow or self._deep_nodes or fields.keys() - _SESSION_ID != expected.names:
             return False
-        if not all(request.same(name, text) for name, text in expected.fields.items()):
-            return False
+        for name, text in expected.fields.items():
+            if not request.same(name, text):
+                return False
         return request.same("messages", self._expected_messages_text(expected, result.boundary_nodes))
 
     def _compare(self, result: StepResult, request: Captured) -> None:

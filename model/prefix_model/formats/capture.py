@@ -153,7 +153,7 @@ def iter_capture(path: str | Path) -> Iterator[CapturedRequest]:
 # --- the fast lane: plain values, the schema checked by a mirror of it ---------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one is built per line, and a frozen one builds field by field through object.__setattr__
 class PlainCapturedRequest:
     """``CapturedRequest`` with plain request fields, for the checker's fast tier.
 

@@ -17,7 +17,6 @@ import json.scanner
 import math
 import re
 from collections.abc import Callable
-from functools import partial
 
 from prefix_model.json_values import MAX_DEPTH, MAX_SAFE_INTEGER
 
@@ -48,8 +47,10 @@ def _constant(name: str) -> object:
 # The C scanner itself: JSONDecoder.decode adds two regex matches and a Python frame per line.
 _scan = json.scanner.make_scanner(json.JSONDecoder(parse_float=_float, parse_constant=_constant))  # type: ignore[arg-type]  # typeshed names the class, not its argument
 _scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")  # C; not in typeshed
-plain_text = partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
-"""The compact text of a plain value; equal texts mean equal JSON values (see the module note)."""
+plain_text: Callable[[object], str] = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""The compact text of a plain value; equal texts mean equal JSON values (see the module note).
+
+One encoder, built once: ``json.dumps`` with options builds a new one per call."""
 
 
 def depth(value: object) -> int:
