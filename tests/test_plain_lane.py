@@ -27,7 +27,7 @@ from prefix_model.events import APPEND, Event, check_event
 from prefix_model.formats.capture import capture_schema, capture_shape_ok, iter_capture, iter_plain_capture
 from prefix_model.formats.events_jsonl import LogReadError, event_to_line, parse_event, parse_json_line
 from prefix_model.formats.plain_events import from_event, plain_event, to_event
-from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members, plain_text
+from prefix_model.formats.plain_json import NotPlain, depth, plain_loads, plain_members, plain_text
 from prefix_model.formats.session_jsonl import ROW_TYPES, LogStream, expand_chunk_row, pack_chunk_runs, plain_row_events, write_persisted
 from prefix_model.headers import check_header_event
 from prefix_model.json_values import MAX_DEPTH, FrozenMap, freeze, json_text, thaw
@@ -69,7 +69,7 @@ def test_a_line_the_fast_lane_reads_is_the_value_the_spec_reads(text: str) -> No
     spec = spec_value(text)
     assert not isinstance(spec, Rejection), (text, spec)
     assert json_text(parse_json_line(plain_text(value))) == json_text(parse_json_line(text))  # type: ignore[arg-type]
-    assert spec == value and bound >= 0
+    assert spec == value and depth(value) <= bound <= MAX_DEPTH
 
 
 @pytest.mark.spec("CHK-2", "JSON-7")
@@ -81,7 +81,8 @@ def test_the_fast_lane_declines_lines_nested_past_the_limit_and_reads_the_rest()
     for text in ("-0", "[-0.0]", '{"a":-0}', "[1e5]", "[NaN]", '{"a":1} x', " [1]", "[1" + "0" * 20 + "]", "[" + "9" * 400 + ".0]", "[1234567890123456]"):
         with pytest.raises(NotPlain):
             plain_loads(text.encode())
-    assert plain_loads(b'{"a":[1,2.5,"x",true,null,-0.5,-10,123456789012345]}') == ({"a": [1, 2.5, "x", True, None, -0.5, -10, 123456789012345]}, 2)
+    value, bound = plain_loads(b'{"a":[1,2.5,"x",true,null,-0.5,-10,123456789012345]}')
+    assert value == {"a": [1, 2.5, "x", True, None, -0.5, -10, 123456789012345]} and 2 <= bound <= MAX_DEPTH
     assert plain_loads(b'{"date":"2026-01-02"}')[0] == {"date": "2026-01-02"}  # a -0 inside a word is no number
 
 

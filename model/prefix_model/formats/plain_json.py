@@ -89,9 +89,9 @@ def _plain_text(raw: bytes) -> str:
 def plain_loads(raw: bytes, check_depth: bool = True) -> tuple[object, int]:
     """Return the plain value of one JSON line and a bound on its nesting depth; raise ``NotPlain``.
 
-    The bound is the count of ``[`` and ``{`` in the text when that is at most ``MAX_DEPTH`` (a
-    C-speed count), else the exact depth. With ``check_depth`` off the nesting is left to the
-    caller (the bound is then the count) — a line that JSON-7 may reject must be frozen later.
+    The bound is half the line's length for a short line, else the count of ``[`` and ``{`` when
+    that is at most ``MAX_DEPTH`` (C-speed counts), else the exact depth. With ``check_depth`` off
+    the nesting is left to the caller — a line that JSON-7 may reject must be frozen later.
     """
     text = _plain_text(raw)
     try:
@@ -100,7 +100,8 @@ def plain_loads(raw: bytes, check_depth: bool = True) -> tuple[object, int]:
         raise NotPlain from None
     if end != len(text):
         raise NotPlain
-    bound = text.count("[") + text.count("{")
+    # Each level takes two characters, so a short line needs no count (a C scan per bracket kind).
+    bound = len(text) // 2 if len(text) <= MAX_DEPTH else text.count("[") + text.count("{")
     if check_depth and bound > MAX_DEPTH:
         bound = depth(value)
         if bound > MAX_DEPTH:
