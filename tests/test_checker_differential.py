@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 
 from prefix_model.checker.engine import LogChecker, captured_request, check_events
 from prefix_model.checker.run import check_log
+from prefix_model.formats import plain_json
 from prefix_model.formats.events_jsonl import event_to_line
+from prefix_model.formats.plain_json import Known
 from prefix_model.json_values import thaw
 from prefix_model.properties import reconstructible_companion, reconstructible_full
 from prefix_model.requests import request_to_json
@@ -125,3 +127,21 @@ def test_an_exact_capture_never_takes_the_field_by_field_comparison(spacing: str
     monkeypatch.setattr(LogChecker, "_compare_exactly", refuse)
     report = check_log(log, capture)
     assert report.conforms and report.requests_checked == sent > 3
+
+
+@pytest.mark.spec("CHK-2")
+def test_the_capture_reader_decodes_only_what_the_guess_does_not_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log, capture, sent = write_witness(tmp_path, "compact", ["none"])
+    decoded: list[int] = []  # per request whose history the guess held in part: the messages decoded past it
+
+    def counted(text: str, start: int, known: Known) -> tuple[list[object], int] | None:
+        found = extend(text, start, known)
+        if found is not None and known[1]:
+            decoded.append(len(found[0]) - len(known[1]))
+        return found
+
+    extend = plain_json._extend
+    monkeypatch.setattr(plain_json, "_extend", counted)
+    report = check_log(log, capture)
+    messages = sum(len(json.loads(line)["messages"]) for line in capture.read_text(encoding="utf-8").splitlines())
+    assert report.conforms and len(decoded) >= sent // 2 and sum(decoded) < messages // 2

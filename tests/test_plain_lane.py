@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prefix_model.checker.engine import Captured
+from prefix_model.checker.engine import Captured, LogChecker
 from prefix_model.checker.run import check_log
 from prefix_model.checker.plain_rules import append_provenance_ok, derive_plain, envelope_ok
 from prefix_model.contracts import Rejection
@@ -34,7 +34,8 @@ from prefix_model.json_values import MAX_DEPTH, FrozenMap, freeze, json_text, th
 from prefix_model.loop import run
 from prefix_model.requests import request_to_json
 from prefix_model.surface import _check_provenance
-from prefix_model.variants import WITNESS
+from prefix_model.semantics import HARNESS
+from prefix_model.variants import VARIANTS, WITNESS, run_witness
 from tests.strategies import logs, plain_json_values, rejected_events
 from tests.test_session_jsonl import HEADER, streamed_turn
 
@@ -102,6 +103,47 @@ def test_members_read_a_compact_object_with_each_members_own_text(value: dict[st
     assert {k: text[a:b] for k, (a, b) in own.items()} == {k: json.dumps(v, ensure_ascii=False, separators=(",", ":")) for k, v in value.items()}
     with pytest.raises(NotPlain):
         plain_members((json.dumps(line_value, separators=(", ", ": ")) if line_value else "{ }").encode(), "request")
+
+
+def lossless(values: list[object]) -> list[object]:
+    """Keep the values the engine can hold: the spec reads their text back as them (as the log's messages are)."""
+    return [v for v in values if not isinstance(spec := spec_value(plain_text(v)), Rejection) and plain_text(spec) == plain_text(v)]
+
+
+@pytest.mark.spec("CHK-2")
+@given(st.lists(plain_json_values(max_leaves=4), max_size=5).map(lossless), st.integers(0, 5),
+       st.sampled_from(["prefix", "changed", "longer", "spaced"]), st.booleans())  # fmt: skip
+def test_a_guessed_history_reads_as_the_spec_reads_the_line(items: list[object], cut: int, guess: str, nest: bool) -> None:
+    known = items[:cut] if guess != "longer" else [*items, "extra"]
+    if guess == "changed" and known:  # another value with a text as long: only the comparison can tell
+        known = [*known[:-1], "x" * max(len(plain_text(known[-1])) - 2, 0)]
+    head = plain_text(known)[:-1].replace(",", ", ") if guess == "spaced" else plain_text(known)[:-1]
+    line: dict[str, object] = {"messages": items, "z": 1}
+    text = json.dumps({"request": line} if nest else line, ensure_ascii=False, separators=(",", ":"))
+    raw = text.encode("utf-8", "surrogatepass")
+    try:
+        _, read, spans, inner = plain_members(raw, "request", lambda: (head, known))
+    except NotPlain:
+        return  # declined: the spec's path reads it
+    assert read == spec_value(text) and plain_text(read) == text
+    messages = (inner if nest else spans)["messages"]
+    assert text[messages[0] : messages[1]] == plain_text(items)
+
+
+@pytest.mark.spec("CHK-2")
+def test_the_checkers_guess_is_the_text_of_its_messages_and_is_taken() -> None:
+    taken = 0
+    for semantics in (HARNESS, *(v.semantics for v in VARIANTS)):
+        for session in run_witness(semantics).sessions:
+            checker = LogChecker(session.id)
+            for event in session.log.events:
+                checker.feed(event.seq + 1, from_event(event))
+                known = checker.known_messages()
+                if known is not None:
+                    head, items = known
+                    assert head + "]" == plain_text(items)
+                    taken += 1
+    assert taken > 100
 
 
 @cache

@@ -43,7 +43,7 @@ from prefix_model.events import (
 from prefix_model.formats.capture import line_error, messages_shape_ok
 from prefix_model.formats.events_jsonl import LogReadError
 from prefix_model.formats.plain_events import PlainEvent, from_event, to_event
-from prefix_model.formats.plain_json import Spans, plain_text
+from prefix_model.formats.plain_json import Known, Spans, plain_text
 from prefix_model.headers import CHANGE, INITIAL, EpochHeader, canonical_header, check_header_event, header_equals, header_of
 from prefix_model.json_values import FrozenMap, freeze, json_text, thaw
 from prefix_model.requests import Request, build_request, request_to_json
@@ -133,6 +133,7 @@ class _Expectation:
     header: EpochHeader
     fields: dict[str, str]  # request field name -> text (every field but messages and sessionId)
     prefix: str  # the messagePrefix messages' texts, each followed by a comma
+    prefix_items: list[object]  # the messagePrefix messages, plain
     shallow: bool  # nests little enough that an equal request nests within JSON-7's limit
     prefix_shaped: bool  # the prefix messages fit the capture schema's messages
     names: frozenset[str]  # the fields an expected request has (messages included; sessionId aside)
@@ -140,9 +141,9 @@ class _Expectation:
 
 def _expectation(header: EpochHeader, depth: int) -> _Expectation:
     fields = {k: plain_text(thaw(v)) for k, v in request_to_json(build_request(header, ())).items() if k != "messages"}
-    prefix = "".join(plain_text(thaw(m)) + "," for m in header.message_prefix or ())
-    shaped = messages_shape_ok(thaw(header.message_prefix or ()))
-    return _Expectation(header, fields, prefix, depth <= DEEP, shaped, frozenset(fields) | {"messages"})
+    items = [thaw(m) for m in header.message_prefix or ()]
+    prefix = "".join(plain_text(m) + "," for m in items)
+    return _Expectation(header, fields, prefix, items, depth <= DEEP, messages_shape_ok(items), frozenset(fields) | {"messages"})
 
 
 @dataclass(slots=True)
@@ -195,6 +196,7 @@ class LogChecker:
     _messages: dict[int, dict[str, object] | None] = field(default_factory=dict)
     _pieces: list[str | None] = field(default_factory=list)  # per node: its message's text and a comma ("" for none); None until needed
     _filled: int = 0  # every piece before this position is known
+    _head: tuple[_Expectation, int, int, str] | None = None  # the last messages head written: for whom, generation, boundary
     _deep_nodes: int = 0
     _odd_nodes: int = 0  # live nodes whose message's content is no array (LOG-15 was reported)
     _generation: int = 0
@@ -423,8 +425,11 @@ class LogChecker:
         self.findings.append(Finding("MATCH-1", f"the log has no dispatching step turn {request.turn} step {request.step} "
                                      "where the capture's order puts this request", request=request.index, line=request.line))  # fmt: skip
 
-    def _expected_messages_text(self, expected: _Expectation, boundary: int) -> str:
-        """Return the compact text of messagePrefix ++ the derivation of the first ``boundary`` nodes."""
+    def _messages_head(self, expected: _Expectation, boundary: int) -> str:
+        """Return the compact text of messagePrefix ++ the derivation of the first ``boundary`` nodes, less its ``]``."""
+        last = self._head
+        if last is not None and last[0] is expected and last[1] == self._generation and last[2] == boundary:
+            return last[3]
         pieces, messages = self._pieces, self._messages
         for position in range(self._filled, boundary):  # each node's text is written once
             if pieces[position] is None:
@@ -432,7 +437,22 @@ class LogChecker:
                 pieces[position] = "" if message is None else plain_text(message) + ","
         self._filled = max(self._filled, boundary)
         body = expected.prefix + "".join(pieces[:boundary])  # type: ignore[arg-type]  # filled above
-        return "[" + body[:-1] + "]" if body else "[]"
+        head = "[" + body[:-1]
+        self._head = (expected, self._generation, boundary, head)
+        return head
+
+    def known_messages(self) -> Known | None:
+        """Return the messages a request sent now would carry: the capture reader's guess at the next request's history.
+
+        A request extends the one before it until a replacement or a new header, so the reader
+        decodes only what is new (``plain_members``); a wrong guess only costs a comparison.
+        """
+        expected = self._expected
+        if expected is None:
+            return None
+        messages = self._messages
+        items = expected.prefix_items + [m for m in (messages[s] for s in self._nodes) if m is not None]
+        return self._messages_head(expected, len(self._nodes)), items
 
     def _is_expected(self, result: StepResult, request: Captured) -> bool:
         """Return whether ``request`` is, text for text, the request the log expects (no finding possible)."""
@@ -443,7 +463,7 @@ class LogChecker:
         for name, text in expected.fields.items():
             if not request.same(name, text):
                 return False
-        return request.same("messages", self._expected_messages_text(expected, result.boundary_nodes))
+        return request.same("messages", self._messages_head(expected, result.boundary_nodes) + "]")
 
     def _compare(self, result: StepResult, request: Captured) -> None:
         self.requests_checked += 1

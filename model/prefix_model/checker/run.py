@@ -9,7 +9,7 @@ what was found. Unreadable input raises ``LogReadError``; a check that checked n
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +17,7 @@ from pathlib import Path
 from prefix_model.checker.engine import Captured, LogChecker
 from prefix_model.checker.findings import Finding
 from prefix_model.formats.capture import iter_plain_capture
+from prefix_model.formats.plain_json import Known
 from prefix_model.formats.session_jsonl import LogStream
 
 __all__ = ["Report", "Unusable", "check_log"]
@@ -103,10 +104,10 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _captured(path: Path, session_id: str | None, report: Report) -> Iterator[Captured]:
+def _captured(path: Path, session_id: str | None, report: Report, known: Callable[[], Known | None]) -> Iterator[Captured]:
     """Yield the capture's loop requests of this session, lazily; count every request read."""
     name = str(path)
-    for request in iter_plain_capture(path):
+    for request in iter_plain_capture(path, known):
         report.requests_total += 1
         kept = Captured(request.index, request.line, request.request, request.turn, request.step, name, request.shallow,
                         request.text, request.spans, request.messages_checked)  # fmt: skip
@@ -131,7 +132,9 @@ def check_log(log_path: Path, requests_path: Path | None = None, session_id: str
     header = stream.read_header()
     # The persisted header names the session; --session names it for the in-memory form.
     named = session_id if session_id is not None else (header.id if header is not None else None)
-    captured: Iterable[Captured] = _captured(requests_path, named, report) if requests_path is not None else ()
+    # The reader guesses each request's history from the checker's surface (read lazily, so after it exists).
+    known: Callable[[], Known | None] = lambda: checker.known_messages()  # noqa: E731
+    captured: Iterable[Captured] = _captured(requests_path, named, report, known) if requests_path is not None else ()
     seed_length = header.seed_length if header is not None and header.seed_length is not None else 0
     checker = LogChecker(named, captured, seed_length=seed_length)
     with _no_cycle_collection():

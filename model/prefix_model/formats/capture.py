@@ -12,7 +12,7 @@ is one ``LogReadError`` naming the file, the line and CAP-1.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -23,7 +23,7 @@ from jsonschema.exceptions import best_match
 
 from prefix_model.contracts import Rejection
 from prefix_model.formats.events_jsonl import MAX_LINE_BYTES, LogReadError, parse_json_line
-from prefix_model.formats.plain_json import NotPlain, Spans, plain_loads, plain_members
+from prefix_model.formats.plain_json import Known, NotPlain, Spans, plain_loads, plain_members
 from prefix_model.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, thaw
 
 __all__ = ["CapturedRequest", "PlainCapturedRequest", "iter_capture", "iter_plain_capture", "capture_shape_ok", "messages_shape_ok", "line_error", "CAPTURE_SCHEMA_PATH", "capture_schema"]
@@ -275,18 +275,19 @@ def line_error(path: str, line: int, text: str) -> LogReadError | None:
     return LogReadError(path, line, value.rule, value.reason) if isinstance(value, Rejection) else None
 
 
-def iter_plain_capture(path: str | Path) -> Iterator[PlainCapturedRequest]:
+def iter_plain_capture(path: str | Path, known: Callable[[], Known | None] | None = None) -> Iterator[PlainCapturedRequest]:
     """Yield ``iter_capture(path)``'s requests with plain fields, freezing only the lines that need it.
 
     A compact line is read member by member, so the checker can compare each field's own text
-    (``spans``); a line with spaces is read whole; a line the fast lane cannot vouch for takes
-    the spec's path (frozen, schema-checked: the exact error).
+    (``spans``), its ``messages`` decoded only past the elements ``known`` guesses; a line with
+    spaces is read whole; a line the fast lane cannot vouch for takes the spec's path (frozen,
+    schema-checked: the exact error).
     """
     for index, body in _bodies(path):
         text, spans = "", {}
         value: object = None
         try:
-            text, value, outer, inner = plain_members(body, "request")
+            text, value, outer, inner = plain_members(body, "request", known)
             spans = inner if "request" in value else outer
         except NotPlain:
             try:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from prefix_model.json_values import MAX_DEPTH, MAX_SAFE_INTEGER
 
-__all__ = ["NotPlain", "Spans", "plain_loads", "plain_members", "plain_text", "depth"]
+__all__ = ["NotPlain", "Spans", "Known", "plain_loads", "plain_members", "plain_text", "depth"]
 
 
 class NotPlain(Exception):
@@ -112,8 +112,12 @@ def plain_loads(raw: bytes, check_depth: bool = True) -> tuple[object, int]:
 Spans = dict[str, tuple[int, int]]
 """Where each member's value sits in the line's text: ``text[start:end]`` (a compact line's own text)."""
 
+Known = tuple[str, list[object]]
+"""A guess at a ``messages`` array: a plain list, and its compact text without the closing bracket
+(``plain_text(items)[:-1]``: ``[`` and the elements)."""
 
-def plain_members(raw: bytes, descend: str | None = None) -> tuple[str, dict[str, object], Spans, Spans]:
+
+def plain_members(raw: bytes, descend: str | None = None, known: Callable[[], Known | None] | None = None) -> tuple[str, dict[str, object], Spans, Spans]:
     """Return a compact JSON object line's plain value, its members' spans, and those of member ``descend``.
 
     For a line written without whitespace (``JSON.stringify``'s form) this reads the top-level
@@ -121,15 +125,20 @@ def plain_members(raw: bytes, descend: str | None = None) -> tuple[str, dict[str
     member's own text is known without writing it again; a member named ``descend`` holding an
     object is read the same way one level down. Anything else raises ``NotPlain``. Returns the
     line's text first.
+
+    ``known`` guesses a ``messages`` member: when the line's array begins with the guess's
+    elements, text for text, those are not decoded again — only the elements after them are
+    (a request repeats the previous one's history and adds to it). A wrong guess costs one
+    string comparison; the value read is the same either way.
     """
     text = _plain_text(raw)
-    value, spans, inner, end = _members(text, 0, descend)
+    value, spans, inner, end = _members(text, 0, descend, known)
     if end != len(text):
         raise NotPlain
     return text, value, spans, inner
 
 
-def _members(text: str, start: int, descend: str | None) -> tuple[dict[str, object], Spans, Spans, int]:
+def _members(text: str, start: int, descend: str | None, known: Callable[[], Known | None] | None) -> tuple[dict[str, object], Spans, Spans, int]:
     if not text.startswith("{", start):
         raise NotPlain
     value: dict[str, object] = {}
@@ -145,8 +154,11 @@ def _members(text: str, start: int, descend: str | None) -> tuple[dict[str, obje
             key, index = _scanstring(text, index + 1)
             if text[index] != ":":
                 raise NotPlain
+            member: object
             if key == descend and text.startswith("{", index + 1):
-                member, inner, _, end = _members(text, index + 1, None)
+                member, inner, _, end = _members(text, index + 1, None, known)
+            elif key == "messages" and known is not None and (guess := known()) is not None and (found := _extend(text, index + 1, guess)) is not None:
+                member, end = found
             else:
                 member, end = _scan(text, index + 1)
             value[key] = member  # a repeated key: the last value, at the first place (JSON.parse)
@@ -158,3 +170,35 @@ def _members(text: str, start: int, descend: str | None) -> tuple[dict[str, obje
             index = end + 1
     except (IndexError, StopIteration, ValueError, RecursionError):
         raise NotPlain from None
+
+
+def _extend(text: str, start: int, known: Known) -> tuple[list[object], int] | None:
+    """Return the array at ``start`` and its end when it begins with ``known``'s elements; else None.
+
+    The guess's text is ``[`` and its elements, each a whole JSON value, so when the line holds
+    that text and then ``,`` or ``]``, the line's first elements are the guess's. The rest are
+    decoded one by one; a layout this does not expect returns None (the caller decodes the whole
+    array).
+    """
+    head, known_items = known
+    if not text.startswith(head, start):
+        return None
+    index = start + len(head)
+    items = list(known_items)
+    if text[index] == "]":
+        return items, index + 1
+    if items:
+        if text[index] != ",":
+            return None
+        index += 1
+    try:
+        while True:
+            item, index = _scan(text, index)
+            items.append(item)
+            if text[index] == "]":
+                return items, index + 1
+            if text[index] != ",":
+                return None
+            index += 1
+    except (IndexError, StopIteration, ValueError):  # spaces, or not JSON: the whole array is decoded again
+        return None
