@@ -21,6 +21,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import chain
 from io import BufferedReader
 from pathlib import Path
 from typing import IO, NamedTuple, cast
@@ -69,6 +70,7 @@ MEMORY, PERSISTED = "memory", "persisted"
 _READ_SIZE = 1 << 16
 _LEGACY_RULES = ("LOG-7", "LOG-8")
 _LEGACY_TYPES = (LEGACY_HEADER_DELTA, LEGACY_MODE_SET, REQUEST_HEADER)
+_SPEC_READ = frozenset((*ROW_TYPES, *_LEGACY_TYPES))  # lines the in-memory fast loop leaves to the general path
 
 TEXT_DELTA, REASONING_DELTA, TOOL_CALL_DELTA = "text-delta", "reasoning-delta", "tool-call-delta"
 _ROW_OF_KIND = {TEXT_DELTA: "text-chunks", REASONING_DELTA: "reasoning-chunks", TOOL_CALL_DELTA: "tool-call-chunks"}
@@ -267,6 +269,9 @@ def _plain_number(value: object) -> bool:
     return type(value) is int or type(value) is float
 
 
+_new_event = tuple.__new__  # not PlainEvent(...): a named tuple's __new__ is a Python call per member
+
+
 def plain_row_events(value: dict[str, object], expected_seq: int) -> list[PlainEvent] | None:
     """Return the chunk events of a plain packed row starting at ``expected_seq`` when ``expand_chunk_row``
     would return them unchanged and every member time is valid (LOG-3); else None: the spec's path decides.
@@ -298,7 +303,7 @@ def plain_row_events(value: dict[str, object], expected_seq: int) -> list[PlainE
         if not 0 <= time <= MAX_SAFE_INTEGER:
             return None
         chunk = _member_chunk(kind, data, member)
-        events.append(PlainEvent(ASSISTANT_CHUNK, seq0 + k, time, {"turn": turn, "step": step, "chunk": chunk}, depth=3))
+        events.append(_new_event(PlainEvent, (ASSISTANT_CHUNK, seq0 + k, time, {"turn": turn, "step": step, "chunk": chunk}, None, None, 3)))
     if seq0 + len(members) - 1 > MAX_SAFE_INTEGER or any(abs(g) > MAX_SAFE_INTEGER for g in gaps):
         return None
     return events
@@ -747,11 +752,19 @@ class LogStream:
     # -- the in-memory form: every line an event with the next seq ------------------------------
 
     def _memory(self, first: _Line, rest: Iterator[_Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent]]:
-        for line in _chain(first, rest):
-            fast = self._fast(line) if plain else None
-            if fast is not None:
-                yield self._emit_plain(line.number, fast[0])
-                continue
+        for line in chain((first,), rest):
+            if plain:
+                # The fast lane's common case, inline (this loop runs once per event): a plain event line.
+                try:
+                    value, bound = plain_loads(line.raw)
+                except NotPlain:
+                    value = None
+                if type(value) is dict and value.get("type") not in _SPEC_READ:
+                    fast = plain_event(value, bound)
+                    if fast is not None and fast.seq == self.events_read:
+                        self.events_read += 1
+                        yield line.number, fast
+                        continue
             text = self._text(line, "FMT-1")
             if not text.strip():
                 raise self._fail(line.number, "FMT-1", "empty line")
@@ -830,11 +843,6 @@ class LogStream:
         if self.compressed and hole_line.framed:
             raise self._fail(hole_line.number, "FMT-9", f"a complete zstd frame holds a torn record: {hole.reason}")
         self.torn_tail = TornTail(hole_line.number, hole.reason)
-
-
-def _chain(first: _Line, rest: Iterator[_Line]) -> Iterator[_Line]:
-    yield first
-    yield from rest
 
 
 def _first_turn_end(lines: Iterator[_Line], name: str) -> int | None:
