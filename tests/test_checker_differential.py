@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ from prefix_model.checker.engine import LogChecker, captured_request, check_even
 from prefix_model.checker.run import check_log
 from prefix_model.formats import plain_json
 from prefix_model.formats.events_jsonl import event_to_line
+from prefix_model.events import ASSISTANT_CHUNK
+from prefix_model.formats.plain_events import PlainEvent, from_event
 from prefix_model.formats.plain_json import Known
 from prefix_model.json_values import thaw
 from prefix_model.properties import reconstructible_companion, reconstructible_full
@@ -27,6 +30,7 @@ from prefix_model.requests import request_to_json
 from prefix_model.semantics import HARNESS, Semantics
 from prefix_model.variants import VARIANTS, run_witness
 from prefix_model.world import World
+from tests.test_session_jsonl import streamed_turn
 
 CASES = [("harness", HARNESS)] + [(v.name, v.semantics) for v in VARIANTS]
 
@@ -145,3 +149,43 @@ def test_the_capture_reader_decodes_only_what_the_guess_does_not_hold(tmp_path: 
     report = check_log(log, capture)
     messages = sum(len(json.loads(line)["messages"]) for line in capture.read_text(encoding="utf-8").splitlines())
     assert report.conforms and len(decoded) >= sent // 2 and sum(decoded) < messages // 2
+
+
+@cache
+def streamed_events() -> tuple[PlainEvent, ...]:
+    """The witness run's first session with a streamed turn added: chunks of every kind."""
+    return tuple(from_event(e) for e in streamed_turn(run_witness(HARNESS).sessions[0].log).events)
+
+
+CHUNK_DAMAGES = ["none", "seq+1", "time-1", "time-str", "op", "sources", "turn+1", "step+1", "step-str", "data-list", "no-step-open"]
+
+
+def _damaged_chunk(event: PlainEvent, how: str) -> PlainEvent:
+    """Return a chunk changed in a way one of the rules ``feed`` applies to every event would notice."""
+    data = dict(event.data) if isinstance(event.data, dict) else {}
+    changes: dict[str, object] = {
+        "seq+1": {"seq": event.seq + 1}, "time-1": {"time": -1}, "time-str": {"time": "0"}, "op": {"surface_op": "append"},
+        "sources": {"source_event_seqs": (0,)}, "turn+1": {"data": data | {"turn": 99}}, "step+1": {"data": data | {"step": 99}},
+        "step-str": {"data": data | {"step": "1"}}, "data-list": {"data": [data]},
+    }.get(how, {})  # fmt: skip
+    return event._replace(**changes)  # type: ignore[arg-type]
+
+
+@pytest.mark.spec("CHK-2", "ENC-3", "LOG-2", "LOG-3", "LOG-13")
+@given(st.sampled_from(CHUNK_DAMAGES), st.integers(0, 10**6))
+@settings(max_examples=40, deadline=None)
+def test_a_chunk_folded_on_the_fast_path_is_judged_as_the_general_path_judges_it(how: str, pick: int) -> None:
+    events = list(streamed_events())
+    chunks = [k for k, e in enumerate(events) if e.type == ASSISTANT_CHUNK]
+    k = chunks[pick % len(chunks)]
+    if how == "no-step-open":  # the chunk moved before its step/start
+        start = max(j for j in range(k) if events[j].type == "step/start")
+        events.insert(start, events.pop(k))
+        k = start
+    events[k] = _damaged_chunk(events[k], how)
+    fast = check_events((e.seq + 1, e) for e in events)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(LogChecker, "_plain_chunk", lambda self, event: False)
+        general = check_events((e.seq + 1, e) for e in events)
+    assert fast.findings == general.findings and fast.steps == general.steps
+    assert bool(fast.findings) == (how != "none")
