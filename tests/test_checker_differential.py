@@ -162,13 +162,13 @@ CHUNK_DAMAGES = ["none", "seq+1", "time-1", "time-str", "op", "sources", "turn+1
 
 def _damaged_chunk(event: PlainEvent, how: str) -> PlainEvent:
     """Return a chunk changed in a way one of the rules ``feed`` applies to every event would notice."""
-    data = dict(event.data) if isinstance(event.data, dict) else {}
-    changes: dict[str, object] = {
+    data: dict[str, object] = dict(event.data) if isinstance(event.data, dict) else {}
+    damages: dict[str, dict[str, object]] = {
         "seq+1": {"seq": event.seq + 1}, "time-1": {"time": -1}, "time-str": {"time": "0"}, "op": {"surface_op": "append"},
         "sources": {"source_event_seqs": (0,)}, "turn+1": {"data": data | {"turn": 99}}, "step+1": {"data": data | {"step": 99}},
         "step-str": {"data": data | {"step": "1"}}, "data-list": {"data": [data]},
-    }.get(how, {})  # fmt: skip
-    return event._replace(**changes)  # type: ignore[arg-type]
+    }  # fmt: skip
+    return event._replace(**damages.get(how, {}))  # type: ignore[arg-type]
 
 
 @pytest.mark.spec("CHK-2", "ENC-3", "LOG-2", "LOG-3", "LOG-13")
