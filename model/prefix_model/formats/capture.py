@@ -15,6 +15,8 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,8 @@ from prefix_model.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, tha
 
 __all__ = ["CapturedRequest", "PlainCapturedRequest", "iter_capture", "iter_plain_capture", "capture_shape_ok", "messages_shape_ok", "line_error", "CAPTURE_SCHEMA_PATH", "capture_schema"]
 
-CAPTURE_SCHEMA_PATH = Path(__file__).resolve().parents[3] / "spec" / "schema" / "capture.schema.json"
+# Package data (spec/schema/capture.schema.json links to it), so an installed wheel has it too.
+CAPTURE_SCHEMA_PATH: Traversable = resources.files("prefix_model") / "spec" / "schema" / "capture.schema.json"
 _STEP_KEYS = ("turn", "step", "agentLoopRequest")
 _MAX_REASON = 240
 

@@ -24,6 +24,8 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from prefix_model import __version__
@@ -59,7 +61,8 @@ __all__ = [
     "main",
 ]
 
-SPEC_PATH = Path(__file__).resolve().parents[3] / "spec" / "SPEC.md"
+# Package data (spec/SPEC.md links to it): the audit runs for an installed wheel too.
+SPEC_PATH: Traversable = resources.files("prefix_model") / "spec" / "SPEC.md"
 _DEFINED = re.compile(r"^- \*\*([A-Z]+-\d+)\*\* —", re.MULTILINE)
 EXAMPLE_CASE = "loop/no-listener"  # the worked example of spec/vectors.md §6
 
