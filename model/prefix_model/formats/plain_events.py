@@ -20,6 +20,7 @@ from prefix_model.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, JsonValue, fre
 __all__ = ["PlainEvent", "plain_event", "from_event", "to_event"]
 
 _REPLACE_KEYS = {"op", "start", "end"}
+_INT = {int}
 _ENVELOPE = frozenset(ENVELOPE_KEYS)
 
 
@@ -70,14 +71,14 @@ def plain_event(value: object, depth: int) -> PlainEvent | None:
         return None
     op: SurfaceOp | None = None
     if "surfaceOp" in value:
-        op = _surface_op(value["surfaceOp"])
-        if op is None:
+        op = value["surfaceOp"]
+        if type(op) is not str and (op := _surface_op(op)) is None:
             return None
     sources: tuple[int, ...] | None = None
     if "sourceEventSeqs" in value:
         raw = value["sourceEventSeqs"]
-        if type(raw) is not list or not all(_safe(s) for s in raw):
-            return None
+        if type(raw) is not list or (raw and not (set(map(type, raw)) == _INT and min(raw) >= 0 and max(raw) <= MAX_SAFE_INTEGER)):
+            return None  # (the check in C: this runs for every surface event, over every source seq)
         sources = tuple(raw)
     return _new(PlainEvent, (kind, seq, time, data, op, sources, depth))
 
