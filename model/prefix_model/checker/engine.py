@@ -464,14 +464,17 @@ class LogChecker:
         """Return the messages a request sent now would carry: the capture reader's guess at the next request's history.
 
         A request extends the one before it until a replacement or a new header, so the reader
-        decodes only what is new (``plain_members``); a wrong guess only costs a comparison.
+        decodes only what is new (``plain_members``); a wrong guess only costs a comparison. The
+        last request's expected history serves when it is still the surface's (no text written
+        again); else the whole surface.
         """
-        expected = self._expected
+        expected, last = self._expected, self._head
         if expected is None:
             return None
+        boundary = last[2] if last is not None and last[0] is expected and last[1] == self._generation else len(self._nodes)
         messages = self._messages
-        items = expected.prefix_items + [m for m in (messages[s] for s in self._nodes) if m is not None]
-        return self._messages_head(expected, len(self._nodes)), items
+        items = expected.prefix_items + [m for m in (messages[s] for s in self._nodes[:boundary]) if m is not None]
+        return self._messages_head(expected, boundary), items
 
     def _is_expected(self, result: StepResult, request: Captured) -> bool:
         """Return whether ``request`` is, text for text, the request the log expects (no finding possible)."""
