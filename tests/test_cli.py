@@ -12,10 +12,12 @@ import pytest
 from prefix_model.examples import EXAMPLE_SESSION_ID, EXAMPLE_STEPS, example_log
 from prefix_model.examples.loop_demo import DEMO_ACTIONS
 from prefix_model.loop import run as loop_run
-from prefix_model.variants import VARIANTS
+from prefix_model.semantics import HARNESS
+from prefix_model.variants import VARIANTS, run_witness
 from prefix_model.json_values import json_text
 from prefix_model.requests import Request, reconstruct_request, request_to_json
 from tests.reference import REAL_LOG_DIR
+from tests.test_checker import write_session
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = REAL_LOG_DIR
@@ -117,3 +119,19 @@ def test_check_example_checks_the_bundled_log_and_capture() -> None:
     assert report["result"] == "conforms" and report["sessionId"] == EXAMPLE_SESSION_ID
     assert report["checked"]["requests"] == {"total": len(EXAMPLE_STEPS), "checked": len(EXAMPLE_STEPS), "auxiliary": 0, "otherSession": 0, "unmatched": 0}
     assert "check --example" in run("check", "--help").stdout
+
+
+@pytest.mark.spec("CLI-6", "FMT-9")
+@pytest.mark.parametrize("form", ["memory", "persisted", "zstd"])
+def test_check_reads_a_log_piped_on_standard_input(form: str, tmp_path: Path) -> None:
+    world = run_witness(HARNESS)
+    session = world.sessions[0].id
+    log, capture = write_session(world, session, tmp_path, form)
+    piped = subprocess.run([sys.executable, "-m", "prefix_model.cli", "check", "-", "--requests", str(capture), "--session", session, "--json"],
+                           input=log.read_bytes(), capture_output=True, timeout=60)  # fmt: skip
+    direct = run("check", str(log), "--requests", str(capture), "--session", session, "--json")
+    assert piped.returncode == direct.returncode == 0, piped.stderr
+    report, expected = json.loads(piped.stdout), json.loads(direct.stdout)
+    assert report["checked"] == expected["checked"] and report["checked"]["requests"]["checked"] > 0
+    empty = subprocess.run([sys.executable, "-m", "prefix_model.cli", "check", "-"], input=b"", capture_output=True, text=False, timeout=60)
+    assert empty.returncode == 2 and empty.stderr.decode().count("\n") == 1 and b"FMT-1" in empty.stderr

@@ -63,7 +63,8 @@ monotonicity within an instance (REC-3). Each finding names its requirement ID, 
 request index, the JSON path, and expected vs actual.
 
 LOG: the harness's in-memory event lines, or its persisted session.jsonl (header line, packed
-chunk rows), plain or zstd. A torn tail after the last turn/end is tolerated and reported.
+chunk rows), plain or zstd; a file, or - for standard input (a pipe is copied to a temporary
+file first). A torn tail after the last turn/end is tolerated and reported.
 
 --requests FILE: one request per line, as the adapter received it (provider, model,
 reasoningEffort, messages, system, tools, temperature, maxTokens, stop, sessionId), with
@@ -78,6 +79,7 @@ example:
   prefix-model check --example          (the bundled example log and its capture)
   prefix-model check ~/.dsh/sessions/_no-cwd/s-42/session.jsonl.zstd --requests adapter.jsonl
   prefix-model check events.jsonl --requests requests.jsonl --session s-42 --json
+  zstdcat session.jsonl.zstd | prefix-model check - --requests adapter.jsonl
 
 exit status: 0 conforms; 1 violations found; 2 unusable input (one line on stderr: file:line: rule: reason)
 """
@@ -132,7 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     checked = check.add_mutually_exclusive_group(required=True)
-    checked.add_argument("log", nargs="?", metavar="LOG", help="session log: in-memory event lines or persisted session.jsonl[.zstd]")
+    checked.add_argument("log", nargs="?", metavar="LOG",
+                         help="session log: in-memory event lines or persisted session.jsonl[.zstd]; - reads standard input")  # fmt: skip
     checked.add_argument("--example", action="store_true", help="check the example log and capture bundled with the package")
     check.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent (with --example: the bundled one)")
     check.add_argument("--session", metavar="ID", help="the log's session id (the persisted form names it itself)")
@@ -220,7 +223,8 @@ def _run_check(args: argparse.Namespace) -> int:
             requests = capture if args.requests is None else Path(args.requests)
             return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args.json)
     given = None if args.requests is None else Path(args.requests)
-    return _print_check(check_log(Path(args.log), given, args.session), args.json)
+    log = Path("/dev/stdin") if args.log == "-" else Path(args.log)
+    return _print_check(check_log(log, given, args.session), args.json)
 
 
 def _print_check(report: Report, as_json: bool) -> int:

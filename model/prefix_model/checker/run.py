@@ -9,6 +9,8 @@ what was found. Unreadable input raises ``LogReadError``; a check that checked n
 from __future__ import annotations
 
 import gc
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,6 +19,7 @@ from pathlib import Path
 from prefix_model.checker.engine import Captured, LogChecker
 from prefix_model.checker.findings import Finding
 from prefix_model.formats.capture import iter_plain_capture
+from prefix_model.formats.events_jsonl import LogReadError
 from prefix_model.formats.plain_json import Known
 from prefix_model.formats.session_jsonl import LogStream
 
@@ -121,13 +124,38 @@ def _captured(path: Path, session_id: str | None, report: Report, known: Callabl
         kept.read_whole()  # a skipped request is still read whole (CAP-1)
 
 
+@contextmanager
+def _rereadable(path: Path) -> Iterator[Path]:
+    """Yield ``path``, or for a pipe (``/dev/stdin``, a FIFO) a temporary copy of what it holds.
+
+    The check opens the log twice — its first line names the session before the pass — and
+    a zstd log is read by seeking to its frames; a pipe allows neither. The copy goes to disk,
+    not memory.
+    """
+    if path.is_file() or not path.exists():  # a missing file: the reader reports it
+        yield path
+        return
+    with tempfile.NamedTemporaryFile(prefix="prefix-model-") as copy:
+        try:
+            with path.open("rb") as source:
+                shutil.copyfileobj(source, copy)
+        except OSError as error:
+            raise LogReadError(str(path), None, "FMT-1", error.strerror or str(error)) from None
+        copy.flush()
+        yield Path(copy.name)
+
+
 def check_log(log_path: Path, requests_path: Path | None = None, session_id: str | None = None) -> Report:
     """Return the report of checking ``log_path`` (and the capture at ``requests_path``).
 
     One pass over both files: the capture is read as the log's steps reach its requests, so
-    memory follows the log's live surface and one request, not the files.
+    memory follows the log's live surface and one request, not the files. The log may be a pipe.
     """
-    stream = LogStream(log_path)
+    with _rereadable(log_path) as readable:
+        return _check(LogStream(readable, str(log_path)), log_path, requests_path, session_id)
+
+
+def _check(stream: LogStream, log_path: Path, requests_path: Path | None, session_id: str | None) -> Report:
     report = Report(str(log_path), "", False, session_id, 0, 0, None)
     header = stream.read_header()
     # The persisted header names the session; --session names it for the in-memory form.

@@ -612,9 +612,9 @@ class LogStream:
     then do not form a log.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, name: str | None = None) -> None:
         self.path = Path(path)
-        self.name = str(path)
+        self.name = str(path) if name is None else name  # what errors call the file
         self._reset()
 
     def _reset(self) -> None:
