@@ -23,7 +23,7 @@ from prefix_model.formats import plain_json
 from prefix_model.formats.events_jsonl import event_to_line
 from prefix_model.events import ASSISTANT_CHUNK
 from prefix_model.formats.plain_events import PlainEvent, from_event
-from prefix_model.formats.plain_json import Known
+from prefix_model.formats.plain_json import Known, Scanner
 from prefix_model.json_values import thaw
 from prefix_model.properties import reconstructible_companion, reconstructible_full
 from prefix_model.requests import request_to_json
@@ -138,8 +138,8 @@ def test_the_capture_reader_decodes_only_what_the_guess_does_not_hold(tmp_path: 
     log, capture, sent = write_witness(tmp_path, "compact", ["none"])
     decoded: list[int] = []  # per request whose history the guess held in part: the messages decoded past it
 
-    def counted(text: str, start: int, known: Known) -> tuple[list[object], int] | None:
-        found = extend(text, start, known)
+    def counted(text: str, start: int, known: Known, scan: Scanner) -> tuple[list[object], int] | None:
+        found = extend(text, start, known, scan)
         if found is not None and known[1]:
             decoded.append(len(found[0]) - len(known[1]))
         return found

@@ -1,10 +1,11 @@
 """The readers' fast lane: the C JSON decoder, with the lossless rules of §1 screened around it.
 
 The spec's reader (``parse_json_line``) freezes every value: exact, and about ten times the cost
-of parsing. Most lines need none of it: a line is *plain* when its bytes hold no run of 16
-digits and no ``-0`` number, the decoder's float hook sees no exponent form, no ``-0``, no
-overflow and no NaN/Infinity, and it nests at most ``MAX_DEPTH`` levels. Its plain value is then exactly ``thaw(freeze(value))`` up to the
-order of integer-like keys (JSON-4), which no plain-lane comparison depends on: two plain values
+of parsing. Most lines need none of it: a line is *plain* when no integer has more than 15
+digits and none is ``-0`` (a byte screen spares the common line a hook per integer), the
+decoder's float hook sees no exponent form, no ``-0``, no overflow and no NaN/Infinity, and it
+nests at most ``MAX_DEPTH`` levels. Its plain value is then exactly ``thaw(freeze(value))`` up
+to the order of integer-like keys (JSON-4), which no plain-lane comparison depends on: two plain values
 with equal ``json.dumps`` text have equal ``JSON.stringify`` text. Any other line raises
 ``NotPlain`` and is read by the spec's reader, which gives the exact value or the exact error.
 """
@@ -20,7 +21,7 @@ from collections.abc import Callable
 
 from prefix_model.json_values import MAX_DEPTH, MAX_SAFE_INTEGER
 
-__all__ = ["NotPlain", "Spans", "Known", "plain_loads", "plain_members", "plain_text", "depth"]
+__all__ = ["NotPlain", "Spans", "Known", "Scanner", "plain_loads", "plain_members", "plain_text", "depth"]
 
 
 class NotPlain(Exception):
@@ -44,8 +45,17 @@ def _constant(name: str) -> object:
     raise NotPlain
 
 
+def _int(text: str) -> int:
+    if len(text) - text.startswith("-") > 15 or text == "-0":  # 15 digits are always safe (JSON-3); -0 (JSON-2)
+        raise NotPlain
+    return int(text)
+
+
+Scanner = Callable[[str, int], tuple[object, int]]
 # The C scanner itself: JSONDecoder.decode adds two regex matches and a Python frame per line.
-_scan = json.scanner.make_scanner(json.JSONDecoder(parse_float=_float, parse_constant=_constant))  # type: ignore[arg-type]  # typeshed names the class, not its argument
+_scan: Scanner = json.scanner.make_scanner(json.JSONDecoder(parse_float=_float, parse_constant=_constant))  # type: ignore[arg-type]  # typeshed names the class, not its argument
+_scan_ints: Scanner = json.scanner.make_scanner(json.JSONDecoder(parse_float=_float, parse_int=_int, parse_constant=_constant))  # type: ignore[arg-type]
+"""The scanner for a line whose bytes the screen below flags: each integer is checked as it is read."""
 _scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")  # C; not in typeshed
 plain_text: Callable[[object], str] = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """The compact text of a plain value; equal texts mean equal JSON values (see the module note).
@@ -69,21 +79,23 @@ def depth(value: object) -> int:
     return deepest
 
 
-# Integers are left to the C decoder (a hook per integer costs a third of the decoding); the
-# bytes are screened instead: no run of 16 digits (15 are always safe) and no -0 number token.
+# Integers are left to the C decoder (a hook per integer costs a third of the decoding) when the
+# bytes show none that needs a look: no run of 16 digits and no -0 number token. A flagged line
+# (say, a long digit run in a string) is read with the hook.
 _ZEROS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_RUN = b"0" * 16
 _NEGATIVE_ZERO = re.compile(rb"(?<![0-9A-Za-z])-0(?:\.0*)?(?![.0-9])")
 
 
-def _plain_text(raw: bytes) -> str:
-    """Return the text of a line whose integers the C decoder reads exactly; else raise ``NotPlain``."""
-    if _LONG_RUN in raw.translate(_ZEROS) or (b"-0" in raw and _NEGATIVE_ZERO.search(raw) is not None):
-        raise NotPlain  # a digit run in a string declines too: the spec's reader then reads the line
+def _plain_text(raw: bytes) -> tuple[str, Scanner]:
+    """Return a line's text and the scanner that reads its numbers exactly; raise ``NotPlain`` if not UTF-8."""
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise NotPlain from None
+    if _LONG_RUN in raw.translate(_ZEROS) or (b"-0" in raw and _NEGATIVE_ZERO.search(raw) is not None):
+        return text, _scan_ints
+    return text, _scan
 
 
 def plain_loads(raw: bytes, check_depth: bool = True) -> tuple[object, int]:
@@ -93,9 +105,9 @@ def plain_loads(raw: bytes, check_depth: bool = True) -> tuple[object, int]:
     that is at most ``MAX_DEPTH`` (C-speed counts), else the exact depth. With ``check_depth`` off
     the nesting is left to the caller — a line that JSON-7 may reject must be frozen later.
     """
-    text = _plain_text(raw)
+    text, scan = _plain_text(raw)
     try:
-        value, end = _scan(text, 0)
+        value, end = scan(text, 0)
     except (StopIteration, ValueError, RecursionError):  # not JSON (or leading space): the spec's reader says why
         raise NotPlain from None
     if end != len(text):
@@ -131,14 +143,14 @@ def plain_members(raw: bytes, descend: str | None = None, known: Callable[[], Kn
     (a request repeats the previous one's history and adds to it). A wrong guess costs one
     string comparison; the value read is the same either way.
     """
-    text = _plain_text(raw)
-    value, spans, inner, end = _members(text, 0, descend, known)
+    text, scan = _plain_text(raw)
+    value, spans, inner, end = _members(text, 0, descend, known, scan)
     if end != len(text):
         raise NotPlain
     return text, value, spans, inner
 
 
-def _members(text: str, start: int, descend: str | None, known: Callable[[], Known | None] | None) -> tuple[dict[str, object], Spans, Spans, int]:
+def _members(text: str, start: int, descend: str | None, known: Callable[[], Known | None] | None, scan: Scanner) -> tuple[dict[str, object], Spans, Spans, int]:
     if not text.startswith("{", start):
         raise NotPlain
     value: dict[str, object] = {}
@@ -156,11 +168,11 @@ def _members(text: str, start: int, descend: str | None, known: Callable[[], Kno
                 raise NotPlain
             member: object
             if key == descend and text.startswith("{", index + 1):
-                member, inner, _, end = _members(text, index + 1, None, known)
-            elif key == "messages" and known is not None and (guess := known()) is not None and (found := _extend(text, index + 1, guess)) is not None:
+                member, inner, _, end = _members(text, index + 1, None, known, scan)
+            elif key == "messages" and known is not None and (guess := known()) is not None and (found := _extend(text, index + 1, guess, scan)) is not None:
                 member, end = found
             else:
-                member, end = _scan(text, index + 1)
+                member, end = scan(text, index + 1)
             value[key] = member  # a repeated key: the last value, at the first place (JSON.parse)
             spans[key] = (index + 1, end)
             if text[end] == "}":
@@ -172,7 +184,7 @@ def _members(text: str, start: int, descend: str | None, known: Callable[[], Kno
         raise NotPlain from None
 
 
-def _extend(text: str, start: int, known: Known) -> tuple[list[object], int] | None:
+def _extend(text: str, start: int, known: Known, scan: Scanner) -> tuple[list[object], int] | None:
     """Return the array at ``start`` and its end when it begins with ``known``'s elements; else None.
 
     The guess's text is ``[`` and its elements, each a whole JSON value, so when the line holds
@@ -193,7 +205,7 @@ def _extend(text: str, start: int, known: Known) -> tuple[list[object], int] | N
         index += 1
     try:
         while True:
-            item, index = _scan(text, index)
+            item, index = scan(text, index)
             items.append(item)
             if text[index] == "]":
                 return items, index + 1
