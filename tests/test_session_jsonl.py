@@ -626,6 +626,28 @@ def test_hostile_input_is_an_unreadable_input_error(tmp_path: Path, monkeypatch:
     assert (error.line, error.rule) == (len(lines) + 1, "FMT-5")
 
 
+@pytest.mark.spec("FMT-5", "FMT-7")
+@given(st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=12), st.booleans(), st.integers(1, 9), st.integers(4, 14))
+def test_lines_read_in_blocks_are_the_files_lines_and_keep_the_bound(lines: list[bytes], newline: bool, block: int, bound: int) -> None:
+    import io
+
+    data = b"\n".join(lines) + (b"\n" if newline and lines else b"")
+    expected = [(n, body, n < len(lines) or newline) for n, body in enumerate(lines, start=1)]
+    if lines and not newline and not lines[-1]:
+        expected.pop()  # a file ending in a newline and nothing else has no last line to tear
+    too_long = next((n for n, body, _ in expected if len(body) > bound), None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(session_jsonl, "_BLOCK", block)  # lines cross blocks at every place
+        patch.setattr(session_jsonl, "MAX_LINE_BYTES", bound)
+        read = session_jsonl._plain_lines(io.BytesIO(data), "f")
+        if too_long is None:
+            assert [(line.number, line.raw, line.terminated) for line in read] == expected
+        else:
+            with pytest.raises(LogReadError) as caught:
+                list(read)
+            assert (caught.value.line, caught.value.rule) == (too_long, "FMT-5")
+
+
 # --- fuzz: any damage reads or is one LogReadError naming the file -------------------------------
 
 
