@@ -166,3 +166,20 @@ def test_engine_reports_enclosure_and_matching_findings() -> None:
 
 
 
+
+
+@pytest.mark.spec("CHK-1", "ENC-1")
+def test_a_log_that_ends_inside_a_turn_is_read_as_written_and_the_report_says_so(tmp_path: Path) -> None:
+    world = run_witness(HARNESS)
+    session = world.sessions[0]
+    events = session.log.events
+    cut = next(k for k, e in enumerate(events) if e.type == "assistant/chunk") + 1  # a crash while streaming
+    log = tmp_path / "crashed.events.jsonl"
+    log.write_text("".join(event_to_line(e) + "\n" for e in events[:cut]), encoding="utf-8")
+    report = check_log(log)
+    chunk = events[cut - 1]
+    assert report.conforms and report.open_turn == f"turn {chunk.field('turn')}, step {chunk.field('step')} open"
+    assert "crash the harness repairs" in report.as_text() and report.as_json()["checked"]["openTurn"] == report.open_turn  # type: ignore[index]
+    whole = tmp_path / "whole.events.jsonl"
+    whole.write_text("".join(event_to_line(e) + "\n" for e in events), encoding="utf-8")
+    assert check_log(whole).open_turn is None

@@ -549,6 +549,13 @@ class LogChecker:
                                          request=request.index, line=request.line, seq=result.start_seq,
                                          path=f"messages[{index}]", expected=want, actual=got))  # fmt: skip
 
+    @property
+    def open_at_end(self) -> tuple[int, int | None] | None:
+        """Return the turn (and step) still open where the log ends — a crash the harness repairs on load — or None."""
+        if self._open_turn is None:
+            return None
+        return self._open_turn, None if self._open_step is None else self._open_step.step.step
+
     def finish(self) -> None:
         """Resolve the last open step; report the captured requests no step took."""
         self._resolve_open()

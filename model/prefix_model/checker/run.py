@@ -41,6 +41,7 @@ class Report:
     events: int
     steps: int
     torn_tail: str | None
+    open_turn: str | None = None  # where the log ends inside a turn (a crash; the harness appends closers on load)
     requests_total: int = 0
     requests_checked: int = 0
     requests_auxiliary: int = 0
@@ -61,7 +62,7 @@ class Report:
             "compressed": self.compressed,
             "sessionId": self.session_id,
             "checked": {
-                "events": self.events, "steps": self.steps, "tornTail": self.torn_tail,
+                "events": self.events, "steps": self.steps, "tornTail": self.torn_tail, "openTurn": self.open_turn,
                 "requests": {"total": self.requests_total, "checked": self.requests_checked,
                              "auxiliary": self.requests_auxiliary, "otherSession": self.requests_other_session,
                              "unmatched": self.requests_unmatched},
@@ -76,6 +77,9 @@ class Report:
         lines = [f"prefix-model check: {self.log} ({form}{', session ' + self.session_id if self.session_id else ''})"]
         torn = f"; torn tail tolerated at {self.torn_tail}" if self.torn_tail else ""
         lines.append(f"  read {self.events} events, {self.steps} steps{torn}")
+        if self.open_turn is not None:
+            lines.append(f"  the log ends inside {self.open_turn}: a crash the harness repairs when it loads the session "
+                         "(it appends tool results, step/end and turn/end 'interrupted')")  # fmt: skip
         if self.requests_total:
             lines.append(
                 f"  requests: {self.requests_total} captured, {self.requests_checked} checked against the log, "
@@ -173,6 +177,9 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
     report.events, report.steps, report.findings = checker.events, checker.steps, list(checker.findings)
     report.torn_tail = None if stream.torn_tail is None else f"line {stream.torn_tail.line} ({stream.torn_tail.reason})"
     report.requests_checked, report.requests_unmatched = checker.requests_checked, checker.requests_unmatched
+    if checker.open_at_end is not None:
+        turn, step = checker.open_at_end
+        report.open_turn = f"turn {turn}" + ("" if step is None else f", step {step} open")
     if checker.events == 0:
         raise Unusable(f"{log_path}: no event to check")
     if requests_path is not None and checker.requests_checked == 0:
