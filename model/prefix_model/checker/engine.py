@@ -7,7 +7,10 @@ Every rule has one judge, the spec's function; the engine only asks ``plain_rule
 whether the common case is plainly fine, and freezes an event or a request for the spec's
 function when it is not (a header, a replacement, anything unusual). A captured request that
 equals the expected one text for text passes without being frozen; any other is frozen and
-compared field by field, as the spec compares. Each step's request is resolved when its header
+compared field by field, as the spec compares; the capture reader is handed the history the
+checker expects so far (``known_messages``) and decodes only what a request adds to it. A chunk
+of the open step, the most frequent event, is folded without the general path when every rule
+plainly passes it (``_plain_chunk``). Each step's request is resolved when its header
 is known (its first chunk, its ``step/end``, or anything that would change its boundary) and
 matched with the capture in capture order. ``tests/test_checker_differential.py`` holds the
 engine to the spec on generated runs.
