@@ -87,12 +87,16 @@ _LONG_RUN = b"0" * 16
 _NEGATIVE_ZERO = re.compile(rb"(?<![0-9A-Za-z])-0(?:\.0*)?(?![.0-9])")
 
 
-def _plain_text(raw: bytes) -> tuple[str, Scanner]:
-    """Return a line's text and the scanner that reads its numbers exactly; raise ``NotPlain`` if not UTF-8."""
+def _decoded(raw: bytes) -> str:
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise NotPlain from None
+
+
+def _plain_text(raw: bytes) -> tuple[str, Scanner]:
+    """Return a line's text and the scanner that reads its numbers exactly; raise ``NotPlain`` if not UTF-8."""
+    text = _decoded(raw)
     if _LONG_RUN in raw.translate(_ZEROS) or (b"-0" in raw and _NEGATIVE_ZERO.search(raw) is not None):
         return text, _scan_ints
     return text, _scan
@@ -141,10 +145,11 @@ def plain_members(raw: bytes, descend: str | None = None, known: Callable[[], Kn
     ``known`` guesses a ``messages`` member: when the line's array begins with the guess's
     elements, text for text, those are not decoded again — only the elements after them are
     (a request repeats the previous one's history and adds to it). A wrong guess costs one
-    string comparison; the value read is the same either way.
+    string comparison; the value read is the same either way. Each integer decoded is checked as
+    it is read: with most of a line not decoded, a screen of all its bytes would cost more.
     """
-    text, scan = _plain_text(raw)
-    value, spans, inner, end = _members(text, 0, descend, known, scan)
+    text = _decoded(raw)
+    value, spans, inner, end = _members(text, 0, descend, known, _scan_ints)
     if end != len(text):
         raise NotPlain
     return text, value, spans, inner
