@@ -87,6 +87,15 @@ def test_check_matches_requests_without_turn_and_step_in_order(tmp_path: Path) -
     # A fork child's seed steps sent its parent's requests: in-order matching starts after the seed.
     world = run_witness(HARNESS)
     assert found(world, tmp_path, "persisted", with_turns=False) == set()
+    # The report says how each was matched: the step the model says sent it.
+    for session in world.sessions:
+        report = check_log(*write_session(world, session.id, tmp_path, "persisted", with_turns=False))
+        sent = [r for r in world.requests if r.session_id == session.id]  # a fork child's seed steps sent none of these
+        expected = [(k, k + 1, r.turn, r.step) for k, r in enumerate(sent) if r.loop_request]
+        assert [tuple(m) for m in report.in_order] == expected and report.requests_by_step == 0
+        assert report.as_json()["checked"]["requests"]["inOrder"][:1] == [m._asdict() for m in report.in_order[:1]]  # type: ignore[index]
+        named = check_log(*write_session(world, session.id, tmp_path, "persisted"))
+        assert named.in_order == [] and named.requests_by_step == named.requests_checked
 
 
 @pytest.mark.spec("REC-1", "REC-2", "REC-3", "PFX-3", "PFX-6", "HDR-15", "CMP-1", "VAR-1")

@@ -117,7 +117,8 @@ def test_check_example_checks_the_bundled_log_and_capture() -> None:
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["result"] == "conforms" and report["sessionId"] == EXAMPLE_SESSION_ID
-    assert report["checked"]["requests"] == {"total": len(EXAMPLE_STEPS), "checked": len(EXAMPLE_STEPS), "auxiliary": 0, "otherSession": 0, "unmatched": 0}
+    assert report["checked"]["requests"] == {"total": len(EXAMPLE_STEPS), "checked": len(EXAMPLE_STEPS), "auxiliary": 0, "otherSession": 0,
+                                             "unmatched": 0, "byTurnStep": len(EXAMPLE_STEPS), "inOrder": []}  # fmt: skip
     assert "check --example" in run("check", "--help").stdout
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from prefix_model.checker.findings import Finding, first_difference, shorten
 from prefix_model.checker.plain_rules import DEEP, append_provenance_ok, derive_plain, envelope_ok
@@ -52,7 +53,7 @@ from prefix_model.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_t
 from prefix_model.requests import Request, build_request, request_to_json
 from prefix_model.surface import _check_provenance, _check_tool_result_rewrite
 
-__all__ = ["Captured", "StepResult", "LogChecker", "check_events", "captured_request"]
+__all__ = ["Captured", "InOrder", "StepResult", "LogChecker", "check_events", "captured_request"]
 
 _STEP_SCOPED = frozenset((ASSISTANT_CHUNK, ASSISTANT_MESSAGE, TOOL_CALL))
 _SURFACE = frozenset(SURFACE_TYPES)
@@ -108,6 +109,15 @@ class Captured:
             raise LogReadError(self.source, self.line, "CAP-1", f"{error.rejection.rule}: {error.rejection.reason}") from None
         assert isinstance(value, FrozenMap)
         return value
+
+
+class InOrder(NamedTuple):
+    """A captured request that names no step, and the dispatching step it was matched to in order."""
+
+    request: int
+    line: int
+    turn: int
+    step: int
 
 
 @dataclass(slots=True)
@@ -192,6 +202,8 @@ class LogChecker:
     events: int = 0
     requests_checked: int = 0
     requests_unmatched: int = 0
+    requests_by_step: int = 0  # matched by the turn/step they name
+    in_order: list[InOrder] = field(default_factory=list)  # the requests matched in order (they name no step), and where
     # --- state ---
     _queue: _CaptureQueue = field(init=False)
     _nodes: list[int] = field(default_factory=list)
@@ -426,6 +438,7 @@ class LogChecker:
             if (request.turn, request.step) < key:
                 self._unmatched(request)
             else:
+                self.requests_by_step += 1
                 self._compare(result, request)
                 took = True
         if took or head is None or head.named or self._in_order_blocked or result.start_seq < self.seed_length:
@@ -436,7 +449,9 @@ class LogChecker:
                                          "(no header, no chunk); requests without turn/step are not matched past it",
                                          seq=result.start_seq))  # fmt: skip
             return
-        self._compare(result, self._queue.pop())
+        request = self._queue.pop()
+        self.in_order.append(InOrder(request.index, request.line, result.turn, result.step))
+        self._compare(result, request)
 
     def _unmatched(self, request: Captured) -> None:
         """Count a request no step took; a named one is a MATCH-1 finding. Its value is still read whole (CAP-1)."""

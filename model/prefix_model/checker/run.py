@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prefix_model.checker.engine import Captured, LogChecker
+from prefix_model.checker.engine import Captured, InOrder, LogChecker
 from prefix_model.checker.findings import Finding
 from prefix_model.formats.capture import iter_plain_capture
 from prefix_model.formats.events_jsonl import LogReadError
@@ -24,6 +24,9 @@ from prefix_model.formats.plain_json import Known
 from prefix_model.formats.session_jsonl import LogStream
 
 __all__ = ["Report", "Unusable", "check_log"]
+
+
+_SHOWN = 10  # requests matched in order, listed in the human report (the JSON report lists all)
 
 
 class Unusable(Exception):
@@ -47,6 +50,8 @@ class Report:
     requests_auxiliary: int = 0
     requests_other_session: int = 0
     requests_unmatched: int = 0
+    requests_by_step: int = 0
+    in_order: list[InOrder] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -65,7 +70,8 @@ class Report:
                 "events": self.events, "steps": self.steps, "tornTail": self.torn_tail, "openTurn": self.open_turn,
                 "requests": {"total": self.requests_total, "checked": self.requests_checked,
                              "auxiliary": self.requests_auxiliary, "otherSession": self.requests_other_session,
-                             "unmatched": self.requests_unmatched},
+                             "unmatched": self.requests_unmatched, "byTurnStep": self.requests_by_step,
+                             "inOrder": [m._asdict() for m in self.in_order]},
             },  # fmt: skip
             "findings": [f.as_json() for f in self.findings],
             "result": "conforms" if self.conforms else "violates",
@@ -86,6 +92,11 @@ class Report:
                 f"{self.requests_auxiliary} auxiliary (skipped), {self.requests_other_session} of other sessions (skipped), "
                 f"{self.requests_unmatched} not matched to a step"
             )
+            lines.append(f"  matched: {self.requests_by_step} by the turn/step they name, {len(self.in_order)} in order (they name none)")
+            for match in self.in_order[:_SHOWN]:
+                lines.append(f"    request {match.request} (line {match.line}) -> turn {match.turn} step {match.step}")
+            if len(self.in_order) > _SHOWN:
+                lines.append(f"    ... and {len(self.in_order) - _SHOWN} more matched in order (all of them: --json, checked.requests.inOrder)")
         for finding in self.findings:
             lines.append(f"  {finding}")
         verdict = "conforms" if self.conforms else f"violates: {len(self.findings)} finding(s)"
@@ -177,6 +188,7 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
     report.events, report.steps, report.findings = checker.events, checker.steps, list(checker.findings)
     report.torn_tail = None if stream.torn_tail is None else f"line {stream.torn_tail.line} ({stream.torn_tail.reason})"
     report.requests_checked, report.requests_unmatched = checker.requests_checked, checker.requests_unmatched
+    report.requests_by_step, report.in_order = checker.requests_by_step, checker.in_order
     if checker.open_at_end is not None:
         turn, step = checker.open_at_end
         report.open_turn = f"turn {turn}" + ("" if step is None else f", step {step} open")
