@@ -58,6 +58,7 @@ __all__ = [
     "record_to_line",
     "write_persisted",
     "persisted_frames",
+    "zstd_frame",
     "ZSTD_MAGIC",
     "ROW_TYPES",
     "SESSION_FORMAT_VERSION",
@@ -912,12 +913,21 @@ def _part(pieces: Iterable[bytes], compressor: zstandard.ZstdCompressor | None) 
         yield frame.flush()
 
 
+def _compressor() -> zstandard.ZstdCompressor:
+    return zstandard.ZstdCompressor(level=3, write_checksum=True)
+
+
+def zstd_frame(data: bytes) -> bytes:
+    """Return ``data`` as one checksummed zstd frame, as the writer frames the header line (FMT-9)."""
+    return _compressor().compress(data)
+
+
 def _parts(header: SessionHeaderLine, groups: Iterable[Iterable[Event]], pack_chunks: bool, compress: bool) -> Iterator[Iterator[bytes]]:
     """Yield the persisted file's parts in order, each as the pieces it is written in: the header line
     (one checksummed zstd frame when ``compress``), then each batch (one frame per non-empty batch)."""
-    compressor = zstandard.ZstdCompressor(level=3, write_checksum=True)
+    compressor = _compressor()
     head = (header_to_line(header) + "\n").encode("utf-8")
-    yield iter((compressor.compress(head) if compress else head,))
+    yield iter((zstd_frame(head) if compress else head,))
     for group in groups:
         yield _part(_batch_lines(group, pack_chunks), compressor if compress else None)
 
