@@ -28,8 +28,10 @@ from prefix_model.formats.session_jsonl import (
     iter_log_events,
     pack_chunk_runs,
     parse_header_line,
+    persisted_frames,
     record_to_line,
     write_persisted,
+    zstd_frame,
 )
 from prefix_model.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
 from prefix_model.log import Log
@@ -253,6 +255,21 @@ def test_batches_pack_separately_and_each_is_one_zstd_frame(tmp_path: Path) -> N
     assert frames[0] == (header_to_line(HEADER) + "\n").encode() and len(frames) == 3
     assert frames[2].count(b"\n") == 1  # the three-member batch is one row
     assert [e for _, e in LogStream(framed)] == run_of_four
+
+
+@pytest.mark.spec("FMT-8", "FMT-9", "FMT-10")
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "zstd"])
+def test_persisted_frames_are_the_bytes_the_writer_writes_part_by_part(tmp_path: Path, compress: bool) -> None:
+    run_of_four = [text_chunk(k, k, str(k)) for k in range(4)]
+    batches = [run_of_four[:1], [], run_of_four[1:]]
+    parts = persisted_frames(HEADER, batches, compress=compress)
+    written = write_persisted(tmp_path / "s.jsonl", HEADER, (), batches=batches, compress=compress).read_bytes()
+    assert b"".join(parts) == written and len(parts) == 3  # the header, then the non-empty batches
+    plain = zstd_frames(written) if compress else list(parts)
+    assert plain[0] == (header_to_line(HEADER) + "\n").encode() and plain[2].count(b"\n") == 1
+    if compress:
+        assert [zstd_frames(p) for p in parts] == [[f] for f in plain]
+        assert parts[0] == zstd_frame(plain[0])  # the header's frame, as zstd_frame makes one
 
 
 @pytest.mark.spec("FMT-5", "FMT-9")

@@ -22,15 +22,18 @@ import pytest
 
 from prefix_model import __version__
 from prefix_model.actions import Action
-from prefix_model.json_values import freeze
+from prefix_model.formats.events_jsonl import event_to_json
+from prefix_model.json_values import freeze, json_text
 from prefix_model.properties import check_all
 from prefix_model.variants import VARIANTS, Variant
 from prefix_model.vectors import FORMAT_VERSION, MANIFEST_SCHEMA, VECTOR_SCHEMA
 from prefix_model.vectors import generate as generator
 from prefix_model.vectors.cases import (
+    FILE_BASE,
     PENDING_MODEL_BUGS,
     LogCase,
     Scenario,
+    capture_lines,
     case_text,
     catalogue,
     pending_cases,
@@ -38,7 +41,21 @@ from prefix_model.vectors.cases import (
     world_of,
 )
 from prefix_model.vectors.codec import ACTION_TYPES, CALL_TYPES, CodecError, action_from_json, action_to_json, camel
-from prefix_model.vectors.consumer import ActionRefused, JsonObject, ModelAdapter, consume, consume_report, replay
+from prefix_model.checker.run import check_log
+from prefix_model.formats.events_jsonl import LogReadError
+from prefix_model.vectors.consumer import (
+    ActionRefused,
+    FileRead,
+    JsonObject,
+    ModelAdapter,
+    ModelChecker,
+    ModelReader,
+    Unreadable,
+    consume,
+    consume_report,
+    replay,
+)
+from prefix_model.vectors.persisted import FileError, clocked, file_bytes, streamed, text_file, zstd_file
 from prefix_model.vectors.generate import (
     NOT_WITNESSED,
     REJECTION_ONLY,
@@ -176,7 +193,14 @@ def test_every_case_and_the_manifest_are_valid_under_their_schemas(generated: tu
     mixed = scenario | {"log": invalid["log"]}
     unnamed = {k: v for k, v in invalid.items() if k != "requirement"}
     unknown = scenario | {"actions": [{"action": "Teleport", "instance": 0}]}
-    for wrong in (timed, mixed, unnamed, unknown):
+    read, rejected = load(here, "persisted/torn-final-line"), load(here, "invalid/fmt-9/one-frame")
+    untorn = {k: v for k, v in read.items() if k != "tornTail"}
+    expecting = rejected | {"log": read["log"]}
+    torn_memory = invalid | {"tornTail": 3}
+    filed_scenario = scenario | {"file": read["file"]}
+    not_base64 = rejected | {"file": {"encoding": "zstd", "base64": "KLUv/?"}}
+    broken_line = read | {"file": read["file"] | {"lines": ["a\nb"]}}
+    for wrong in (timed, mixed, unnamed, unknown, untorn, expecting, torn_memory, filed_scenario, not_base64, broken_line):
         assert list(vector.iter_errors(wrong)) != []
 
 
@@ -229,6 +253,15 @@ def test_the_worked_example_in_vectors_md_is_the_generated_case(generated: tuple
     assert block == (here / "loop" / "no-listener" / "case.json").read_text(encoding="utf-8") == generator.example_text()
     for rule in ("VEC-1", "VEC-2", "VEC-3"):
         assert f"- **{rule}** —" in text
+    file_mark = f"<!-- worked-example: {generator.EXAMPLE_FILE_CASE} -->\n```json\n"
+    assert text.count(file_mark) == 1
+    block = text.split(file_mark, 1)[1].split("```", 1)[0]
+    assert block == (here / generator.EXAMPLE_FILE_CASE / "case.json").read_text(encoding="utf-8") == generator.example_text(generator.EXAMPLE_FILE_CASE)
+    # The prose after it: what a reader must read from two valid log files.
+    torn, framed = load(here, "persisted/torn-final-line"), load(here, "persisted/zstd-frames")
+    assert (torn["tornTail"], len(torn["log"]), len(framed["log"]), framed["tornTail"]) == (27, 29, 38, None)
+    assert [n for n, line in enumerate(torn["file"]["lines"], 1) if '-chunks","seq0"' in line] == [8, 18]
+    assert "inside line 27" in text and "the 29 events" in text and "lines 8 and 18" in text and "all 38 events" in text
 
 
 # --- VEC-2: the coverage audit ---
@@ -278,7 +311,8 @@ def test_exemptions_have_reasons_and_do_not_overlap_what_a_log_can_break() -> No
     assert not {r for r in VIOLABLE if exemption(r) is not None}
     assert set(REJECTION_ONLY) <= VIOLABLE
     exempt = [i for i in ids if exemption(i) is not None]
-    assert {"CLI-1", "D-1", "TOK-1", "JSON-7", "FMT-9", "CHK-1"} <= set(exempt)
+    assert {"CLI-1", "D-1", "TOK-1", "JSON-7", "FMT-5", "CHK-1"} <= set(exempt)
+    assert not {"FMT-6", "FMT-7", "FMT-8", "FMT-9", "FMT-10"} & set(exempt)  # log files carry the persisted form
 
 
 @pytest.mark.spec(
@@ -341,7 +375,10 @@ def test_a_log_case_run_the_other_way_fails(generated: tuple[Path, Path]) -> Non
         else:
             flipped = {k: v for k, v in value.items() if k != "requirement"} | {"valid": True}
             [problem] = replay(flipped, ModelAdapter())
-            assert problem.startswith("the checker reports [") and f"'{case.requirement}'" in problem, case.id
+            if case.file is None:
+                assert problem.startswith("the checker reports [") and f"'{case.requirement}'" in problem, case.id
+            else:
+                assert problem.startswith(f"the reader rejects a file it must read ({case.requirement}: "), case.id
 
 
 class Lenient(ModelAdapter):
@@ -395,7 +432,7 @@ def test_replay_reports_an_adapter_that_ignores_a_guard_rewrites_its_log_refuses
     assert rewritten.startswith("after action 4 (PreStep): session s1's log changed an earlier event")
     assert replay(plain, Stubborn()) == ["action 3 (Compose) was refused: no waterfall here"]
     assert replay(plain, Broken()) == ["action 6 (Reply) failed: RuntimeError: stream closed"]
-    assert replay(plain | {"formatVersion": 2}, ModelAdapter()) == ["format version 2 is not 1"]
+    assert replay(plain | {"formatVersion": 1}, ModelAdapter()) == ["format version 1 is not 2"]  # a version-1 case: no log files
 
 
 @pytest.mark.spec("VAR-1", "VEC-3")
@@ -423,3 +460,132 @@ def test_cases_held_back_for_a_model_bug_still_fail() -> None:
         except Exception as error:  # noqa: BLE001 - a crash is one way the bug shows
             problems = [f"{type(error).__name__}: {error}"]
         assert problems != [], f"{case.id} passes now: remove it from PENDING_MODEL_BUGS"
+
+
+# --- log files: the persisted form (spec/formats.md), read through the Reader protocol ---
+
+
+def _file_cases() -> list[LogCase]:
+    return [c for c in catalogue() if isinstance(c, LogCase) and c.file is not None]
+
+
+@pytest.mark.spec("FMT-6", "FMT-7", "FMT-8", "FMT-9", "FMT-10", "VEC-2")
+def test_log_files_cover_the_persisted_rules_and_the_checker_judges_each_file_as_its_case_says(
+    generated: tuple[Path, Path], tmp_path: Path
+) -> None:
+    here, _ = generated
+    files = _file_cases()
+    assert {c.requirement for c in files if not c.valid} == {"FMT-7", "FMT-9", "FMT-10"}
+    assert {r for c in files if c.valid for r in c.requirements} == {"FMT-3", "FMT-6", "FMT-7", "FMT-8", "FMT-9", "FMT-10"}
+    assert {(c.valid, c.file["encoding"]) for c in files if c.file is not None} == {(v, e) for v in (True, False) for e in ("text", "zstd")}
+    for case in files:
+        value = load(here, case.id)
+        path = tmp_path / "session.jsonl"
+        path.write_bytes(data := file_bytes(value["file"]))
+        assert data.startswith(b"\x28\xb5\x2f\xfd") is (value["file"]["encoding"] == "zstd"), case.id
+        if not case.valid:
+            with pytest.raises(LogReadError) as caught:
+                check_log(path)
+            assert caught.value.rule == case.requirement, (case.id, str(caught.value))
+            continue
+        report = check_log(path)  # prefix-model check on the file itself, the session named by its header
+        assert report.findings == [] and (report.form, report.session_id) == ("persisted", case.session), case.id
+        assert report.events == len(value["log"]) and report.compressed is (value["file"]["encoding"] == "zstd"), case.id
+        torn = report.torn_tail
+        assert (torn is None) if case.torn_tail is None else (torn is not None and torn.startswith(f"line {case.torn_tail} (")), case.id
+    # Without its header, a persisted body is in the in-memory form, where a packed row is FMT-8.
+    rows = load(here, "invalid/fmt-8/packed-row-in-memory-form")
+    assert sum('"type":"text-chunks"' in line or '"type":"tool-call-chunks"' in line for line in rows["log"]) == 2
+    assert ModelChecker().check(rows["session"], rows["log"], None) == {"FMT-8"}
+
+
+@pytest.mark.spec("FMT-8", "REC-1", "REC-2", "SURF-7")
+def test_the_streamed_log_keeps_the_scenarios_events_and_draws_no_finding_with_its_requests() -> None:
+    world = world_of(FILE_BASE)
+    events = tuple(event_to_json(e) for e in world.session("s1").log.events)
+    flowing = streamed(events)
+    before: list[Any] = [json.loads(json_text(e)) for e in events]
+    after: list[Any] = [json.loads(json_text(e)) for e in flowing]
+    added = {"block-start", "text-delta", "reasoning-delta", "tool-call-delta"}
+    kept = [e for e in after if not (e["type"] == "assistant/chunk" and e["data"]["chunk"]["type"] in added)]
+    assert [(e["type"], e["data"]) for e in kept] == [(e["type"], e["data"]) for e in before] and len(after) > len(before)
+    assert [e["seq"] for e in after] == list(range(len(after)))
+    for message in (e for e in after if e["type"] == "assistant/message"):  # its sources: its step's chunks, streamed ones included
+        sources = message["sourceEventSeqs"]
+        assert sources == list(range(sources[0], sources[-1] + 1)) and all(after[s]["type"] == "assistant/chunk" for s in sources)
+    capture = capture_lines(world, "s1")
+    assert ModelChecker().check("s1", [json_text(e) for e in clocked(flowing)], capture) == set()
+
+
+class Untorn(ModelReader):
+    """A reader that never reports a torn tail."""
+
+    def read(self, data: bytes) -> FileRead:
+        return FileRead(super().read(data).events)
+
+
+class Shortened(ModelReader):
+    """A reader that loses the last event."""
+
+    def read(self, data: bytes) -> FileRead:
+        read = super().read(data)
+        return FileRead(read.events[:-1], read.torn_tail)
+
+
+class Forgiving(ModelReader):
+    """A reader that takes a corrupt file for an empty log."""
+
+    def read(self, data: bytes) -> FileRead:
+        try:
+            return super().read(data)
+        except Unreadable:
+            return FileRead([])
+
+
+class Misnaming(ModelReader):
+    """A reader that calls every unusable file FMT-1."""
+
+    def read(self, data: bytes) -> FileRead:
+        try:
+            return super().read(data)
+        except Unreadable as error:
+            raise Unreadable("FMT-1", error.reason) from None
+
+
+class Crashing(ModelReader):
+    """A reader that knows no zstd."""
+
+    def read(self, data: bytes) -> FileRead:
+        if data.startswith(b"\x28\xb5\x2f\xfd"):
+            raise RuntimeError("no zstd here")
+        return super().read(data)
+
+
+@pytest.mark.spec("VEC-3", "FMT-7", "FMT-9")
+def test_replay_reports_a_reader_that_misses_a_torn_tail_loses_an_event_forgives_a_hole_misnames_or_crashes(
+    generated: tuple[Path, Path],
+) -> None:
+    here, _ = generated
+    torn, zstd, hole = load(here, "persisted/torn-final-line"), load(here, "persisted/zstd-frames"), load(here, "invalid/fmt-7/hole-before-turn-end")
+    assert [replay(c, ModelAdapter(), reader=ModelReader()) for c in (torn, zstd, hole)] == [[], [], []]
+    assert replay(torn, ModelAdapter(), reader=Untorn()) == [f"torn tail: expected line {torn['tornTail']}, got none"]
+    [short] = replay(zstd, ModelAdapter(), reader=Shortened())
+    count = len(zstd["log"])
+    assert short.startswith(f"event {count - 1}: missing (expected {count}, got {count - 1}); expected {{\"type\":\"turn/end\"")
+    assert replay(hole, ModelAdapter(), reader=Forgiving()) == ["the reader reads 0 events from a file it must reject with FMT-7"]
+    [named] = replay(hole, ModelAdapter(), reader=Misnaming())
+    assert named.startswith("the reader rejects the file with FMT-1, not FMT-7 (corrupt committed region: ")
+    assert replay(zstd, ModelAdapter(), reader=Crashing()) == ["the reader failed: RuntimeError: no zstd here"]
+    [spelled] = replay(zstd | {"file": {"encoding": "zstd", "base64": "KLUv/?"}}, ModelAdapter())
+    assert spelled.startswith("the case's file spells no file: base64")
+
+
+@pytest.mark.spec("VEC-1", "FMT-9")
+def test_a_file_is_carried_as_its_lines_or_as_the_base64_of_its_bytes() -> None:
+    assert file_bytes(text_file(("a", "b"))) == b"a\nb\n" and file_bytes(text_file(("a", "b"), final_newline=False)) == b"a\nb"
+    binary = bytes(range(256))
+    carried = json.loads(json_text(zstd_file(binary)))
+    assert file_bytes(carried) == binary and carried["encoding"] == "zstd"
+    for wrong in ({"encoding": "gzip"}, {"encoding": "zstd", "base64": "not base64!"}, {"encoding": "text", "lines": ["a"]}, {"encoding": "zstd"}):
+        with pytest.raises(FileError):
+            file_bytes(wrong)

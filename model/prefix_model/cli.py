@@ -144,8 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
         "vectors",
         help="write the conformance vectors (deterministic JSON cases, a SHA-256 manifest)",
         description="Write language-neutral conformance vectors into DIR: one case.json per case (an action script "
-        "with the logs and requests it must produce, or a log/capture a conforming checker must reject, with the "
-        "requirement ID) and manifest.json with the SHA-256 of each file. Byte-identical on every run; the generation "
+        "with the logs and requests it must produce, a log/capture a conforming checker must reject, or a persisted "
+        "session.jsonl[.zstd] file a conforming reader must read or reject, with the requirement ID) and manifest.json with the SHA-256 of each file. Byte-identical on every run; the generation "
         "fails if a requirement has no case. Format and adapter protocol: spec/vectors.md.",
     )
     vectors.add_argument("--out", required=True, metavar="DIR", help="output directory")

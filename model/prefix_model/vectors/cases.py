@@ -8,7 +8,9 @@ Two kinds of case, each with a stable slug id and the requirement IDs it exercis
   guard does not hold, LOOP-1).
 - a **log case** — a log in the in-memory event form, optionally with a requests capture, that
   a conforming checker must accept (``valid``) or reject naming ``requirement``. Each is made from
-  a scenario's run by one targeted mutation, or is a faulty variant's witness run (§13).
+  a scenario's run by one targeted mutation, or is a faulty variant's witness run (§13). A log
+  case with a ``file`` is a log file in the persisted form (``persisted.py``) that a conforming
+  reader must read to exactly ``log`` (and its torn tail), or reject naming ``requirement``.
 
 Everything here is computed from the model: no expected value is written by hand.
 """
@@ -50,6 +52,7 @@ from prefix_model.semantics import HARNESS
 from prefix_model.variants import VARIANTS, WITNESS, run_witness
 from prefix_model.vectors import FORMAT_VERSION, VECTOR_SCHEMA
 from prefix_model.vectors.codec import action_to_json, expected_of, layout, obj
+from prefix_model.vectors.persisted import FileCase, clocked, file_cases, in_memory_rows, streamed
 from prefix_model.world import (
     AgentOptions,
     Append,
@@ -106,6 +109,8 @@ class LogCase:
     capture: tuple[str, ...] | None
     requirement: str | None = None
     provenance: FrozenMap = field(default_factory=FrozenMap)
+    file: FrozenMap | None = None  # the log file as stored (persisted.text_file, zstd_file); ``log`` is then what it reads to
+    torn_tail: int | None = None  # with ``file``, valid: the line of the tolerated torn tail (FMT-7)
 
     @property
     def valid(self) -> bool:
@@ -728,6 +733,7 @@ def _as_lines(edit: Callable[[list[str]], None]) -> Callable[[Events], Lines]:
 
 _ANY_PREFIX = (FrozenMap({"role": "user", "content": (FrozenMap({"type": "text", "text": "<prefix from elsewhere>"}),)}),)
 _SYSTEM_CHANGE = "header/system-change-between-steps"
+FILE_BASE = _SYSTEM_CHANGE  # the log files' session: two turns, a two-step first turn, a tool call and a text that pack
 
 
 def _mutants() -> tuple[_Mutant, ...]:
@@ -775,6 +781,9 @@ def _mutants() -> tuple[_Mutant, ...]:
         _Mutant("invalid/fmt-1/not-json", nl, "FMT-1", ("FMT-1",), "the fifth line is cut short",
                 raw=_as_lines(lambda lines: lines.__setitem__(4, lines[4][:30]))),
         _Mutant("invalid/fmt-1/empty-line", nl, "FMT-1", ("FMT-1",), "the fifth line is empty", raw=_as_lines(lambda lines: lines.__setitem__(4, ""))),
+        _Mutant("invalid/fmt-8/packed-row-in-memory-form", FILE_BASE, "FMT-8", ("FMT-8", "FMT-6"),
+                "the replies streamed as delta chunks, the log written in the persisted form without its header line: "
+                "packed rows among in-memory event lines", raw=in_memory_rows),
         # The surface (§3).
         _Mutant("invalid/surf-3/unknown-surface-op", tc, "SURF-3", ("SURF-3",), 'a tool/result has surfaceOp "prepend"',
                 _on("tool/result", ("surfaceOp",), _set("prepend"))),
@@ -891,11 +900,31 @@ def _variant_case(name: str, session: str, requirement: str) -> LogCase:
     return LogCase(f"invalid/variant/{name}", description, (requirement, "VAR-1"), session, log, capture, requirement, provenance)
 
 
+# --- Log files in the persisted form (persisted.py): one scenario's session, streamed and written ---
+
+
+def _file_case(made: FileCase, base: str, session: str) -> LogCase:
+    events = clocked(streamed(_events(world_of(base), session)))
+    if made.requirement is None:
+        assert made.kept is not None
+        torn = "" if made.torn_tail is None else f", and report a torn tail at line {made.torn_tail}"
+        count = f"all {made.kept}" if made.kept == len(events) else f"the first {made.kept} of the {len(events)}"
+        what = f"read it to {count} events{torn}"
+    else:
+        what = f"reject it with {made.requirement}"
+    description = f"The session of {base} with its replies streamed as delta chunks, {made.mutation}: a conforming reader must {what}."
+    mutation = f"the replies streamed as delta chunks on a clock; {made.mutation}"
+    provenance = obj({"kind": "mutation", "from": base, "session": session, "mutation": mutation})
+    log = _text(events[: made.kept]) if made.kept is not None else ()
+    return LogCase(made.id, description, made.requirements, session, log, None, made.requirement, provenance, made.file, made.torn_tail)
+
+
 @cache
 def log_cases() -> tuple[LogCase, ...]:
-    """Return every log case: targeted mutations of scenario runs, then the faulty variants' witness runs."""
+    """Return every log case: targeted mutations of scenario runs, the faulty variants' witness runs, then log files."""
     mutated = tuple(_mutant_case(m, world_of(m.base)) for m in _mutants())
-    return mutated + tuple(_variant_case(*entry) for entry in VARIANT_CASES)
+    files = tuple(_file_case(f, FILE_BASE, "s1") for f in file_cases(_events(world_of(FILE_BASE), "s1"), "s1"))
+    return mutated + tuple(_variant_case(*entry) for entry in VARIANT_CASES) + files
 
 
 # Cases the model itself gets wrong today: a model bug, reported and not worked around. They stay
@@ -921,7 +950,8 @@ def catalogue() -> tuple[Case, ...]:
 # --- A case as the vector file holds it ---
 
 CASE_LAYOUT: tuple[tuple[str, ...], ...] = (
-    (), ("actions",), ("log",), ("capture",), ("expected",), ("expected", "sessions"), ("expected", "sessions", "*"), ("expected", "requests"),
+    (), ("actions",), ("log",), ("capture",), ("file",), ("file", "lines"),
+    ("expected",), ("expected", "sessions"), ("expected", "sessions", "*"), ("expected", "requests"),
 )  # fmt: skip
 
 
@@ -942,7 +972,13 @@ def case_to_json(case: Case) -> FrozenMap:
         if case.refused:
             fields["refused"] = tuple(sorted(case.refused))
         return obj(fields)
-    fields |= {"valid": case.valid, "session": case.session, "log": case.log, "provenance": case.provenance}
+    fields |= {"valid": case.valid, "session": case.session, "provenance": case.provenance}
+    if case.file is None or case.valid:
+        fields["log"] = case.log
+    if case.file is not None:
+        fields["file"] = case.file
+        if case.valid:
+            fields["tornTail"] = case.torn_tail
     if case.capture is not None:
         fields["capture"] = case.capture
     if case.requirement is not None:

@@ -1,11 +1,12 @@
-"""The reference consumer of the conformance vectors (spec/vectors.md §5): the adapter protocol, the
-model's own adapter and checker, ``replay`` of one case and ``consume`` of a vectors directory.
+"""The reference consumer of the conformance vectors (spec/vectors.md §6): the adapter protocol, the
+model's own adapter, checker and reader, ``replay`` of one case and ``consume`` of a vectors directory.
 
 Producing vectors is not the test; consuming them is. Another implementation mirrors ``Adapter``
-(drive it by JSON actions, show its logs and the requests it sent) and, for the log cases,
-``Checker`` (judge a log and a capture, name the requirements it finds broken); this module is
-the Python reference of both and of the rules for comparing what they show with what a vector
-expects. Values crossing the protocol are plain JSON (``json.loads`` shapes); they are compared as
+(drive it by JSON actions, show its logs and the requests it sent), for the log cases ``Checker``
+(judge a log and a capture, name the requirements it finds broken) and, for the log files,
+``Reader`` (read a harness log file's bytes to its events and torn tail, or name the rule that
+makes it unusable); this module is the Python reference of all three and of the rules for
+comparing what they show with what a vector expects. Values crossing the protocol are plain JSON (``json.loads`` shapes); they are compared as
 JSON text (JSON-4), so key order and number text count, ``true`` never equals ``1``.
 """
 
@@ -22,12 +23,14 @@ from typing import Any, Protocol
 from prefix_model.checker.run import Unusable, check_log
 from prefix_model.contracts import RejectedError
 from prefix_model.events import Event
-from prefix_model.formats.events_jsonl import LogReadError
+from prefix_model.formats.events_jsonl import LogReadError, event_to_json
+from prefix_model.formats.session_jsonl import LogStream
 from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text, thaw
 from prefix_model.loop import apply, enabled
 from prefix_model.semantics import HARNESS, Semantics
 from prefix_model.vectors import FORMAT_VERSION
 from prefix_model.vectors.codec import action_from_json, event_expected, request_record
+from prefix_model.vectors.persisted import FileError, file_bytes
 from prefix_model.world import World
 
 __all__ = [
@@ -35,8 +38,12 @@ __all__ = [
     "ActionRefused",
     "Adapter",
     "Checker",
+    "Unreadable",
+    "FileRead",
+    "Reader",
     "ModelAdapter",
     "ModelChecker",
+    "ModelReader",
     "replay",
     "CaseResult",
     "consume_report",
@@ -74,6 +81,31 @@ class Checker(Protocol):
 
     def check(self, session: str, log: Sequence[str], capture: Sequence[str] | None) -> set[str]:
         """Return the requirement IDs the log (in-memory event lines) and capture (request lines) break."""
+        ...
+
+
+class Unreadable(Exception):
+    """Raised by ``Reader.read`` for a file a conforming reader must reject: the rule it breaks."""
+
+    def __init__(self, rule: str, reason: str = "") -> None:
+        super().__init__(f"{rule}: {reason}" if reason else rule)
+        self.rule, self.reason = rule, reason
+
+
+@dataclass(frozen=True, slots=True)
+class FileRead:
+    """What a reader read from a log file: every event (the in-memory form, ``time`` included) and the
+    1-based line of a tolerated torn tail (None when the file has none)."""
+
+    events: list[JsonObject]
+    torn_tail: int | None = None
+
+
+class Reader(Protocol):
+    """What reads a harness log file (either form, plain or zstd: spec/formats.md) for the log-file cases."""
+
+    def read(self, data: bytes) -> FileRead:
+        """Return the events and torn tail of the file whose bytes are ``data``; raise ``Unreadable`` naming the rule when it is unusable."""
         ...
 
 
@@ -140,6 +172,21 @@ class ModelChecker:
             except Unusable:
                 return {"CHK-1"}
             return {finding.rule for finding in report.findings}
+
+
+class ModelReader:
+    """The model's reader (``session_jsonl.LogStream``, what ``prefix-model check`` reads a log file with) as a ``Reader``."""
+
+    def read(self, data: bytes) -> FileRead:
+        with tempfile.TemporaryDirectory(prefix="prefix-model-vector-") as folder:
+            path = Path(folder) / "session.jsonl"
+            path.write_bytes(data)
+            stream = LogStream(path)
+            try:
+                events = [_plain(event_to_json(event)) for _, event in stream]
+            except LogReadError as error:
+                raise Unreadable(error.rule, error.reason) from None
+            return FileRead(events, None if stream.torn_tail is None else stream.torn_tail.line)
 
 
 # --- comparing what an adapter shows with what a vector expects ---
@@ -232,20 +279,56 @@ def _replay_scenario(case: Mapping[str, Any], adapter: Adapter, stepwise: bool) 
     return problems
 
 
-def replay(case: Mapping[str, Any], adapter: Adapter, checker: Checker | None = None, *, stepwise: bool = True) -> list[str]:
+def _torn(line: object) -> str:
+    return "none" if line is None else f"line {line}"
+
+
+def _replay_file(case: Mapping[str, Any], reader: Reader) -> list[str]:
+    """Return what is wrong with ``reader``'s read of the case's file: nothing when it reads ``log`` and ``tornTail``, or rejects naming ``requirement``."""
+    try:
+        data = file_bytes(case["file"])
+    except FileError as error:
+        return [f"the case's file spells no file: {error}"]
+    try:
+        read = reader.read(data)
+    except Unreadable as error:
+        if case["valid"]:
+            return [f"the reader rejects a file it must read ({_short(str(error))})"]
+        if error.rule != case["requirement"]:
+            return [f"the reader rejects the file with {error.rule}, not {case['requirement']} ({_short(error.reason)})"]
+        return []
+    except Exception as error:  # a reader's crash is a finding about it, never a crash of the consumer
+        return [f"the reader failed: {type(error).__name__}: {error}"]
+    if not case["valid"]:
+        return [f"the reader reads {len(read.events)} events from a file it must reject with {case['requirement']}"]
+    problems = _compare("event", [json.loads(line) for line in case["log"]], read.events)
+    if read.torn_tail != case["tornTail"]:
+        problems.append(f"torn tail: expected {_torn(case['tornTail'])}, got {_torn(read.torn_tail)}")
+    return problems
+
+
+def replay(
+    case: Mapping[str, Any], adapter: Adapter, checker: Checker | None = None, *, stepwise: bool = True, reader: Reader | None = None
+) -> list[str]:
     """Return what is wrong when ``case`` runs: nothing when it passes.
 
     A scenario (``actions``) is replayed through ``adapter``: each action applied or, when listed in
     ``refused``, refused; with ``stepwise`` the logs and requests must only grow after every action;
     then every session's events and every request must equal ``expected`` (first difference
-    reported, with its JSON path, expected and actual). A log case (``log``) goes to ``checker``
-    (the model's by default): a valid one must draw no finding, an invalid one a finding of its
-    ``requirement``.
+    reported, with its JSON path, expected and actual). A log file (``file``) goes to ``reader``
+    (the model's by default): a valid one must read to exactly the events of ``log`` and the torn
+    tail ``tornTail``, an invalid one must be rejected naming its ``requirement``. A log case
+    (``log``, a log file's too) goes to ``checker`` (the model's by default): a valid one must draw
+    no finding, an invalid one a finding of its ``requirement``.
     """
     if case.get("formatVersion") != FORMAT_VERSION:
         return [f"format version {case.get('formatVersion')!r} is not {FORMAT_VERSION}"]
     if "actions" in case:
         return _replay_scenario(case, adapter, stepwise)
+    if "file" in case:
+        problems = _replay_file(case, reader if reader is not None else ModelReader())
+        if problems or not case["valid"]:
+            return problems
     judge = checker if checker is not None else ModelChecker()
     rules = judge.check(case["session"], case["log"], case.get("capture"))
     if case["valid"]:
@@ -269,7 +352,9 @@ class CaseResult:
         return not self.problems
 
 
-def consume_report(directory: Path, adapter: Adapter | None = None, checker: Checker | None = None) -> list[CaseResult]:
+def consume_report(
+    directory: Path, adapter: Adapter | None = None, checker: Checker | None = None, reader: Reader | None = None
+) -> list[CaseResult]:
     """Return the result of every case the manifest of ``directory`` lists, in manifest order.
 
     Each case file's SHA-256 must equal the manifest's before it is replayed; a case file that is
@@ -295,12 +380,14 @@ def consume_report(directory: Path, adapter: Adapter | None = None, checker: Che
         if case.get("id") != entry["id"]:
             results.append(CaseResult(entry["id"], (f"{entry['file']} holds case {case.get('id')!r}",)))
             continue
-        results.append(CaseResult(entry["id"], tuple(replay(case, driver, checker))))
+        results.append(CaseResult(entry["id"], tuple(replay(case, driver, checker, reader=reader))))
     return results
 
 
-def consume(directory: Path, adapter: Adapter | None = None, checker: Checker | None = None) -> tuple[int, int]:
-    """Return (passed, failed) over the vectors in ``directory`` (the model's adapter and checker by default)."""
-    results = consume_report(directory, adapter, checker)
+def consume(
+    directory: Path, adapter: Adapter | None = None, checker: Checker | None = None, reader: Reader | None = None
+) -> tuple[int, int]:
+    """Return (passed, failed) over the vectors in ``directory`` (the model's adapter, checker and reader by default)."""
+    results = consume_report(directory, adapter, checker, reader)
     passed = sum(1 for r in results if r.passed)
     return passed, len(results) - passed

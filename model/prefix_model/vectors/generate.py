@@ -51,6 +51,7 @@ __all__ = [
     "NOT_WITNESSED",
     "REJECTION_ONLY",
     "EXAMPLE_CASE",
+    "EXAMPLE_FILE_CASE",
     "spec_ids",
     "exemption",
     "audit",
@@ -64,19 +65,21 @@ __all__ = [
 # Package data (spec/SPEC.md links to it): the audit runs for an installed wheel too.
 SPEC_PATH: Traversable = resources.files("prefix_model") / "spec" / "SPEC.md"
 _DEFINED = re.compile(r"^- \*\*([A-Z]+-\d+)\*\* —", re.MULTILINE)
-EXAMPLE_CASE = "loop/no-listener"  # the worked example of spec/vectors.md §6
+EXAMPLE_CASE = "loop/no-listener"  # the worked examples of spec/vectors.md §8: a scenario,
+EXAMPLE_FILE_CASE = "invalid/fmt-10/header-without-newline"  # and a log file
 
-# What a log (in-memory event lines) or a requests capture can break, each needing an invalid case:
-# the envelope and vocabulary rules, the surface rules a single event can break, the header shape
-# and record-rule checks, the request properties a capture can break, enclosure and matching, the
-# lossless-JSON and line rules of the reader, and the capture's line rule.
+# What a log (in-memory event lines or a persisted file) or a requests capture can break, each
+# needing an invalid case: the envelope and vocabulary rules, the surface rules a single event can
+# break, the header shape and record-rule checks, the request properties a capture can break,
+# enclosure and matching, the lossless-JSON and line rules of the reader, the persisted form's
+# torn-tail, packed-row, zstd and header-line rules, and the capture's line rule.
 VIOLABLE: frozenset[str] = frozenset({
     "JSON-1", "JSON-2",
     "LOG-1", "LOG-2", "LOG-3", "LOG-5", "LOG-6", "LOG-7", "LOG-8", "LOG-11", "LOG-13", "LOG-14", "LOG-15",
     "SURF-3", "SURF-4", "SURF-5", "SURF-7", "SURF-8", "SURF-9",
     "HDR-1", "HDR-2", "HDR-9", "HDR-13", "HDR-15",
     "PFX-3", "PFX-6", "REC-1", "REC-2", "REC-3", "CMP-1",
-    "ENC-1", "ENC-2", "ENC-3", "MATCH-1", "MATCH-2", "FMT-1", "CAP-1",
+    "ENC-1", "ENC-2", "ENC-3", "MATCH-1", "MATCH-2", "FMT-1", "FMT-7", "FMT-8", "FMT-9", "FMT-10", "CAP-1",
 })  # fmt: skip
 
 # Requirements no vector can witness, each with why. A key ending in "-" exempts a whole family.
@@ -88,11 +91,6 @@ NOT_WITNESSED: dict[str, str] = {
     "JSON-7": "a model limit (nesting depth), not a harness rule: another implementation need not share it",
     "FMT-5": "a model limit (hostile nesting, line length), not a harness rule",
     "FMT-2": "how an unreadable file is reported (file, line, rule); a vector states only the rule",
-    "FMT-6": "the persisted session.jsonl form; vectors carry the in-memory form (tests/test_session_jsonl.py)",
-    "FMT-7": "the persisted form's torn tail; vectors carry the in-memory form",
-    "FMT-8": "the persisted form's packed chunk rows; vectors carry the in-memory form",
-    "FMT-9": "the zstd persisted form, binary; vectors carry the in-memory form",
-    "FMT-10": "the persisted form's header line; vectors carry the in-memory form",
     "CHK-1": "the checker's report of what it read (its vacuity guard), not a property of a log",
     "CHK-2": "how the checker reads and judges (its fast lane is held to the spec's path), not a property of a log",
     "REQ-5": "an error outcome of reconstructing a missing step (prefix-model request); MATCH-1 is the checker's counterpart",
@@ -185,9 +183,9 @@ def manifest_text(entries: Sequence[tuple[str, str, str]]) -> str:
     return layout(manifest, ((), ("cases",)))
 
 
-def example_text() -> str:
-    """Return the worked example of spec/vectors.md: the text of case ``EXAMPLE_CASE``."""
-    return case_text(next(c for c in catalogue() if c.id == EXAMPLE_CASE))
+def example_text(case_id: str = EXAMPLE_CASE) -> str:
+    """Return a worked example of spec/vectors.md: the text of case ``case_id`` (``EXAMPLE_CASE`` or ``EXAMPLE_FILE_CASE``)."""
+    return case_text(next(c for c in catalogue() if c.id == case_id))
 
 
 def _clear(out: Path) -> str | None:
