@@ -57,6 +57,7 @@ __all__ = ["Captured", "InOrder", "StepResult", "LogChecker", "check_events", "c
 
 _STEP_SCOPED = frozenset((ASSISTANT_CHUNK, ASSISTANT_MESSAGE, TOOL_CALL))
 _SURFACE = frozenset(SURFACE_TYPES)
+_STEP_EDGES = frozenset((STEP_START, ASSISTANT_CHUNK, STEP_END, TURN_END))  # the events ``_step_events`` acts on
 _COMPANION_FIELDS = ("model", "system", "temperature", "maxTokens", "stop", "tools")
 _SESSION_ID = frozenset(("sessionId",))  # REC-2 compares every field but the session id
 
@@ -263,7 +264,8 @@ class LogChecker:
                 self._record(line, event, frozen)
         elif kind in _SURFACE:
             self._surface(line, event)
-        self._step_events(event)
+        if kind in _STEP_EDGES:
+            self._step_events(event)
 
     def _plain_chunk(self, event: PlainEvent) -> bool:
         """Fold a chunk of the open step that every rule plainly passes (the most frequent event); else False.
