@@ -40,7 +40,7 @@ from prefix_model.events import (
     is_safe_seq,
 )
 from prefix_model.formats.events_jsonl import MAX_LINE_BYTES, LogReadError, event_to_line, parse_event, parse_json_line
-from prefix_model.formats.plain_events import PlainEvent, from_event, plain_event, to_event
+from prefix_model.formats.plain_events import PlainEvent, from_event, plain_event
 from prefix_model.formats.plain_json import NotPlain, plain_loads
 from prefix_model.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, json_text
 
@@ -438,29 +438,9 @@ _BLOCK = 1 << 16
 def _plain_lines(handle: IO[bytes], name: str) -> Iterator[_Line]:
     """Yield the lines of an uncompressed file, never holding more than one bounded line (FMT-5).
 
-    Read in blocks split in C (a readline per line costs twice as much); a line that runs past
-    the bound is refused before more of it is read.
+    Read in blocks split in C (a readline per line costs twice as much).
     """
-    number, pending, pending_size = 0, list[bytes](), 0  # the pieces of a line that spans blocks
-    for block in iter(partial(handle.read, _BLOCK), b""):
-        if b"\n" not in block:
-            pending.append(block)
-            pending_size += len(block)
-        else:
-            lines = block.split(b"\n")
-            if pending:
-                lines[0] = b"".join(pending) + lines[0]
-            tail = lines.pop()
-            for body in lines:
-                number += 1
-                if len(body) > MAX_LINE_BYTES:
-                    raise LogReadError(name, number, "FMT-5", f"line longer than {MAX_LINE_BYTES} bytes")
-                yield _new_line(_Line, (number, body, True, False))  # not _Line(...): one Python call less per line
-            pending, pending_size = ([tail], len(tail)) if tail else ([], 0)
-        if pending_size > MAX_LINE_BYTES:
-            raise LogReadError(name, number + 1, "FMT-5", f"line longer than {MAX_LINE_BYTES} bytes")
-    if pending:  # the last line has no newline: a torn record
-        yield _new_line(_Line, (number + 1, b"".join(pending), False, False))
+    return _split_lines((_Chunk(block, False) for block in iter(partial(handle.read, _BLOCK), b"")), name)
 
 
 def _frame_end(handle: IO[bytes], start: int, size: int, name: str) -> int | None:
@@ -562,35 +542,36 @@ def _zstd_chunks(handle: IO[bytes], name: str, frames: _Frames) -> Iterator[_Chu
 
 
 def _split_lines(chunks: Iterable[_Chunk], name: str) -> Iterator[_Line]:
-    """Yield the lines of a byte stream, never holding more than one line (FMT-5 beyond the cap)."""
-    pending = bytearray()
-    number = 1
+    """Yield the lines of a byte stream, never holding more than one line (FMT-5 beyond the cap).
+
+    Each chunk is split in C; a line that runs past the bound is refused before more of it is
+    held. A line is ``framed`` when its newline came from a complete zstd frame.
+    """
+    number, pending, pending_size = 0, list[bytes](), 0  # the pieces of a line that spans chunks
     for chunk in chunks:
         if chunk.boundary:
             if pending:
-                raise LogReadError(name, number, "FMT-9", "the complete zstd frames end inside a line")
+                raise LogReadError(name, number + 1, "FMT-9", "the complete zstd frames end inside a line")
             continue
-        data, start = chunk.data, 0
-        while True:
-            newline = data.find(b"\n", start)
-            if newline < 0:
-                pending += data[start:]
-                if len(pending) > MAX_LINE_BYTES:
-                    raise LogReadError(name, number, "FMT-5", f"line longer than {MAX_LINE_BYTES} bytes")
-                break
+        data, framed = chunk.data, chunk.framed
+        if b"\n" not in data:
+            pending.append(data)
+            pending_size += len(data)
+        else:
+            lines = data.split(b"\n")
             if pending:
-                pending += data[start:newline]
-                raw = bytes(pending)
-                pending.clear()
-            else:
-                raw = data[start:newline]
-            if len(raw) > MAX_LINE_BYTES:
-                raise LogReadError(name, number, "FMT-5", f"line longer than {MAX_LINE_BYTES} bytes")
-            yield _Line(number, raw, True, chunk.framed)
-            number += 1
-            start = newline + 1
+                lines[0] = b"".join(pending) + lines[0]
+            tail = lines.pop()
+            for body in lines:
+                number += 1
+                if len(body) > MAX_LINE_BYTES:
+                    raise LogReadError(name, number, "FMT-5", f"line longer than {MAX_LINE_BYTES} bytes")
+                yield _new_line(_Line, (number, body, True, framed))
+            pending, pending_size = ([tail], len(tail)) if tail else ([], 0)
+        if pending_size > MAX_LINE_BYTES:
+            raise LogReadError(name, number + 1, "FMT-5", f"line longer than {MAX_LINE_BYTES} bytes")
     if pending:
-        yield _Line(number, bytes(pending), False, False)
+        yield _new_line(_Line, (number + 1, b"".join(pending), False, False))
 
 
 # --- lines to events ----------------------------------------------------------------------------
@@ -749,24 +730,24 @@ class LogStream:
         self.events_read += 1
         return number, from_event(event) if plain else event
 
-    def _emit_plain(self, number: int, event: PlainEvent) -> tuple[int, PlainEvent]:
-        if event.type in _LEGACY_TYPES:  # rare: judged by the spec's rules
-            legacy = _legacy(to_event(event))
-            if legacy is not None:
-                raise self._fail(number, legacy.rule, legacy.reason)
-        self.events_read += 1
-        return number, event
-
     def _fast(self, line: _Line) -> list[PlainEvent] | None:
-        """Return the events a complete line stores when the fast lane reads them as the spec would; else None."""
-        if not line.terminated and self.form == PERSISTED:
+        """Return the events a complete persisted line stores when the fast lane reads them as the spec would; else None.
+
+        (The in-memory form's loop reads its lines inline.)
+        """
+        if not line.terminated:
             return None
         try:
             value, bound = plain_loads(line.raw)
         except NotPlain:
             return None
-        if type(value) is dict and value.get("type") in ROW_TYPES:  # a packed row: FMT-8 in the in-memory form
-            return plain_row_events(value, self.events_read) if self.form == PERSISTED else None
+        if type(value) is not dict:
+            return None
+        kind = value.get("type")
+        if kind in ROW_TYPES:
+            return plain_row_events(value, self.events_read)
+        if kind in _LEGACY_TYPES:  # legacy vocabulary (LOG-7, LOG-8): judged by the spec's reader
+            return None
         event = plain_event(value, bound)
         if event is None or event.seq != self.events_read:
             return None
@@ -843,7 +824,8 @@ class LogStream:
             fast = self._fast(line) if plain else None
             if fast is not None:
                 for member in fast:
-                    yield self._emit_plain(line.number, member)
+                    self.events_read += 1
+                    yield line.number, member
                 last = line.number
                 continue
             decoded = self._decode(line)
