@@ -35,9 +35,9 @@ unit: setup
 proofs: setup
 	$(BIN)/python proofs/run.py
 
-## thorough: the loop machine with the long Hypothesis profile (many more examples and steps)
+## thorough: the loop machine, and the faulty variants through it (shrunk), with the long Hypothesis profile
 thorough: setup
-	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest tests/test_loop_stateful.py tests/test_loop.py tests/test_properties.py
+	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest tests/test_loop_stateful.py tests/test_variants_machine.py tests/test_loop.py tests/test_properties.py
 
 ## bench: check throughput against json.loads and its growth with size (not a test; prints figures)
 bench: setup
