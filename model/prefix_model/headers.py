@@ -16,7 +16,7 @@ import icontract
 
 from prefix_model.contracts import ENABLED, Rejection
 from prefix_model.events import REQUEST_HEADER, Event
-from prefix_model.json_values import FrozenMap, JsonValue, json_text
+from prefix_model.json_values import FrozenMap, JsonValue, is_json_value, json_text
 
 __all__ = [
     "REASONS",
@@ -33,6 +33,7 @@ __all__ = [
     "canonical_header",
     "is_canonical_header",
     "is_valid_config",
+    "is_json_header",
     "call_config_equals",
     "header_equals",
     "fold_request_header",
@@ -72,8 +73,16 @@ class EpochHeader:
 
 
 def is_valid_config(config: LlmCallConfig) -> bool:
-    """Return whether ``config`` has non-empty provider and model and a non-empty effort if any (HDR-2)."""
-    return bool(config.provider) and bool(config.model) and config.reasoning_effort != ""
+    """Return whether ``config`` is one the log accepts (HDR-2): non-empty provider, model and effort (if any),
+    JSON numbers for temperature and maxTokens, and a stop list of strings."""
+    numbers = all(n is None or (not isinstance(n, bool) and is_json_value(n)) for n in (config.temperature, config.max_tokens))
+    stop = config.stop is None or all(isinstance(s, str) for s in config.stop)
+    return bool(config.provider) and bool(config.model) and config.reasoning_effort != "" and numbers and stop
+
+
+def is_json_header(header: EpochHeader) -> bool:
+    """Return whether a header's tools and messagePrefix are JSON values (JSON-1): what pricing and writing them assume."""
+    return is_json_value((header.tools or ()) + (header.message_prefix or ()))
 
 
 def _number_or_none(value: JsonValue) -> Number | None:
@@ -131,6 +140,11 @@ def _parse_header(value: JsonValue) -> EpochHeader | Rejection:
 @icontract.ensure(
     lambda result: isinstance(result, Rejection) or _parse_header(_header_to_json(result)) == result,
     "HDR-1: a parsed header writes back to JSON that parses to it",
+    enabled=ENABLED,
+)
+@icontract.ensure(
+    lambda result: isinstance(result, Rejection) or is_valid_config(result.config),
+    "HDR-2: a config the parser accepts is valid",
     enabled=ENABLED,
 )
 def parse_header(value: JsonValue) -> EpochHeader | Rejection:
@@ -264,6 +278,7 @@ def _same_json_list(a: tuple[JsonValue, ...] | None, b: tuple[JsonValue, ...] | 
     "HDR-6: equal headers have the same prefix JSON text",
     enabled=ENABLED,
 )
+@icontract.require(lambda a, b: is_json_header(a) and is_json_header(b), "JSON-1: only headers of JSON values compare", enabled=ENABLED)
 def header_equals(a: EpochHeader, b: EpochHeader) -> bool:
     """Return ``headerEquals``: config, strict system, prefix text (absent ≡ empty), tools in order (HDR-6)."""
     if not call_config_equals(a.config, b.config) or a.system != b.system:

@@ -36,9 +36,12 @@ class Log:
     surface: Surface = field(default=EMPTY_SURFACE, compare=False)
 
     def __post_init__(self) -> None:
-        # SURF-10: a log's surface is its events' fold; O(n), so only while contracts are on.
+        # What append and seed_log accept, so that no function over a Log restates it as a
+        # precondition; O(n), so only while contracts are on.
         if ENABLED and fold_surface(self.events) != self.surface:
             raise ValueError("SURF-10: a log's surface must be the fold of its events")
+        if ENABLED and any(check_header_event(e) is not None for e in self.events):
+            raise ValueError("HDR-1/HDR-2: a log's request/header events must have the header shape and a valid config")
 
     @property
     def seq(self) -> int:

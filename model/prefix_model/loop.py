@@ -60,8 +60,17 @@ from prefix_model.events import (
     SurfaceOp,
 )
 from prefix_model.fork import check_fork, fork
-from prefix_model.headers import CHANGE, EpochHeader, LlmCallConfig, canonical_header, fold_request_header, header_equals, header_to_json
-from prefix_model.json_values import FrozenMap, JsonValue
+from prefix_model.headers import (
+    CHANGE,
+    EpochHeader,
+    LlmCallConfig,
+    canonical_header,
+    fold_request_header,
+    header_equals,
+    header_to_json,
+    is_valid_config,
+)
+from prefix_model.json_values import FrozenMap, JsonValue, is_json_value
 from prefix_model.log import Log, seed_log
 from prefix_model.meter import estimate_message, measure
 from prefix_model.request_log import expected_reason, record_request_header
@@ -172,6 +181,15 @@ def _compact_ok(world: World, instance_id: int, positions: tuple[int, int] | Non
     return _header_in_log(world, instance_id) and 0 <= positions[0] <= positions[1] < len(nodes)
 
 
+def _agent_ok(options: AgentOptions, tools: tuple[JsonValue, ...]) -> bool:
+    # What an instance's requests are built from must be something the log can record (HDR-2, JSON-1).
+    return is_valid_config(options.config()) and is_json_value(tools)
+
+
+def _script_ok(listener: Listener) -> bool:
+    return is_json_value(tuple(m for call in listener.script if not isinstance(call, Throw) for m in call.messages))
+
+
 def _session_ids(world: World) -> tuple[str, ...]:
     return tuple(s.id for s in world.sessions)
 
@@ -185,19 +203,19 @@ def _session_ids(world: World) -> tuple[str, ...]:
 def enabled(world: World, action: Action) -> bool:
     """Return whether ``action`` can happen in ``world`` (each action's guard, spec §10.1)."""
     match action:
-        case Create(session_id=sid):
-            return sid not in _session_ids(world)
-        case ForkDrive(source_id=src, child_id=child, boundary=boundary):
-            if src not in _session_ids(world):
+        case Create(session_id=sid, options=options, tools=tools):
+            return sid not in _session_ids(world) and _agent_ok(options, tools)
+        case ForkDrive(source_id=src, child_id=child, boundary=boundary, options=options, tools=tools):
+            if src not in _session_ids(world) or not _agent_ok(options, tools):
                 return False
             return check_fork(world.session(src).log, boundary, child, _session_ids(world)) is None
-        case Resume(session_id=sid):
+        case Resume(session_id=sid, options=options, tools=tools):
             drivers = [i for i in world.instances if i.session_id == sid]
-            return sid in _session_ids(world) and all(i.phase in (Phase.IDLE, Phase.DISPOSED) for i in drivers)
+            return sid in _session_ids(world) and _agent_ok(options, tools) and all(i.phase in (Phase.IDLE, Phase.DISPOSED) for i in drivers)
         case Register(listener=listener):
-            return bool(listener.script) and listener.name not in {known.name for known in world.listeners}
-        case MutateContribution(listener=name):
-            return name in {known.name for known in world.listeners}
+            return bool(listener.script) and _script_ok(listener) and listener.name not in {known.name for known in world.listeners}
+        case MutateContribution(listener=name, messages=messages):
+            return name in {known.name for known in world.listeners} and is_json_value(messages)
         case SendPrompt(instance=i):
             return _instance_ok(world, i) and _in_phase(world, i, Phase.IDLE)
         case BeginStep(instance=i):
@@ -207,7 +225,7 @@ def enabled(world: World, action: Action) -> bool:
         case PreStep(instance=i, compact=positions):
             return _in_phase(world, i, Phase.PRE_STEP) and _compact_ok(world, i, positions)
         case Dispatch(instance=i, config=config):
-            return _in_phase(world, i, Phase.REQUEST) and (config is None or bool(config.provider and config.model))
+            return _in_phase(world, i, Phase.REQUEST) and (config is None or is_valid_config(config))
         case Reply(instance=i):
             return _in_phase(world, i, Phase.STREAM)
         case RunTools(instance=i):
@@ -220,7 +238,9 @@ def enabled(world: World, action: Action) -> bool:
             return _instance_ok(world, i) and world.instance(i).turn_open and (
                 isinstance(action, Steer) or world.instance(i).cancel is None
             )
-        case Dispose(instance=i) | SetSystem(instance=i) | SetTools(instance=i):
+        case SetTools(instance=i, tools=tools):
+            return _instance_ok(world, i) and is_json_value(tools)
+        case Dispose(instance=i) | SetSystem(instance=i):
             return _instance_ok(world, i)
     return False
 

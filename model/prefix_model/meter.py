@@ -18,7 +18,7 @@ import icontract
 from prefix_model.contracts import ENABLED
 from prefix_model.derive import derive_event_message
 from prefix_model.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event
-from prefix_model.headers import EpochHeader, canonical_header, header_equals, header_of
+from prefix_model.headers import EpochHeader, canonical_header, header_equals, header_of, is_json_header
 from prefix_model.json_values import FrozenMap, JsonValue, is_json_value, json_text
 from prefix_model.log import Log
 from prefix_model.requests import boundary_log
@@ -66,9 +66,7 @@ def estimate_message(message: JsonValue) -> int:
 
 
 @icontract.require(
-    lambda header: header is None or is_json_value((header.tools or ()) + (header.message_prefix or ())),
-    "JSON-1: a header's tools and prefix are JSON values",
-    enabled=ENABLED,
+    lambda header: header is None or is_json_header(header), "JSON-1: a header's tools and prefix are JSON values", enabled=ENABLED
 )
 @icontract.ensure(
     lambda header, result: header is None
@@ -150,6 +148,11 @@ def _same(a: EpochHeader | None, b: EpochHeader | None) -> bool:
     return (a is None and b is None) or (a is not None and b is not None and header_equals(a, b))
 
 
+@icontract.require(
+    lambda override: override is None or is_json_header(override),
+    "JSON-1: an override header's tools and prefix are JSON values (estimate_header prices them)",
+    enabled=ENABLED,
+)
 @icontract.ensure(lambda result: result.total >= 0, "TOK-2: pressure is never negative", enabled=ENABLED)
 @icontract.ensure(
     lambda log, result: result.baseline != "estimated" or result.total == estimate_header(result.header) + surface_tokens(log)

@@ -22,6 +22,7 @@ from prefix_model.headers import (
     header_equals,
     header_to_json,
     is_canonical_header,
+    is_json_header,
     is_valid_config,
 )
 from prefix_model.json_values import FrozenMap, JsonValue
@@ -48,6 +49,7 @@ def header_event(log: Log, header: EpochHeader, reason: str, time: int = 0) -> E
     "HDR-10: an instance that logged a header has a header in the log's fold",
     enabled=ENABLED,
 )
+@icontract.require(lambda header: is_json_header(header), "JSON-1: a header's tools and prefix are JSON values", enabled=ENABLED)
 @icontract.ensure(
     lambda logged_by_this_instance, result: logged_by_this_instance or result == INITIAL or result == RESUME,
     "HDR-9: an instance's first record always writes an anchor",
@@ -77,6 +79,7 @@ def _wrote(log: Log, result: Log, reason: str | None) -> bool:
 )
 @icontract.require(lambda header: is_canonical_header(header), "HDR-12: the loop records canonical headers", enabled=ENABLED)
 @icontract.require(lambda header: is_valid_config(header.config), "HDR-2: the loop records a valid config", enabled=ENABLED)
+@icontract.require(lambda header: is_json_header(header), "JSON-1: the loop records tools and a prefix of JSON values", enabled=ENABLED)
 @icontract.require(lambda time: is_safe_seq(time), "LOG-3: a snapshot's time is a non-negative safe integer", enabled=ENABLED)
 @icontract.ensure(
     lambda log, logged_by_this_instance, header, result: _wrote(log, result, expected_reason(log, logged_by_this_instance, header)),

@@ -24,7 +24,7 @@ from prefix_model.events import (
     is_safe_seq,
     is_surface_type,
 )
-from prefix_model.json_values import FrozenMap, json_deep_equal
+from prefix_model.json_values import FrozenMap, is_json_value, json_deep_equal
 
 __all__ = [
     "Surface",
@@ -111,6 +111,8 @@ def _check_tool_result_rewrite(event: Event, shadowed: tuple[int, ...], events: 
         return Rejection("SURF-9", "a tool/result replacement must target a current tool/result")
     if not (isinstance(original.data, FrozenMap) and isinstance(event.data, FrozenMap)):
         return Rejection("SURF-9", "tool/result data must be objects")
+    if not is_json_value(original.data):  # an event ``events`` holds that no append accepted
+        return Rejection("JSON-1", "the rewritten tool/result's data is not a JSON value")
     if not json_deep_equal(original.data.without("content"), event.data.without("content")):
         return Rejection("SURF-9", "a tool/result replacement may change only content")
     return None

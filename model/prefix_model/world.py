@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from prefix_model.contracts import ENABLED
+from prefix_model.events import REQUEST_HEADER
 from prefix_model.fork import Lineage
 from prefix_model.headers import LlmCallConfig
 from prefix_model.json_values import FrozenMap, JsonValue
@@ -202,6 +204,10 @@ class Mark:
     turn: int = 0
 
 
+def _holds_header(log: Log) -> bool:
+    return any(e.type == REQUEST_HEADER for e in log.events)
+
+
 @dataclass(frozen=True, slots=True)
 class World:
     """Everything the loop transitions read and write."""
@@ -217,6 +223,9 @@ class World:
         ids = [s.id for s in self.sessions]
         if len(set(ids)) != len(ids) or any(i.id != n or i.session_id not in ids for n, i in enumerate(self.instances)):
             raise ValueError("a world's instances are numbered by position and drive its sessions")
+        # HDR-10: an instance that logged a header drives a log that holds one (O(n): contracts on only).
+        if ENABLED and any(i.logged_header and not _holds_header(self.log_of(i.id)) for i in self.instances):
+            raise ValueError("HDR-10: an instance that logged a header drives a log holding one")
 
     def session(self, session_id: str) -> Session:
         """Return the session named ``session_id``."""
