@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HYPOTHESIS_PROFILE ?= ci
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run test typecheck unit proofs bench thorough clean
+.PHONY: setup run test typecheck unit proofs proofs-deep bench thorough clean
 
 setup: $(STAMP)
 
@@ -32,8 +32,13 @@ typecheck: setup
 unit: setup
 	$(BIN)/pytest
 
+## proofs: CrossHair at a budget of paths per condition: the same verdict on a busy or an idle machine
 proofs: setup
 	$(BIN)/python proofs/run.py
+
+## proofs-deep: CrossHair at CPU seconds per condition: searches further; load-dependent, not part of test
+proofs-deep: setup
+	$(BIN)/python proofs/run.py --deep
 
 ## thorough: the loop machine, and the faulty variants through it (shrunk), with the long Hypothesis profile
 thorough: setup

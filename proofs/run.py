@@ -4,18 +4,27 @@
     .venv/bin/python proofs/run.py --core          # core modules only
     .venv/bin/python proofs/run.py --bugs          # planted bugs only
     .venv/bin/python proofs/run.py --module surface --module splice_keeps_end
-    .venv/bin/python proofs/run.py --budget 5      # CPU seconds per condition (default 2)
+    .venv/bin/python proofs/run.py --paths 60      # paths per condition (default 20): reproducible
+    .venv/bin/python proofs/run.py --seconds 20    # CPU seconds per condition: deeper, load-dependent
+    .venv/bin/python proofs/run.py --deep          # ``make proofs-deep``: --seconds DEEP_SECONDS
 
-Each target is one ``crosshair check <module> --analysis_kind=icontract
---per_condition_timeout=N --extra_plugin proofs/crosshair_plugin.py`` process (one crash aborts a
-whole module, so modules never share a process); two run at a time (the machine has 2 cores).
+The default budget is a number of paths per condition, so the verdict is the same on a busy and
+an idle machine: CrossHair's search is seeded, and ``proofs/crosshair_fixed.py`` caps it by paths
+(``max_iterations``) with a fixed hash seed and a per-path CPU deadline far above what any path
+takes. ``--seconds`` uses CrossHair's own CPU-time budget instead: it reaches further in the same
+time, but a loaded machine explores less, so its verdict may differ between runs; it is not part
+of ``make test``.
+
+Each target is one CrossHair process (one crash aborts a whole module, so modules never share a
+process): ``crosshair check <module> --analysis_kind=icontract --extra_plugin
+proofs/crosshair_plugin.py`` and the budget's options; two run at a time (the machine has 2 cores).
 
 A core module passes only when CrossHair exits 0 with no ``error:`` line and no traceback. Any
 ``error:`` line (a counterexample, or an exception raised inside a contracted function) or any
 crash of CrossHair fails the run. A clean module means "no counterexample within the budget", not
 a proof.
 
-A planted bug (run at ``max(N, BUG_MIN_BUDGET)``) passes only when CrossHair refutes it through
+A planted bug (run at ``BUG_MIN_PATHS`` paths or more) passes only when CrossHair refutes it through
 the contract ID its module names in ``CAUGHT_BY``, without crashing. Exit status: 0 when every target came back as required, else 1
 (2 for a usage error).
 """
@@ -26,6 +35,7 @@ import argparse
 import dataclasses
 import importlib
 import inspect
+import json
 import linecache
 import os
 import re
@@ -46,11 +56,19 @@ PACKAGE_DIR = MODEL / "prefix_model"
 PLUGIN = ROOT / "proofs" / "crosshair_plugin.py"
 BUGS_DIR = ROOT / "proofs" / "bugs_detected"
 
-DEFAULT_BUDGET = 2.0  # --per_condition_timeout, CPU seconds per condition
-# The planted bugs run with at least this budget: a bug that is caught stops early, and at 2 s
-# the HDR-5 bug was missed in 1 of 3 runs on a loaded 2-core machine (usually found in 1-4 s).
-BUG_MIN_BUDGET = 8.0
+DEFAULT_PATHS = 20  # paths per condition (CrossHair's max_iterations): the reproducible budget
+# The planted bugs run with at least this many paths: a caught bug stops at its counterexample.
+BUG_MIN_PATHS = 60
+# A path that runs this long (CPU seconds) is abandoned by CrossHair, and that depends on the
+# machine: it is set far above the slowest path measured (about 1 s), so it never happens.
+PER_PATH_SECONDS = 30.0
+# Work per Z3 query, in Z3's resource units (about 1.3 s of solving here): a query past it is
+# "unknown" at the same point on every machine. Z3's wall-clock timeout (half the per-path
+# deadline) stays as the outer guard.
+Z3_RLIMIT = 1_000_000
+DEEP_SECONDS = 20.0  # ``make proofs-deep``: CPU seconds per condition
 JOBS = 2  # the machine has 2 cores
+DRIVER = ROOT / "proofs" / "crosshair_fixed.py"
 
 # Every top-level module of prefix_model must be in exactly one of these two lists, and every
 # subpackage in EDGE_PACKAGES: a new core module cannot silently escape the proofs.
@@ -94,16 +112,68 @@ BUG_MODULES: tuple[str, ...] = (
     "boundary_before_prefix",
 )
 
-# Longest first, so that the two workers finish close together (wall seconds measured at --budget 2).
+# Longest first, so that the two workers finish close together (wall seconds measured at 20 paths).
 _EXPECTED_SECONDS: dict[str, float] = {
-    "headers": 54, "canonical_keeps_empty_tools": 45, "log": 39, "surface": 37, "json_values": 24,
-    "request_log": 24, "requests": 20, "fork": 17, "derive": 11, "stop_empty_is_absent": 8,
+    "json_values": 58, "log": 25, "surface": 22, "loop": 17, "meter": 16, "request_log": 15, "headers": 14,
+    "fork": 14, "derive": 10, "requests": 9, "canonical_keeps_empty_tools": 5, "waterfall": 3,
 }  # fmt: skip
 
+_STATS_PREFIX = "crosshair-fixed: "
 _ERROR_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+): error: (?P<detail>.*)$")
 _QUOTED = re.compile(r'^"(?P<expr>.*)" yields ')
 _CALLED = re.compile(r"when calling (?:\w+\.)*(?P<fn>\w+)\(")
 _CONTRACT_ID = re.compile(r"^([A-Z]+-\d+(?:/[A-Z]+-\d+)*):")
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """How far CrossHair searches each condition: a number of paths, or CPU seconds."""
+
+    paths: int | None = DEFAULT_PATHS  # reproducible: the same paths on any machine
+    seconds: float | None = None  # CrossHair's --per_condition_timeout: deeper, load-dependent
+
+    def for_kind(self, kind: str) -> Budget:
+        """Return the budget for a target kind: planted bugs get at least ``BUG_MIN_PATHS``."""
+        if kind == "bug" and self.paths is not None:
+            return Budget(paths=max(self.paths, BUG_MIN_PATHS))
+        return self
+
+    def options(self) -> list[str]:
+        """Return the driver's and CrossHair's options for this budget."""
+        if self.paths is not None:
+            return [str(DRIVER), "--max_iterations", str(self.paths), "check",
+                    "--max_uninteresting_iterations=0", f"--per_path_timeout={PER_PATH_SECONDS:g}"]  # fmt: skip
+        return [str(DRIVER), "--max_iterations", "0", "check", f"--per_condition_timeout={self.seconds:g}"]
+
+    def env(self) -> dict[str, str]:
+        """Return the environment this budget adds: Z3's resource count, for the reproducible budget."""
+        return {"CROSSHAIR_SMT_RLIMIT": str(Z3_RLIMIT)} if self.paths is not None else {}
+
+    def watchdog(self, conditions: int) -> float:
+        """Return the wall seconds after which a CrossHair process is taken to hang (a guard, not the budget)."""
+        per_condition = PER_PATH_SECONDS if self.paths is not None else 10 * (self.seconds or 0)
+        return 120 + per_condition * conditions
+
+    def __str__(self) -> str:
+        return f"paths={self.paths}" if self.paths is not None else f"cpu={self.seconds:g}s"
+
+
+@dataclasses.dataclass(frozen=True)
+class Stats:
+    """What the driver counted in one CrossHair process (``crosshair-fixed:`` on its stderr)."""
+
+    conditions: int = 0
+    paths: int = 0
+    z3_rlimit: int = 0  # Z3 queries that ran out of their resource count: deterministic
+    path_timeouts: int = 0  # clock-dependent
+    z3_unknown: int = 0  # Z3 gave up for another reason (its wall-clock timeout): clock-dependent
+
+    @classmethod
+    def parse(cls, stderr: str) -> Stats | None:
+        for line in reversed(stderr.splitlines()):
+            if line.startswith(_STATS_PREFIX):
+                return cls(**json.loads(line[len(_STATS_PREFIX):]))
+        return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,12 +210,13 @@ class Finding:
 @dataclasses.dataclass(frozen=True)
 class Outcome:
     target: Target
-    budget: float
+    budget: Budget
     seconds: float
     ok: bool
     result: str
     findings: tuple[Finding, ...]
     crash: str  # stderr of a crash, or ""
+    stats: Stats | None = None
 
 
 def coverage_problems() -> list[str]:
@@ -247,28 +318,24 @@ def child_env() -> dict[str, str]:
     path = [str(MODEL), str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(path)
     env["PREFIX_MODEL_CONTRACTS"] = "1"  # with contracts off there would be nothing to check
+    env["PYTHONHASHSEED"] = "0"  # set and str orders, hence CrossHair's paths, the same in every run
     return env
 
 
-def run_target(target: Target, budget: float) -> Outcome:
+def run_target(target: Target, budget: Budget) -> Outcome:
     """Run CrossHair on one module and judge its output."""
-    if target.kind == "bug":
-        budget = max(budget, BUG_MIN_BUDGET)
-    command = [
-        sys.executable, "-m", "crosshair", "check", target.dotted,
-        "--analysis_kind=icontract",
-        f"--per_condition_timeout={budget:g}",
-        "--extra_plugin", str(PLUGIN),
-    ]  # fmt: skip
-    functions = len({s.function for s in target.sites})
-    watchdog = 60 + 10 * budget * functions  # wall clock; CrossHair's budget is CPU per condition
+    budget = budget.for_kind(target.kind)
+    command = [sys.executable, *budget.options(), target.dotted, "--analysis_kind=icontract", "--extra_plugin", str(PLUGIN)]
+    watchdog = budget.watchdog(len(target.sites))
     start = time.monotonic()
     try:
-        done = subprocess.run(command, cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=watchdog)
+        done = subprocess.run(command, cwd=ROOT, env=child_env() | budget.env(), capture_output=True, text=True, timeout=watchdog)
     except subprocess.TimeoutExpired as exc:
         seconds = time.monotonic() - start
         return Outcome(target, budget, seconds, False, f"CRASH: no result after {watchdog:.0f} s (killed)", (), str(exc))
     seconds = time.monotonic() - start
+    stats = Stats.parse(done.stderr)
+    stderr = "\n".join(line for line in done.stderr.splitlines() if not line.startswith(_STATS_PREFIX))
     findings: list[Finding] = []
     other_lines: list[str] = []
     for raw in done.stdout.splitlines():
@@ -278,8 +345,8 @@ def run_target(target: Target, budget: float) -> Outcome:
             findings.append(Finding(raw, rule))
         elif raw.strip():
             other_lines.append(raw)
-    crashed = done.returncode not in (0, 1) or "Traceback" in done.stderr or (done.returncode == 1 and not findings)
-    crash = (done.stderr + "\n".join(other_lines)).strip() if crashed else ""
+    crashed = done.returncode not in (0, 1) or "Traceback" in stderr or (done.returncode == 1 and not findings)
+    crash = (stderr + "\n".join(other_lines)).strip() if crashed else ""
     if crashed:
         ok, result = False, f"CRASH: crosshair exit {done.returncode}" + (f", {len(findings)} finding(s) before it" if findings else "")
     elif target.kind == "core":
@@ -292,7 +359,7 @@ def run_target(target: Target, budget: float) -> Outcome:
             result = f"NOT DETECTED (expected {target.expected})"
         else:
             result = f"detected by {', '.join(caught)}" + ("" if ok else f"; FAIL: expected {target.expected}")
-    return Outcome(target, budget, seconds, ok, result, tuple(findings), crash)
+    return Outcome(target, budget, seconds, ok, result, tuple(findings), crash, stats)
 
 
 _PRINT_LOCK = threading.Lock()
@@ -306,7 +373,7 @@ def report(outcome: Outcome) -> None:
 
 def _report(outcome: Outcome) -> None:
     target = outcome.target
-    print(f"{target.kind:<4} {target.name:<28} {outcome.seconds:6.1f} s  (N={outcome.budget:g})  {outcome.result}", flush=True)
+    print(f"{target.kind:<4} {target.name:<28} {outcome.seconds:6.1f} s  ({outcome.budget}{_explored(outcome.stats)})  {outcome.result}", flush=True)
     show_findings = target.kind == "core" or not outcome.ok
     for finding in outcome.findings if show_findings else ():
         print(f"     [{finding.rule}] {finding.raw}", flush=True)
@@ -315,22 +382,81 @@ def _report(outcome: Outcome) -> None:
         print("     | " + "\n     | ".join(tail), flush=True)
 
 
+def _explored(stats: Stats | None) -> str:
+    """Return what the search did, and the clock-dependent events if any (they make a verdict load-dependent)."""
+    if stats is None:
+        return ""
+    text = f"; {stats.paths} paths over {stats.conditions} conditions"
+    if stats.z3_rlimit:
+        text += f", {stats.z3_rlimit} Z3 queries past their rlimit"
+    if stats.path_timeouts or stats.z3_unknown:
+        text += f"; CLOCK-DEPENDENT: {stats.path_timeouts} path timeout(s), {stats.z3_unknown} Z3 timeout(s)"
+    return text
+
+
+README = ROOT / "proofs" / "README.md"
+_BLOCK_START = "<!-- the block below is written by `proofs/run.py --write-readme`; tests/test_proofs.py checks it -->"
+_BLOCK_END = "<!-- end of the generated block -->"
+
+
+def readme_block() -> str:
+    """Return the part of proofs/README.md that states what the run does: budgets, modules, planted bugs."""
+    targets, problems = build_targets((), ("core", "bug"))
+    if problems:
+        raise RuntimeError("; ".join(problems))
+    by_name = {t.name: t for t in targets}
+    core = [by_name[m] for m in CORE_MODULES]
+    lines = [
+        f"- Budget (`make proofs`, part of `make test`): **{DEFAULT_PATHS} paths per condition** for the core, "
+        f"**{BUG_MIN_PATHS}** for the planted bugs; **{Z3_RLIMIT:,} Z3 resource units per query** "
+        f"(`CROSSHAIR_SMT_RLIMIT`); a per-path deadline of {PER_PATH_SECONDS:g} CPU s (a guard that no path "
+        "reaches); hash seed 0.",
+        f"- Budget (`make proofs-deep`, not part of `make test`): **{DEEP_SECONDS:g} CPU s per condition**; "
+        "load-dependent, so its verdict can differ between runs.",
+        f"- {len(core)} core modules, {sum(len(t.sites) for t in core)} contract conditions "
+        f"on {sum(len({s.function for s in t.sites}) for t in core)} functions:",
+        "",
+        "| core module | functions | conditions |",
+        "|---|---|---|",
+    ]
+    lines += [f"| `{t.name}` | {len({s.function for s in t.sites})} | {len(t.sites)} |" for t in core]
+    lines += ["", f"- {len(BUG_MODULES)} planted bugs (`proofs/bugs_detected/`), each refuted by the contract it names:", ""]
+    lines += ["| planted bug | what it gets wrong | must be caught by |", "|---|---|---|"]
+    for name in BUG_MODULES:
+        module = importlib.import_module(f"proofs.bugs_detected.{name}")
+        summary = (module.__doc__ or "").strip().splitlines()[0].removeprefix("Planted bug: ").rstrip(".")
+        lines.append(f"| `{name}` | {summary} | {by_name[name].expected} |")
+    return "\n".join([_BLOCK_START, *lines, _BLOCK_END])
+
+
+def readme_with_block(text: str) -> str:
+    """Return the README text with its generated block replaced by the current one."""
+    start, end = text.index(_BLOCK_START), text.index(_BLOCK_END) + len(_BLOCK_END)
+    return text[:start] + readme_block() + text[end:]
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET, help=f"seconds per condition (default {DEFAULT_BUDGET:g})")
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument("--paths", type=int, default=None, help=f"paths per condition, the reproducible budget (default {DEFAULT_PATHS})")
+    budget.add_argument("--seconds", type=float, default=None, help="CPU seconds per condition instead: deeper, load-dependent")
+    budget.add_argument("--deep", action="store_true", help=f"the time-bounded run of `make proofs-deep`: --seconds {DEEP_SECONDS:g}")
     parser.add_argument("--module", action="append", default=[], metavar="NAME", help="restrict to this core or bug module (repeatable)")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--bugs", action="store_true", help="run only the planted bugs")
     which.add_argument("--core", action="store_true", help="run only the core modules")
     parser.add_argument("--jobs", type=int, default=JOBS, help=f"CrossHair processes at a time (default {JOBS})")
+    parser.add_argument("--write-readme", action="store_true", help="rewrite the generated block of proofs/README.md and exit")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    if args.budget <= 0 or args.jobs < 1:
-        print("run.py: --budget must be > 0 and --jobs ≥ 1", file=sys.stderr)
+    if (args.paths is not None and args.paths < 1) or (args.seconds is not None and args.seconds <= 0) or args.jobs < 1:
+        print("run.py: --paths must be ≥ 1, --seconds > 0 and --jobs ≥ 1", file=sys.stderr)
         return 2
+    seconds = DEEP_SECONDS if args.deep else args.seconds
+    budget = Budget(paths=None, seconds=seconds) if seconds is not None else Budget(paths=args.paths or DEFAULT_PATHS)
     unknown = sorted(set(args.module) - set(CORE_MODULES) - set(BUG_MODULES))
     if unknown:
         print(f"run.py: unknown module(s) {', '.join(unknown)}; core: {', '.join(CORE_MODULES)}; bugs: {', '.join(BUG_MODULES)}", file=sys.stderr)
@@ -339,6 +465,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if path not in sys.path:
             sys.path.insert(0, path)
     os.environ["PREFIX_MODEL_CONTRACTS"] = "1"  # before the first import of prefix_model here
+    if args.write_readme:
+        README.write_text(readme_with_block(README.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"wrote the generated block of {README.relative_to(ROOT)}")
+        return 0
 
     started = time.monotonic()
     problems = coverage_problems()
@@ -350,9 +480,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     for problem in problems:
         print(f"FAIL {problem}", flush=True)
-    print(f"crosshair-tool {version('crosshair-tool')}, one process per module: --per_condition_timeout={args.budget:g}, {args.jobs} at a time, {len(targets)} target(s)", flush=True)
+    print(
+        f"crosshair-tool {version('crosshair-tool')}, z3-solver {version('z3-solver')}, one process per module, "
+        f"{budget} per condition (planted bugs: {budget.for_kind('bug')}), {args.jobs} at a time, {len(targets)} target(s)",
+        flush=True,
+    )
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        outcomes = list(pool.map(lambda t: _run_and_report(t, args.budget), targets))
+        outcomes = list(pool.map(lambda t: _run_and_report(t, budget), targets))
     total = time.monotonic() - started
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = usage.ru_utime + usage.ru_stime
@@ -369,7 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if not failed and not problems else 1
 
 
-def _run_and_report(target: Target, budget: float) -> Outcome:
+def _run_and_report(target: Target, budget: Budget) -> Outcome:
     outcome = run_target(target, budget)
     report(outcome)
     return outcome
