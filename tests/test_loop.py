@@ -566,8 +566,8 @@ def test_a_failed_request_with_retry_continues_with_the_next_step_and_logs_no_ne
 
 @pytest.mark.spec("LOOP-9")
 def test_a_failed_request_without_retry_ends_the_turn_in_error_with_its_step() -> None:
-    world = clean(play((start(), SendPrompt(0, "go"), *step(0, Reply(0, failure="overloaded"), compose=True))))
-    assert json_text(reason_of(world)) == '{"kind":"error","step":1,"failure":{"code":"overloaded"}}'
+    world = clean(play((start(), SendPrompt(0, "go"), *step(0, Reply(0, failure="overloaded", failure_message="busy"), compose=True))))
+    assert json_text(reason_of(world)) == '{"kind":"error","step":1,"failure":{"message":"busy","code":"overloaded"}}'
     assert turn_types(world, 1)[-3:] == (REQUEST_HEADER, STEP_END, TURN_END)
     assert world.instance(0).phase is Phase.IDLE
 
@@ -611,7 +611,7 @@ def test_steering_waiting_at_the_top_of_a_step_is_drained_before_the_boundary() 
     second = world.requests[1]
     assert texts(second.request.messages)[-1] == "user:use add"
     steer = event_of(world, "steering/message")
-    assert json_text(steer.data) == '{"content":[{"type":"text","text":"use add"}],"source":{"kind":"user"},"turn":1}'
+    assert json_text(steer.data) == '{"turn":1,"content":[{"type":"text","text":"use add"}],"source":{"kind":"user"}}'
 
 
 @pytest.mark.spec("LOOP-8")

@@ -129,12 +129,17 @@ class Dispatch:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """The model's reply: text, tool calls (id, name, arguments), or a failure (then retry or not)."""
+    """The model's reply: text, tool calls (id, name, arguments), or a failure (then retry or not).
+
+    A failure is the adapter's error: its code (``failure``) and its message (``failure_message``,
+    which the harness renders with the error's cause chain; LLM/types.ts:11-15).
+    """
 
     instance: int
     text: str = ""
     tool_calls: tuple[tuple[str, str, str], ...] = ()
     failure: str | None = None
+    failure_message: str = "request failed"
     retry: bool = False
     max_tokens: bool = False
 

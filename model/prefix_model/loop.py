@@ -148,7 +148,8 @@ def _interrupted(world: World, instance: Instance) -> World:
 
 def _drain_steering(world: World, instance: Instance) -> World:
     for text in instance.steering:
-        data = {"content": [_text(text)], "source": _USER, "turn": instance.turn}
+        # ``{turn, ...prepared.data}``: turn first (L/loop.ts:298-301); key order is JSON equality (JSON-4).
+        data = {"turn": instance.turn, "content": [_text(text)], "source": _USER}
         world = _emit(world, instance.session_id, STEERING_MESSAGE, data, APPEND)
     return _set(world, instance.id, steering=())
 
@@ -492,7 +493,10 @@ def _reply(world: World, action: Reply) -> World:
         world = _set(_emit(world, sid, STEP_END, where), instance.id, phase=Phase.STEP_BEGIN)
         if action.retry:
             return world
-        reason = {"kind": "error", "step": instance.step, "failure": {"code": action.failure}}
+        # The adapter's failure is {message, code} (LLM/adapter-failure.ts markLlmAdapterFailure); the
+        # durable copy keeps its key order with the message rendered (L/loop.ts:75-78, 338-340).
+        failure = {"message": action.failure_message, "code": action.failure}
+        reason = {"kind": "error", "step": instance.step, "failure": failure}
         return _end_turn(world, world.instance(instance.id), reason)
     blocks: list[object] = [_text(action.text)] if action.text else []
     blocks += [{"type": "tool-call", "id": i, "name": n, "arguments": a} for i, n, a in action.tool_calls]
