@@ -84,6 +84,7 @@ CORE_MODULES: tuple[str, ...] = (
     "fork",
     "waterfall",
     "meter",
+    "stream",
     "loop",
 )
 EDGE_NOT_PROVED: tuple[str, ...] = (

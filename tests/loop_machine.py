@@ -59,12 +59,14 @@ from prefix_model.actions import (
     SetTools,
     Steer,
 )
-from prefix_model.events import COMPACT_START, REQUEST_HEADER, TURN_END, TURN_START, USER_MESSAGE
+from prefix_model.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, COMPACT_START, REQUEST_HEADER, STEP_START, TURN_END, TURN_START, USER_MESSAGE
 from prefix_model.headers import CHANGE, LlmCallConfig, fold_request_header, header_equals
 from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text
 from prefix_model.loop import apply, enabled
+from prefix_model.meter import measure
 from prefix_model.properties import PROPERTIES, Check, check_all
 from prefix_model.semantics import HARNESS, Semantics
+from prefix_model.examples.streams import text_stream
 from prefix_model.waterfall import active_listeners, compose
 from prefix_model.world import (
     EMPTY_WORLD,
@@ -202,6 +204,11 @@ def _reply(instance: int, form: str) -> st.SearchStrategy[Reply]:
         "max-tokens": st.builds(Reply, st.just(instance), text, max_tokens=st.just(True)),
         "failure": st.just(Reply(instance, failure="overloaded")),
         "failure-retry": st.just(Reply(instance, failure="overloaded", retry=True)),
+        # The adapter's chunks, with a usage above or below the meter's estimate (spec §10.3).
+        "stream": st.builds(
+            lambda t, n, usage: Reply(instance, stream=text_stream(t, pieces=n, usage=usage)),
+            text, st.integers(1, 3), st.sampled_from(({"inputTokens": 5, "outputTokens": 1}, {"inputTokens": 4000, "outputTokens": 20})),
+        ),
     }
     return forms[form]
 
@@ -273,7 +280,7 @@ _SEGMENTS: dict[Phase, Callable[[int], Action]] = {
     Phase.TOOLS: RunTools,
     Phase.POST_STEP: PostStep,
 }
-REPLY_FORMS = ("text", "tool-calls", "empty", "tool-calls", "max-tokens", "failure", "failure-retry")  # tools twice: multi-step turns
+REPLY_FORMS = ("text", "tool-calls", "empty", "tool-calls", "max-tokens", "failure", "failure-retry", "stream")  # tools twice: multi-step turns
 
 
 def _driving(world: World) -> list[int]:
@@ -493,6 +500,9 @@ WINDOWS = (
     "config change",  # Dispatch with an agent/request config
     "cancel after composition",  # a turn interrupted at PreStep/Dispatch/Reply/RunTools/PostStep with a cached prefix
     "second turn without recomposition",  # a request of a turn > the composing turn, same instance
+    "streamed reply",  # a Reply with the adapter's chunks wrote its assistant/message
+    "interrupted mid-stream",  # a cancel or dispose ended a turn whose step had logged chunks and no message
+    "usage-anchored pressure",  # a post-step measure took its baseline from a provider's usage
 )
 
 # What each property quantifies over; a check with no subject is vacuous.
@@ -574,6 +584,8 @@ def action_label(action: Action) -> str:
             return f"{kind}/failure"
         case Reply(tool_calls=(_, *_)):
             return f"{kind}/tool-calls"
+        case Reply(stream=(_, *_)):
+            return f"{kind}/stream"
         case Reply(max_tokens=True):
             return f"{kind}/max-tokens"
         case Reply(text=""):
@@ -627,6 +639,13 @@ def _compose_windows(before: World, action: Compose, after: World) -> list[str]:
     return found
 
 
+def _step_has_chunks(world: World, instance_id: int) -> bool:
+    """Return whether the instance's open step has logged chunks (an open stream)."""
+    events = world.log_of(instance_id).events
+    start = max((e.seq for e in events if e.type == STEP_START), default=len(events))
+    return any(e.type == ASSISTANT_CHUNK for e in events[start:])
+
+
 def windows_of(before: World, action: Action, after: World) -> list[str]:
     """Return the named windows that applying ``action`` to ``before`` (giving ``after``) reached."""
     new_kinds = {m.kind for m in after.trace[len(before.trace) :]}
@@ -643,8 +662,14 @@ def windows_of(before: World, action: Action, after: World) -> list[str]:
             return ["blocked prompt"]
         case Reply(failure=str(), retry=retry) if before.instance(action.instance).cancel is None:
             return ["retry" if retry else "request failure"]
+        case PostStep(instance=i) if "measured" in new_kinds and measure(before.log_of(i)).baseline == "usage":
+            return ["usage-anchored pressure"] + (["compaction mid-turn"] if "compacted" in new_kinds else [])
         case PreStep() | PostStep() if "compacted" in new_kinds:
             return ["compaction mid-turn"]
+        case Reply(instance=i) if "interrupted" in new_kinds and _step_has_chunks(before, i):
+            return ["interrupted mid-stream"] + (["cancel after composition"] if before.instance(i).prefix is not None else [])
+        case Reply(stream=(_, *_), more=False) if len(after.log_of(action.instance).events) > len(before.log_of(action.instance).events) and after.log_of(action.instance).events[-1].type == ASSISTANT_MESSAGE:
+            return ["streamed reply"]
         case PreStep(instance=i) | Reply(instance=i) | RunTools(instance=i) | PostStep(instance=i) if "interrupted" in new_kinds:
             return ["cancel after composition"] if before.instance(i).prefix is not None else []
     return []
@@ -765,7 +790,7 @@ _OWNER = {
     "SendPrompt": "send_prompt", "SendPrompt/contexts": "send_prompt", "SendPrompt/prompt-prefix": "send_prompt",
     "BeginStep": "begin_step", "Compose": "compose", "PreStep": "pre_step", "PreStep/compact": "pre_step_compacting",
     "Dispatch": "dispatch", "Dispatch/config": "dispatch_with_config", "Reply": "reply", "Reply/empty": "reply",
-    "Reply/max-tokens": "reply", "Reply/tool-calls": "reply_with_tool_calls", "RunTools": "run_tools",
+    "Reply/max-tokens": "reply", "Reply/stream": "reply", "Reply/tool-calls": "reply_with_tool_calls", "RunTools": "run_tools",
     "PostStep": "post_step", "PostStep/compact": "post_step_compacting",
 }  # fmt: skip
 SEGMENT_RULES = frozenset(_OWNER.values())
@@ -873,6 +898,8 @@ _TARGETED: dict[str, Guard] = {
     "change_system_after_request": _system_changeable,
     "reply_failure": _awaiting_reply,
     "reply_failure_with_retry": _awaiting_reply,
+    "interrupt_mid_stream": _awaiting_reply,
+    "streamed_reply_to_post_step": _awaiting_reply,
 }
 # The turns: a rule that is often without a window (a restart or fork needs a header first)
 # passes its turn to one that often has one; a rule that ends a turn (a failure, a cancel) comes
@@ -880,7 +907,7 @@ _TARGETED: dict[str, Guard] = {
 _TARGETED_TURNS = (
     "resume_without_drift", "cancel_while_composing", "fork_after_requests", "inject_before_header", "reply_failure",
     "dispose_while_composing", "resume_with_drift", "inject_behind_tools", "change_system_after_request",
-    "cancel_after_composition", "reply_failure_with_retry",
+    "cancel_after_composition", "reply_failure_with_retry", "interrupt_mid_stream", "streamed_reply_to_post_step",
 )  # fmt: skip
 assert sorted(_TARGETED_TURNS) == sorted(_TARGETED)
 
@@ -1219,7 +1246,7 @@ class LoopMachine(RuleBasedStateMachine):
     @_counted
     def reply(self, data: st.DataObject) -> None:
         i = _instance(data, _enabling(self.world, Reply))
-        action = data.draw(st.sampled_from(("text", "empty", "max-tokens")).flatmap(lambda form: _reply(i, form)))
+        action = data.draw(st.sampled_from(("text", "empty", "max-tokens", "stream")).flatmap(lambda form: _reply(i, form)))
         note(repr(action))
         self.world = self._apply(action)
 
@@ -1230,6 +1257,29 @@ class LoopMachine(RuleBasedStateMachine):
         action = data.draw(_reply(_instance(data, _enabling(self.world, Reply)), "tool-calls"))
         note(repr(action))
         self.world = self._apply(action)
+
+    @_counted
+    def streamed_reply_to_post_step(self, data: st.DataObject) -> None:
+        """A streamed reply with a provider's usage, then its post-step: the meter anchors on the usage (STRM-4, TOK-3)."""
+        i = self._drive_to(data, _approaching(self.world, Phase.STREAM, _live), Phase.STREAM)
+        if self.world.instance(i).phase is not Phase.STREAM:
+            return
+        self._then(data.draw(_reply(i, "stream")))
+        if self.world.instance(i).phase is Phase.POST_STEP:
+            self._then(PostStep(i))
+
+    @_counted
+    def interrupt_mid_stream(self, data: st.DataObject) -> None:
+        """Part of a stream arrives, then a cancel or dispose, then the rest: the turn ends at the next chunk (STRM-5)."""
+        i = self._drive_to(data, _approaching(self.world, Phase.STREAM, _live), Phase.STREAM)
+        if self.world.instance(i).phase is not Phase.STREAM:
+            return
+        stream = text_stream(data.draw(st.sampled_from(REPLIES)), pieces=3)
+        cut = data.draw(st.integers(1, len(stream) - 1), label="chunks before the interruption")
+        self._then(Reply(i, stream=stream[:cut], more=True))
+        interruptions: list[Action] = [Cancel(i), Dispose(i)]
+        self._then(data.draw(st.sampled_from(interruptions)))
+        self._then(Reply(i, stream=stream[cut:]))
 
     @_counted
     def reply_failure(self, data: st.DataObject) -> None:

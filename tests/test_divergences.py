@@ -123,3 +123,17 @@ def test_the_meter_prices_the_assistant_message_not_its_chunks() -> None:
     assert surface_tokens(log) == estimate_message(freeze({"content": [{"type": "text", "text": "hi"}]})) + estimate_message(
         freeze({"content": [{"type": "text", "text": "a longer answer"}]})
     )
+
+
+@pytest.mark.spec("D-14", "STRM-3")
+def test_a_reply_given_as_text_is_the_shortest_stream_of_its_message() -> None:
+    from prefix_model.actions import Reply, SendPrompt
+    from prefix_model.stream import assemble
+    from tests.loop_scripts import play, start, step
+
+    actions = (start(), SendPrompt(0, "go"), *step(0, Reply(0, text="hey", tool_calls=(("c1", "echo", "{}"),)), compose=True))
+    world = play(actions[: next(n for n, a in enumerate(actions) if isinstance(a, Reply)) + 1])
+    chunks = tuple(e.field("chunk") for e in world.session("s1").log.events if e.type == "assistant/chunk")
+    assert [c["type"] for c in chunks if isinstance(c, FrozenMap)] == ["block-end", "block-end", "finish"]
+    message = [e for e in world.session("s1").log.events if e.type == "assistant/message"][0]
+    assert assemble(chunks).content == message.field("content") and "usage" not in message.data  # type: ignore[operator]

@@ -55,7 +55,7 @@ from prefix_model.vectors.consumer import (
     consume_report,
     replay,
 )
-from prefix_model.vectors.persisted import FileError, clocked, file_bytes, streamed, text_file, zstd_file
+from prefix_model.vectors.persisted import FileError, clocked, file_bytes, text_file, zstd_file
 from prefix_model.vectors.generate import (
     NOT_WITNESSED,
     REJECTION_ONLY,
@@ -259,9 +259,9 @@ def test_the_worked_example_in_vectors_md_is_the_generated_case(generated: tuple
     assert block == (here / generator.EXAMPLE_FILE_CASE / "case.json").read_text(encoding="utf-8") == generator.example_text(generator.EXAMPLE_FILE_CASE)
     # The prose after it: what a reader must read from two valid log files.
     torn, framed = load(here, "persisted/torn-final-line"), load(here, "persisted/zstd-frames")
-    assert (torn["tornTail"], len(torn["log"]), len(framed["log"]), framed["tornTail"]) == (27, 29, 38, None)
-    assert [n for n, line in enumerate(torn["file"]["lines"], 1) if '-chunks","seq0"' in line] == [8, 18]
-    assert "inside line 27" in text and "the 29 events" in text and "lines 8 and 18" in text and "all 38 events" in text
+    assert (torn["tornTail"], len(torn["log"]), len(framed["log"]), framed["tornTail"]) == (31, 33, 43, None)
+    assert [n for n, line in enumerate(torn["file"]["lines"], 1) if '-chunks","seq0"' in line] == [11, 21]
+    assert "inside line 31" in text and "the 33 events" in text and "lines 11 and 21" in text and "all 43 events" in text
 
 
 # --- VEC-2: the coverage audit ---
@@ -499,22 +499,17 @@ def test_log_files_cover_the_persisted_rules_and_the_checker_judges_each_file_as
     assert ModelChecker().check(rows["session"], rows["log"], None) == {"FMT-8"}
 
 
-@pytest.mark.spec("FMT-8", "REC-1", "REC-2", "SURF-7")
-def test_the_streamed_log_keeps_the_scenarios_events_and_draws_no_finding_with_its_requests() -> None:
+@pytest.mark.spec("FMT-8", "REC-1", "REC-2", "STRM-4")
+def test_the_log_files_come_from_a_run_with_streamed_replies_and_draw_no_finding_with_its_requests() -> None:
     world = world_of(FILE_BASE)
     events = tuple(event_to_json(e) for e in world.session("s1").log.events)
-    flowing = streamed(events)
-    before: list[Any] = [json.loads(json_text(e)) for e in events]
-    after: list[Any] = [json.loads(json_text(e)) for e in flowing]
-    added = {"block-start", "text-delta", "reasoning-delta", "tool-call-delta"}
-    kept = [e for e in after if not (e["type"] == "assistant/chunk" and e["data"]["chunk"]["type"] in added)]
-    assert [(e["type"], e["data"]) for e in kept] == [(e["type"], e["data"]) for e in before] and len(after) > len(before)
-    assert [e["seq"] for e in after] == list(range(len(after)))
-    for message in (e for e in after if e["type"] == "assistant/message"):  # its sources: its step's chunks, streamed ones included
-        sources = message["sourceEventSeqs"]
-        assert sources == list(range(sources[0], sources[-1] + 1)) and all(after[s]["type"] == "assistant/chunk" for s in sources)
+    plain: list[Any] = [json.loads(json_text(e)) for e in events]
+    kinds = {e["data"]["chunk"]["type"] for e in plain if e["type"] == "assistant/chunk"}
+    assert {"block-start", "text-delta", "tool-call-delta", "block-end", "usage", "finish"} <= kinds
+    for message in (e for e in plain if e["type"] == "assistant/message"):  # its sources: its step's chunks
+        assert all(plain[s]["type"] == "assistant/chunk" for s in message["sourceEventSeqs"]) and "usage" in message["data"]
     capture = capture_lines(world, "s1")
-    assert ModelChecker().check("s1", [json_text(e) for e in clocked(flowing)], capture) == set()
+    assert ModelChecker().check("s1", [json_text(e) for e in clocked(events)], capture) == set()
 
 
 class Untorn(ModelReader):

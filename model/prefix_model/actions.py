@@ -140,6 +140,11 @@ class Reply:
     tool_calls: tuple[tuple[str, str, str], ...] = ()
     failure: str | None = None
     failure_message: str = "request failed"
+    # The adapter's chunks, logged verbatim and assembled into the message (spec §10.3); when given,
+    # ``text``, ``tool_calls`` and ``max_tokens`` are not read. With a failure they are the chunks
+    # streamed before the adapter threw.
+    stream: tuple[FrozenMap, ...] | None = None
+    more: bool = False  # the stream stays open after these chunks (a later Reply brings the rest)
     retry: bool = False
     max_tokens: bool = False
 

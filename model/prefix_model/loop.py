@@ -70,12 +70,13 @@ from prefix_model.headers import (
     header_to_json,
     is_valid_config,
 )
-from prefix_model.json_values import FrozenMap, JsonValue, is_json_value
+from prefix_model.json_values import FrozenMap, JsonValue, freeze, is_json_value
 from prefix_model.log import Log, seed_log
 from prefix_model.meter import estimate_message, measure
 from prefix_model.request_log import expected_reason, record_request_header
 from prefix_model.requests import Request, build_request
 from prefix_model.semantics import HARNESS, Semantics
+from prefix_model.stream import FAILED, assemble, check_stream, failure_of, tool_calls_of
 from prefix_model.waterfall import Composition, compose
 from prefix_model.world import Throw, AgentOptions, Instance, Listener, Mark, Phase, SentRequest, Session, World, text_message
 
@@ -227,8 +228,10 @@ def enabled(world: World, action: Action) -> bool:
             return _in_phase(world, i, Phase.PRE_STEP) and _compact_ok(world, i, positions)
         case Dispatch(instance=i, config=config):
             return _in_phase(world, i, Phase.REQUEST) and (config is None or is_valid_config(config))
-        case Reply(instance=i):
-            return _in_phase(world, i, Phase.STREAM)
+        case Reply(instance=i, stream=stream, more=more):
+            # A stream the harness could assemble (STRM-1/2); an open stream goes on with more chunks.
+            well_formed = stream is None or (is_json_value(stream) and check_stream(stream) is None)
+            return _in_phase(world, i, Phase.STREAM) and well_formed and (stream is not None or not more)
         case RunTools(instance=i):
             return _in_phase(world, i, Phase.TOOLS)
         case PostStep(instance=i, compact=positions):
@@ -483,39 +486,76 @@ def _dispatch(world: World, action: Dispatch, semantics: Semantics) -> World:
     return _mark(world, instance, "dispatch")
 
 
+def _object(fields: dict[str, object]) -> FrozenMap:
+    value = freeze(fields)
+    assert isinstance(value, FrozenMap)
+    return value
+
+
+def _reply_stream(action: Reply) -> tuple[FrozenMap, ...]:
+    """Return the chunks of a reply: its own stream, or the ``block-end``s and ``finish`` of its text and calls."""
+    if action.stream is not None:
+        return action.stream
+    blocks: list[dict[str, JsonValue]] = [{"type": "text", "text": action.text}] if action.text else []
+    blocks += [{"type": "tool-call", "id": i, "name": n, "arguments": a} for i, n, a in action.tool_calls]
+    finish = "tool-calls" if action.tool_calls else ("max-tokens" if action.max_tokens else "stop")
+    chunks = [_object({"type": "block-end", "index": n, "block": b}) for n, b in enumerate(blocks)]
+    return (*chunks, _object({"type": "finish", "reason": {"kind": finish}}))
+
+
+def _step_chunks(log: Log) -> tuple[int, ...]:
+    """Return the seqs of the open step's ``assistant/chunk`` events (all of them come after its ``step/start``)."""
+    start = max(e.seq for e in log.events if e.type == STEP_START)
+    return tuple(e.seq for e in log.events[start:] if e.type == ASSISTANT_CHUNK)
+
+
+def _fail(world: World, instance: Instance, failure: FrozenMap, retry: bool) -> World:
+    """Close the step of a failed request; retry with the next step or end the turn in error (LOOP-9)."""
+    where = {"turn": instance.turn, "step": instance.step}
+    world = _set(_emit(world, instance.session_id, STEP_END, where), instance.id, phase=Phase.STEP_BEGIN)
+    if retry:
+        return world
+    return _end_turn(world, world.instance(instance.id), {"kind": "error", "step": instance.step, "failure": failure})
+
+
 def _reply(world: World, action: Reply) -> World:
     instance = world.instance(action.instance)
     if instance.cancel is not None:
         return _interrupted(world, instance)
     sid, where = instance.session_id, {"turn": instance.turn, "step": instance.step}
+    # Each chunk is logged as it arrives, before the next is read (L/loop.ts:738-744).
+    for chunk in _reply_stream(action) if action.failure is None or action.stream is not None else ():
+        world = _emit(world, sid, ASSISTANT_CHUNK, where | {"chunk": chunk})
+    if action.more:  # the stream is still open: a cancel or dispose may arrive before its next chunk
+        return world
     if action.failure is not None:
-        # A failed request leaves a step with a header and no chunks; a retry is the next step.
-        world = _set(_emit(world, sid, STEP_END, where), instance.id, phase=Phase.STEP_BEGIN)
-        if action.retry:
-            return world
         # The adapter's failure is {message, code} (LLM/adapter-failure.ts markLlmAdapterFailure); the
         # durable copy keeps its key order with the message rendered (L/loop.ts:75-78, 338-340).
-        failure = {"message": action.failure_message, "code": action.failure}
-        reason = {"kind": "error", "step": instance.step, "failure": failure}
-        return _end_turn(world, world.instance(instance.id), reason)
-    blocks: list[object] = [_text(action.text)] if action.text else []
-    blocks += [{"type": "tool-call", "id": i, "name": n, "arguments": a} for i, n, a in action.tool_calls]
-    first = len(world.log_of(instance.id).events)
-    for index, block in enumerate(blocks):
-        world = _emit(world, sid, ASSISTANT_CHUNK, where | {"chunk": {"type": "block-end", "index": index, "block": block}})
-    finish = "tool-calls" if action.tool_calls else ("max-tokens" if action.max_tokens else "stop")
-    world = _emit(world, sid, ASSISTANT_CHUNK, where | {"chunk": {"type": "finish", "reason": {"kind": finish}}})
-    chunks = tuple(range(first, len(world.log_of(instance.id).events)))
-    folded = fold_request_header(world.log_of(instance.id).events)
+        return _fail(world, instance, _object({"message": action.failure_message, "code": action.failure}), action.retry)
+    log = world.log_of(instance.id)
+    chunks = _step_chunks(log)
+    assembly = assemble(tuple(log.events[seq].field("chunk") for seq in chunks))
+    failure = failure_of(assembly.finish) if assembly.finish.get("kind") in FAILED else None
+    if failure is not None:  # a failure finish takes the thrown error's path (L/loop.ts:748-750)
+        return _fail(world, instance, failure, action.retry)
+    max_tokens = assembly.finish.get("kind") == "max-tokens"
+    content = tuple(b for b in assembly.content if not (max_tokens and b.get("type") == "tool-call"))  # withoutToolCalls
+    folded = fold_request_header(log.events)
     assert folded is not None
-    provenance = {"provider": folded.config.provider, "model": folded.config.model}
-    world = _emit(world, sid, ASSISTANT_MESSAGE, where | {"content": blocks, "provenance": provenance}, APPEND, chunks)
+    provenance: dict[str, JsonValue] = {"provider": folded.config.provider, "model": folded.config.model}
+    if assembly.replay_state is not None:
+        provenance["replayState"] = assembly.replay_state
+    data: dict[str, object] = where | {"content": content, "provenance": provenance}
+    if assembly.usage is not None:
+        data["usage"] = assembly.usage
+    world = _emit(world, sid, ASSISTANT_MESSAGE, data, APPEND, chunks)
     instance = world.instance(instance.id)
-    if action.tool_calls:
-        return world.with_instance(replace(instance, phase=Phase.TOOLS, pending_calls=action.tool_calls, continues=True))
+    calls = tool_calls_of(content)
+    if calls:
+        return world.with_instance(replace(instance, phase=Phase.TOOLS, pending_calls=calls, continues=True))
     # Steering drained after the response continues the turn (L/loop.ts:520-521, 546-559).
     world = _drain_steering(world, instance)
-    return _set(world, instance.id, phase=Phase.POST_STEP, max_tokens=action.max_tokens, continues=bool(instance.steering))
+    return _set(world, instance.id, phase=Phase.POST_STEP, max_tokens=max_tokens, continues=bool(instance.steering))
 
 
 def _run_tools(world: World, action: RunTools) -> World:

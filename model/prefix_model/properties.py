@@ -16,7 +16,7 @@ from prefix_model.derive import derive_messages
 from prefix_model.events import COMPACT_END, COMPACT_START, REQUEST_HEADER, STEP_START, Event
 from prefix_model.headers import CHANGE, INITIAL, RESUME, EpochHeader, canonical_header, fold_request_header, header_equals, header_of
 from prefix_model.json_values import FrozenMap, JsonValue, json_text
-from prefix_model.meter import estimate_header, surface_tokens
+from prefix_model.meter import estimate_header, measure, surface_tokens
 from prefix_model.requests import boundary_log, build_request, request_to_json
 from prefix_model.world import Mark, SentRequest, World
 
@@ -265,12 +265,16 @@ def forks_copy_events(world: World) -> tuple[Violation, ...]:
 
 
 def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
-    """TOK-1: post-step pressure is the routed header's price (its prefix once) plus the surface."""
+    """TOK-1: post-step pressure is the meter's measure of the log: an estimate prices the routed header
+    (its prefix once) plus the surface; a usage anchor is the provider's count plus the surface since (TOK-3)."""
     found = []
     for mark in (m for m in world.trace if m.kind == "measured"):
         log = world.session(world.instance(mark.instance_id).session_id).log
         at = boundary_log(log, mark.at)
-        expected = estimate_header(fold_request_header(at.events)) + surface_tokens(at)
+        measured = measure(at)
+        expected = measured.total
+        if measured.baseline == "estimated" and measured.surface_delta == 0:  # the estimate's price, spelled out
+            expected = estimate_header(fold_request_header(at.events)) + surface_tokens(at)
         if mark.value != expected:
             found.append(Violation("TOK-1", f"instance {mark.instance_id}: post-step pressure {mark.value} ≠ {expected}"))
     return tuple(found)

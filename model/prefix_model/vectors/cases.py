@@ -49,10 +49,11 @@ from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text
 from prefix_model.loop import apply, enabled
 from prefix_model.requests import request_to_json
 from prefix_model.semantics import HARNESS
+from prefix_model.examples.streams import text_stream, tool_call_stream
 from prefix_model.variants import VARIANTS, WITNESS, run_witness
 from prefix_model.vectors import FORMAT_VERSION, VECTOR_SCHEMA
 from prefix_model.vectors.codec import action_to_json, expected_of, layout, obj
-from prefix_model.vectors.persisted import FileCase, clocked, file_cases, in_memory_rows, streamed
+from prefix_model.vectors.persisted import FileCase, clocked, file_cases, in_memory_rows
 from prefix_model.world import (
     AgentOptions,
     Append,
@@ -164,6 +165,10 @@ def _call(call_id: str, text: str) -> tuple[str, str, str]:
 ECHO = (_tool("echo"),)
 
 
+def _finish_error(code: str, message: str, status: int) -> FrozenMap:
+    return FrozenMap({"type": "finish", "reason": FrozenMap({"kind": "error", "failure": FrozenMap({"message": message, "code": code, "status": status})})})
+
+
 def _step(
     i: int,
     reply: Reply | None = None,
@@ -180,7 +185,7 @@ def _step(
     actions += [PreStep(i, pre), Dispatch(i, config), answer]
     if answer.failure is not None:
         return tuple(actions)
-    if answer.tool_calls:
+    if answer.tool_calls or outputs:  # a streamed reply's calls are in its chunks: the outputs say there are some
         actions.append(RunTools(i, outputs))
     return tuple(actions + [PostStep(i, post)])
 
@@ -509,6 +514,39 @@ def scenarios() -> tuple[Scenario, ...]:
             refused=(10, 12),
         ),  # fmt: skip
         Scenario(
+            "stream/text-tools-usage",
+            "Replies streamed as the harness's mock adapter streams them: every chunk logged verbatim, a tool call whose arguments arrive in two deltas, usage on each assistant/message.",
+            ("STRM-3", "STRM-4", "LOOP-12"),
+            (
+                DOCS, Create("main", "s1", tools=ECHO), SendPrompt(0, "look"),
+                *_step(0, Reply(0, stream=tool_call_stream("c1", "echo", _call("c1", "x")[2], "let me see", pieces=4)), compose=True, outputs=("x",)),
+                *_step(0, Reply(0, stream=text_stream("seen it", pieces=3, usage={"inputTokens": 40, "outputTokens": 2}))),
+                SetSystem(0, "Answer briefly."), SendPrompt(0, "again"), *_step(0, Reply(0, stream=text_stream("ok again", pieces=2))),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "stream/cancel-mid-stream",
+            "A cancel while the reply streams: the chunks logged before it stay, the step closes and the turn ends aborted with no assistant/message; the next turn streams whole.",
+            ("STRM-5", "LOOP-6"),
+            (
+                Create("main", "s1"), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0),
+                Reply(0, stream=text_stream("partial")[:2], more=True), Cancel(0), Reply(0, stream=text_stream("partial")[2:]),
+                SendPrompt(0, "again"), *_step(0, Reply(0, stream=text_stream("done", pieces=2))),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "stream/error-finish",
+            "Streams the harness could not take are refused (an unknown chunk type, a block deltas cannot build left open); a stream that finishes with an error after partial text fails the request as a thrown error does: the chunks stay, the step closes, the turn ends with the LlmError failure.",
+            ("STRM-1", "STRM-2", "STRM-4", "LOOP-9"),
+            (
+                Create("main", "s1"), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0),
+                Reply(0, stream=(FrozenMap({"type": "partial", "index": 0}),)),
+                Reply(0, stream=(FrozenMap({"type": "block-start", "index": 0, "blockType": "image"}),)),
+                Reply(0, stream=(*text_stream("par")[:3], _finish_error("overloaded", "the provider is busy", 529))),
+            ),
+            refused=(6, 7),
+        ),  # fmt: skip
+        Scenario(
             "loop/max-tokens",
             "A reply that stops at max tokens ends the turn with reason max-tokens.",
             ("LOOP-9",),
@@ -733,7 +771,7 @@ def _as_lines(edit: Callable[[list[str]], None]) -> Callable[[Events], Lines]:
 
 _ANY_PREFIX = (FrozenMap({"role": "user", "content": (FrozenMap({"type": "text", "text": "<prefix from elsewhere>"}),)}),)
 _SYSTEM_CHANGE = "header/system-change-between-steps"
-FILE_BASE = _SYSTEM_CHANGE  # the log files' session: two turns, a two-step first turn, a tool call and a text that pack
+FILE_BASE = "stream/text-tools-usage"  # the log files' session: two turns, a two-step first turn, streamed text and tool-call deltas that pack
 
 
 def _mutants() -> tuple[_Mutant, ...]:
@@ -782,7 +820,7 @@ def _mutants() -> tuple[_Mutant, ...]:
                 raw=_as_lines(lambda lines: lines.__setitem__(4, lines[4][:30]))),
         _Mutant("invalid/fmt-1/empty-line", nl, "FMT-1", ("FMT-1",), "the fifth line is empty", raw=_as_lines(lambda lines: lines.__setitem__(4, ""))),
         _Mutant("invalid/fmt-8/packed-row-in-memory-form", FILE_BASE, "FMT-8", ("FMT-8", "FMT-6"),
-                "the replies streamed as delta chunks, the log written in the persisted form without its header line: "
+                "the log of streamed replies written in the persisted form without its header line: "
                 "packed rows among in-memory event lines", raw=in_memory_rows),
         # The surface (§3).
         _Mutant("invalid/surf-3/unknown-surface-op", tc, "SURF-3", ("SURF-3",), 'a tool/result has surfaceOp "prepend"',
@@ -904,7 +942,7 @@ def _variant_case(name: str, session: str, requirement: str) -> LogCase:
 
 
 def _file_case(made: FileCase, base: str, session: str) -> LogCase:
-    events = clocked(streamed(_events(world_of(base), session)))
+    events = clocked(_events(world_of(base), session))
     if made.requirement is None:
         assert made.kept is not None
         torn = "" if made.torn_tail is None else f", and report a torn tail at line {made.torn_tail}"
@@ -912,8 +950,8 @@ def _file_case(made: FileCase, base: str, session: str) -> LogCase:
         what = f"read it to {count} events{torn}"
     else:
         what = f"reject it with {made.requirement}"
-    description = f"The session of {base} with its replies streamed as delta chunks, {made.mutation}: a conforming reader must {what}."
-    mutation = f"the replies streamed as delta chunks on a clock; {made.mutation}"
+    description = f"The session of {base} (its replies streamed), {made.mutation}: a conforming reader must {what}."
+    mutation = f"the session on a clock; {made.mutation}"
     provenance = obj({"kind": "mutation", "from": base, "session": session, "mutation": mutation})
     log = _text(events[: made.kept]) if made.kept is not None else ()
     return LogCase(made.id, description, made.requirements, session, log, None, made.requirement, provenance, made.file, made.torn_tail)

@@ -1,13 +1,11 @@
 """Log files in the persisted form for the vectors (spec/vectors.md §2, spec/formats.md §1-§4). Pure.
 
-The loop model streams every reply block as one ``block-end`` chunk, so its logs hold no delta
-chunk and would pack into no row. A file case therefore starts from a scenario's log **streamed**:
-every ``block-end`` is preceded by the ``block-start`` and the deltas the harness streams for that
-block (text pieces, or tool-call argument pieces of which the first names the tool), seqs
-renumbered and every reference moved with them, times taken from a clock with uneven gaps. That
-log is written by the model's own writer (``session_jsonl.persisted_frames``) as the JSONL backend
-writes it: the header line, then one batch per turn (the backend flushes at every ``turn/end``),
-delta runs packed into rows, plain or as zstd frames. A case is that file, or that file damaged in
+A file case starts from the log of a scenario whose replies the model streams as the harness's
+mock adapter does (block-start, deltas, block-end, usage, finish: spec §10.3), with times taken
+from a clock with uneven gaps. That log is written by the model's own writer
+(``session_jsonl.persisted_frames``) as the JSONL backend writes it: the header line, then one
+batch per turn (the backend flushes at every ``turn/end``), delta runs packed into rows, plain or
+as zstd frames. A case is that file, or that file damaged in
 one place; what a conforming reader must read from it (the events before the damage, the line of
 the tolerated torn tail) follows from where the damage was made, and the generator's re-check
 holds the model's reader to it.
@@ -34,7 +32,6 @@ __all__ = [
     "CLOCK_START",
     "FileError",
     "FileCase",
-    "streamed",
     "clocked",
     "turn_batches",
     "session_header",
@@ -48,77 +45,10 @@ __all__ = [
 Events = tuple[FrozenMap, ...]
 Lines = tuple[str, ...]
 CLOCK_START = 1767225600000  # 2026-01-01T00:00:00Z in epoch ms: the header's createdAt and the first event's time
-_PIECES = {"text": 3, "reasoning": 3, "tool-call": 4}  # a tool call's first piece names the tool; the other three pack
-_DELTA = {"text": "text-delta", "reasoning": "reasoning-delta"}
 
 
 class FileError(ValueError):
     """A case's ``file`` that does not spell a file."""
-
-
-# --- the streamed log ---
-
-
-def _pieces(text: str, count: int) -> tuple[str, ...]:
-    """Split ``text`` into ``count`` consecutive non-empty pieces (fewer when it is shorter; one empty piece for '')."""
-    n = max(1, min(count, len(text)))
-    bounds = [len(text) * k // n for k in range(n + 1)]
-    return tuple(text[a:b] for a, b in zip(bounds, bounds[1:]))
-
-
-def _stream_of(chunk: FrozenMap) -> tuple[FrozenMap, ...]:
-    """Return the chunks the harness streams before ``chunk`` (a block-end): block-start, then the deltas."""
-    index, block = chunk["index"], chunk["block"]
-    assert isinstance(block, FrozenMap) and isinstance(block["type"], str)
-    kind = block["type"]
-    bodies = [FrozenMap({"type": "block-start", "index": index, "blockType": kind})]
-    if kind == "tool-call":
-        arguments = block["arguments"]
-        assert isinstance(arguments, str)
-        for k, piece in enumerate(_pieces(arguments, _PIECES[kind])):
-            named: dict[str, JsonValue] = {"name": block["name"]} if k == 0 else {}
-            bodies.append(FrozenMap({"type": "tool-call-delta", "index": index, "id": block["id"], **named, "argumentsDelta": piece}))
-    elif kind in _DELTA:
-        text = block["text"]
-        assert isinstance(text, str)
-        bodies += [FrozenMap({"type": _DELTA[kind], "index": index, "text": piece}) for piece in _pieces(text, _PIECES[kind])]
-    return tuple(bodies)
-
-
-def _int(value: JsonValue) -> int:
-    assert isinstance(value, int) and not isinstance(value, bool)
-    return value
-
-
-def _moved(event: FrozenMap, seq: int, moved: Mapping[int, tuple[int, ...]]) -> FrozenMap:
-    """Return ``event`` at ``seq`` with its references moved: sources gain the chunks streamed before them."""
-    fields = dict(event) | {"seq": seq}
-    sources = event.get("sourceEventSeqs")
-    if isinstance(sources, tuple):
-        fields["sourceEventSeqs"] = tuple(new for old in sources for new in moved[_int(old)])
-    op = event.get("surfaceOp")
-    if isinstance(op, FrozenMap):
-        fields["surfaceOp"] = FrozenMap(dict(op) | {"start": moved[_int(op["start"])][-1], "end": moved[_int(op["end"])][-1]})
-    return FrozenMap(fields)
-
-
-def streamed(events: Events) -> Events:
-    """Return the log with each block streamed as the harness streams it (module docstring); events as ``event_to_json`` writes them."""
-    out: list[FrozenMap] = []
-    moved: dict[int, tuple[int, ...]] = {}  # old seq -> the new seqs it stands for: streamed chunks, then itself
-    for event in events:
-        data = event["data"]
-        chunk = data.get("chunk") if isinstance(data, FrozenMap) and event["type"] == "assistant/chunk" else None
-        added: list[int] = []
-        if isinstance(chunk, FrozenMap) and chunk.get("type") == "block-end":
-            assert isinstance(data, FrozenMap)
-            for body in _stream_of(chunk):
-                added.append(len(out))
-                out.append(FrozenMap({"type": "assistant/chunk", "seq": len(out), "time": event["time"],
-                                      "data": FrozenMap({"turn": data["turn"], "step": data["step"], "chunk": body})}))  # fmt: skip
-        moved[_int(event["seq"])] = (*added, len(out))
-        out.append(_moved(event, len(out), moved))
-    return tuple(out)
 
 
 def clocked(events: Events, start: int = CLOCK_START) -> Events:
@@ -188,8 +118,8 @@ def _split(frames: tuple[bytes, ...]) -> Lines:
 
 
 def in_memory_rows(events: Events) -> Lines:
-    """Return the log streamed and written in the persisted form without its header line: packed rows as in-memory lines (FMT-8)."""
-    return _split(_frames("", turn_batches(clocked(streamed(events))), False))[1:]
+    """Return the log written in the persisted form without its header line: packed rows as in-memory lines (FMT-8)."""
+    return _split(_frames("", turn_batches(clocked(events)), False))[1:]
 
 
 # --- the file cases ---
@@ -234,7 +164,7 @@ def _flip_last_byte(frame: bytes) -> bytes:
 
 def file_cases(events: Events, session: str) -> tuple[FileCase, ...]:
     """Return the file cases made from the ``events`` of ``session`` (two turns at least, a tool call, a packable text)."""
-    log = clocked(streamed(events))
+    log = clocked(events)
     batches = turn_batches(log)
     assert len(batches) >= 2 and all(b[-1]["type"] == "turn/end" for b in batches), "the base log must end two turns"
     plain, framed = _frames(session, batches, False), _frames(session, batches, True)

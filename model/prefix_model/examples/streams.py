@@ -1,0 +1,77 @@
+"""Streams as the harness's adapters send them: inputs for scenarios, the loop machine and the vectors.
+
+The shapes of the agent-loop package's own scripted replies (tests/mock-adapter.ts
+``textResponse``, ``toolCallResponse``), with the number of deltas as a parameter so that delta
+runs long enough to pack (spec/formats.md) can be made. Inputs, not rules: what the loop does with
+a stream is ``stream.py``'s.
+"""
+
+from __future__ import annotations
+
+import icontract
+
+from prefix_model.contracts import ENABLED
+from prefix_model.events import is_safe_seq
+from prefix_model.json_values import FrozenMap, freeze
+from prefix_model.stream import check_stream
+
+__all__ = ["text_stream", "tool_call_stream"]
+
+
+def _chunk(fields: dict[str, object]) -> FrozenMap:
+    value = freeze(fields)
+    assert isinstance(value, FrozenMap)
+    return value
+
+
+def _split(text: str, count: int) -> list[str]:
+    """Return ``text`` in ``count`` consecutive pieces (fewer when it is shorter; one empty piece for '')."""
+    n = max(1, min(count, len(text)))
+    bounds = [len(text) * k // n for k in range(n + 1)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+@icontract.require(lambda index: is_safe_seq(index), "STRM-1: a block index is a non-negative safe integer", enabled=ENABLED)
+@icontract.require(
+    lambda usage: usage is None or all(is_safe_seq(n) for n in usage.values()), "JSON-1: usage counts are safe integers", enabled=ENABLED
+)
+@icontract.ensure(lambda result: check_stream(result) is None, "STRM-1: a built stream is well formed", enabled=ENABLED)
+def text_stream(text: str, index: int = 0, usage: dict[str, int] | None = None, pieces: int | None = None) -> tuple[FrozenMap, ...]:
+    """Return a text block streamed in ``pieces`` deltas (one per character by default), its usage and a stop finish.
+
+    The shape of the harness's own scripted replies (agent-loop tests/mock-adapter.ts ``textResponse``).
+    """
+    deltas = _split(text, len(text) if pieces is None else pieces)
+    chunks = [{"type": "block-start", "index": index, "blockType": "text"}]
+    chunks += [{"type": "text-delta", "index": index, "text": piece} for piece in deltas]
+    chunks += [{"type": "block-end", "index": index, "block": {"type": "text", "text": text}}]
+    chunks += [{"type": "usage", "usage": usage if usage is not None else {"inputTokens": 10, "outputTokens": len(text)}}]
+    chunks += [{"type": "finish", "reason": {"kind": "stop"}}]
+    return tuple(_chunk(c) for c in chunks)
+
+
+@icontract.ensure(lambda result: check_stream(result) is None, "STRM-1: a built stream is well formed", enabled=ENABLED)
+def tool_call_stream(call_id: str, name: str, arguments: str, text: str = "", pieces: int = 2) -> tuple[FrozenMap, ...]:
+    """Return an optional text block, then a tool call whose arguments arrive in ``pieces`` deltas, usage and a tool-calls finish.
+
+    The shape of agent-loop tests/mock-adapter.ts ``toolCallResponse`` (two pieces: the first five
+    characters with the tool's name, then the rest); more pieces split the rest further.
+    """
+    chunks: list[dict[str, object]] = []
+    index = 0
+    if text:
+        chunks += [
+            {"type": "block-start", "index": 0, "blockType": "text"},
+            {"type": "text-delta", "index": 0, "text": text},
+            {"type": "block-end", "index": 0, "block": {"type": "text", "text": text}},
+        ]
+        index = 1
+    chunks += [
+        {"type": "block-start", "index": index, "blockType": "tool-call"},
+        {"type": "tool-call-delta", "index": index, "id": call_id, "name": name, "argumentsDelta": arguments[:5]},
+        *({"type": "tool-call-delta", "index": index, "id": call_id, "argumentsDelta": piece} for piece in _split(arguments[5:], pieces - 1)),
+        {"type": "block-end", "index": index, "block": {"type": "tool-call", "id": call_id, "name": name, "arguments": arguments}},
+        {"type": "usage", "usage": {"inputTokens": 10, "outputTokens": 5}},
+        {"type": "finish", "reason": {"kind": "tool-calls"}},
+    ]
+    return tuple(_chunk(c) for c in chunks)
