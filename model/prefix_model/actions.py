@@ -178,10 +178,16 @@ class MutateContribution:
 
 @dataclass(frozen=True, slots=True)
 class Inject:
-    """``agent.inject(text)``: now, deferred behind a tool batch, or as a one-shot turn when idle."""
+    """``agent.inject(text, {source, meta})``: now, deferred behind a tool batch, or as a one-shot turn when idle.
+
+    ``source`` is the producer's message source (None: the harness's default ``{kind: 'plugin',
+    plugin: ''}``); ``meta``, when given, joins the message (L/agent.ts:287-307).
+    """
 
     instance: int
     text: str
+    source: FrozenMap | None = None
+    meta: FrozenMap | None = None
 
 
 @dataclass(frozen=True, slots=True)

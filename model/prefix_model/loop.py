@@ -236,8 +236,10 @@ def enabled(world: World, action: Action) -> bool:
             return _in_phase(world, i, Phase.TOOLS)
         case PostStep(instance=i, compact=positions):
             return _in_phase(world, i, Phase.POST_STEP) and _compact_ok(world, i, positions)
-        case Inject(instance=i):
-            return _instance_ok(world, i)
+        case Inject(instance=i, source=source, meta=meta):
+            # A source is a message source (a string kind); source and meta are lossless JSON (L/agent.ts:300-306).
+            source_ok = source is None or (is_json_value(source) and isinstance(source.get("kind"), str))
+            return _instance_ok(world, i) and source_ok and (meta is None or is_json_value(meta))
         case Steer(instance=i) | Cancel(instance=i):
             return _instance_ok(world, i) and world.instance(i).turn_open and (
                 isinstance(action, Steer) or world.instance(i).cancel is None
@@ -568,8 +570,8 @@ def _run_tools(world: World, action: RunTools) -> World:
         result = where | {"callId": call_id, "content": [_text(output)], "isError": False}
         world = _emit(world, sid, TOOL_RESULT, result, APPEND, (call_seq,))
     # Contexts accepted during the batch land after all of its results (L/agent.ts:371-384).
-    for text in instance.deferred:
-        world = _user_message(world, sid, text, _INJECTED)
+    for data in instance.deferred:
+        world = _emit(world, sid, USER_MESSAGE, data, APPEND)
     world = _drain_steering(_set(world, instance.id, deferred=(), pending_calls=()), world.instance(instance.id))
     world = _set(world, instance.id, continues=True)  # tool calls continue the turn
     instance = world.instance(instance.id)
@@ -606,14 +608,18 @@ def _post_step(world: World, action: PostStep, semantics: Semantics) -> World:
 def _inject(world: World, action: Inject) -> World:
     instance = world.instance(action.instance)
     sid = instance.session_id
+    source = _INJECTED if action.source is None else action.source
+    # The accepted payload: {content, source, meta?} (L/agent.ts:300-306).
+    fields: dict[str, object] = {"content": [_text(action.text)], "source": source}
+    data = _object(fields | ({} if action.meta is None else {"meta": action.meta}))
     if instance.phase is Phase.TOOLS:
-        return _set(world, instance.id, deferred=instance.deferred + (action.text,))
+        return _set(world, instance.id, deferred=instance.deferred + (data,))
     if instance.turn_open:
-        return _user_message(world, sid, action.text, _INJECTED)
+        return _emit(world, sid, USER_MESSAGE, data, APPEND)
     # Idle: a one-shot injection turn, numbered after the log's last turn (L/agent.ts:319-355).
     turn = next_turn(world.log_of(instance.id))
-    world = _emit(world, sid, TURN_START, {"turn": turn, "trigger": {"kind": "injection", "source": _INJECTED}})
-    world = _user_message(world, sid, action.text, _INJECTED)
+    world = _emit(world, sid, TURN_START, {"turn": turn, "trigger": {"kind": "injection", "source": source}})
+    world = _emit(world, sid, USER_MESSAGE, data, APPEND)
     return _emit(world, sid, TURN_END, {"turn": turn, "reason": {"kind": "completed"}})
 
 

@@ -163,7 +163,7 @@ class Instance:
     boundary: tuple[FrozenMap, ...] = ()  # the boundary snapshot of the open step
     cancel: str | None = None  # 'aborted' or 'disposed': the first cancellation request of the turn
     steering: tuple[str, ...] = ()  # steering items waiting for a checkpoint
-    deferred: tuple[str, ...] = ()  # injects waiting for the tool batch to settle
+    deferred: tuple[FrozenMap, ...] = ()  # the data of injects waiting for the tool batch to settle
     pending_calls: tuple[tuple[str, str, str], ...] = ()  # (id, name, arguments) of the reply's tool calls
     continues: bool = False  # the step's reply asks for another step (tool calls)
     max_tokens: bool = False  # the step's reply stopped at max tokens

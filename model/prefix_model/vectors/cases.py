@@ -163,6 +163,7 @@ def _call(call_id: str, text: str) -> tuple[str, str, str]:
 
 
 ECHO = (_tool("echo"),)
+_NOTES = FrozenMap({"kind": "plugin", "plugin": "notes"})  # a producer's message source
 
 
 def _finish_error(code: str, message: str, status: int) -> FrozenMap:
@@ -434,6 +435,18 @@ def scenarios() -> tuple[Scenario, ...]:
                 Reply(0, tool_calls=(_call("c1", "x"), _call("c2", "y"))), Inject(0, "context during tools"), RunTools(0, ("x", "y")),
                 PostStep(0), *_step(0, Reply(0, text="done")),
             ),
+        ),  # fmt: skip
+        Scenario(
+            "inject/sources-and-meta",
+            "Injects carry their producer's source and meta: an idle one opens a one-shot turn under that source, one during a tool batch keeps them after the results; a source without a string kind is refused.",
+            ("LOOP-7", "LOOP-1"),
+            (
+                Create("main", "s1", tools=ECHO), Inject(0, "note one", _NOTES, FrozenMap({"n": 1})),
+                Inject(0, "no kind", FrozenMap({"plugin": "notes"})),
+                SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, tool_calls=(_call("c1", "x"),)),
+                Inject(0, "note two", _NOTES, FrozenMap({"n": 2})), RunTools(0, ("x",)), PostStep(0), *_step(0, Reply(0, text="done")),
+            ),
+            refused=(2,),
         ),  # fmt: skip
         Scenario(
             "prompt/prompt-prefix-context",
