@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from prefix_model.derive import derive_messages
 from prefix_model.headers import REASONS, EpochHeader, LlmCallConfig, canonical_header, header_to_json
-from prefix_model.json_values import FrozenMap, JsonValue, freeze
+from prefix_model.json_values import FrozenMap, JsonValue, freeze, freeze_object
 from prefix_model.log import EMPTY_LOG, Log
 from prefix_model.request_log import record_request_header
 
@@ -62,11 +62,7 @@ __all__ = [
 ]
 
 
-def obj(fields: dict[str, object]) -> FrozenMap:
-    """Return the frozen JSON object of ``fields``, keys in the order given."""
-    value = freeze(fields)
-    assert isinstance(value, FrozenMap)
-    return value
+obj = freeze_object  # the frozen JSON object of ``fields``, keys in the order given
 
 
 def text(value: str) -> FrozenMap:

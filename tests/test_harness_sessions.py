@@ -14,7 +14,7 @@ import pytest
 
 from prefix_model.actions import Action, BeginStep, Cancel, Compose, Create, Dispatch, Inject, PostStep, PreStep, Reply, RunTools, SendPrompt, Steer
 from prefix_model.formats.events_jsonl import event_to_json
-from prefix_model.json_values import FrozenMap, freeze, json_text
+from prefix_model.json_values import freeze, freeze_object, json_text
 from prefix_model.examples.streams import text_stream, tool_call_stream
 from prefix_model.world import AgentOptions
 from tests.loop_scripts import play
@@ -25,13 +25,7 @@ OPTIONS = AgentOptions(provider="mock", model="mock")
 ECHO = freeze({"name": "echo", "description": "echo back", "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}})
 
 
-def freeze_map(fields: dict[str, object]) -> FrozenMap:
-    value = freeze(fields)
-    assert isinstance(value, FrozenMap)
-    return value
-
-
-NOTES = freeze_map({"kind": "plugin", "plugin": "notes"})
+NOTES = freeze_object({"kind": "plugin", "plugin": "notes"})
 
 
 def _first_step(reply: Reply, *, tools: bool = False) -> tuple[Action, ...]:
@@ -42,7 +36,7 @@ def _first_step(reply: Reply, *, tools: bool = False) -> tuple[Action, ...]:
 # The harness's MockAdapter scripts, as the model's inputs: textResponse('hey') streams one delta
 # per character and usage {inputTokens: 10, outputTokens: length}; 'hang' streams a block-start
 # and the delta "partial", then waits.
-HANG = (freeze_map({"type": "block-start", "index": 0, "blockType": "text"}), freeze_map({"type": "text-delta", "index": 0, "text": "partial"}))
+HANG = (freeze_object({"type": "block-start", "index": 0, "blockType": "text"}), freeze_object({"type": "text-delta", "index": 0, "text": "partial"}))
 SCENARIOS: dict[str, tuple[Action, ...]] = {
     "streamed-text": (*_first_step(Reply(0, stream=text_stream("hey"))), PostStep(0)),
     "steering": (
@@ -55,9 +49,9 @@ SCENARIOS: dict[str, tuple[Action, ...]] = {
     "cancel-mid-stream": (*_first_step(Reply(0, stream=HANG, more=True)), Cancel(0), Reply(0, stream=())),
     # An idle inject opens a one-shot turn under its source; one made while a tool runs waits for the batch.
     "inject-sources": (
-        Create("main", "s1", options=OPTIONS, system=SYSTEM, tools=(ECHO,)), Inject(0, "note one", NOTES, freeze_map({"n": 1})),
+        Create("main", "s1", options=OPTIONS, system=SYSTEM, tools=(ECHO,)), Inject(0, "note one", NOTES, freeze_object({"n": 1})),
         SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0),
-        Reply(0, stream=tool_call_stream("c1", "echo", '{"text":"ping"}')), Inject(0, "note two", NOTES, freeze_map({"n": 2})),
+        Reply(0, stream=tool_call_stream("c1", "echo", '{"text":"ping"}')), Inject(0, "note two", NOTES, freeze_object({"n": 2})),
         RunTools(0, ("echo: ping",)), PostStep(0),
         BeginStep(0), PreStep(0), Dispatch(0), Reply(0, stream=text_stream("done")), PostStep(0),
     ),  # fmt: skip

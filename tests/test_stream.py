@@ -6,7 +6,7 @@ import pytest
 
 from prefix_model.actions import Action, Cancel, Dispose, Reply, RunTools, SendPrompt
 from prefix_model.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, STEP_END, TURN_END
-from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text
+from prefix_model.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
 from prefix_model.loop import enabled
 from prefix_model.meter import measure
 from prefix_model.examples.streams import text_stream, tool_call_stream
@@ -16,10 +16,8 @@ from tests.loop_scripts import event_of, events_of, play, start, step, tool
 from tests.test_loop import clean, reason_of
 
 
-def chunks(*values: object) -> tuple[FrozenMap, ...]:
-    frozen = tuple(freeze(v) for v in values)
-    assert all(isinstance(c, FrozenMap) for c in frozen)
-    return frozen  # type: ignore[return-value]
+def chunks(*values: dict[str, object]) -> tuple[FrozenMap, ...]:
+    return tuple(freeze_object(v) for v in values)
 
 
 def streamed(reply: Reply, *, tools: tuple[JsonValue, ...] = ()) -> tuple[Action, ...]:

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_DEPTH",
     "check_lossless",
     "freeze",
+    "freeze_object",
     "thaw",
     "json_text",
     "json_equals",
@@ -203,6 +204,19 @@ def freeze(value: object) -> JsonValue:
     if rejection is not None:
         raise RejectedError(rejection)
     return _freeze(value)
+
+
+@icontract.ensure(
+    lambda result: isinstance(result, FrozenMap) and is_json_value(result), "JSON-6: an object freezes to a frozen object", enabled=ENABLED
+)
+def freeze_object(fields: Mapping[str, object]) -> FrozenMap:
+    """Return ``freeze(fields)``, typed as the object it is (keys in the order given).
+
+    :raises RejectedError: when ``fields`` is not lossless JSON
+    """
+    value = freeze(fields)
+    assert isinstance(value, FrozenMap)
+    return value
 
 
 @icontract.require(lambda number: is_json_value(number), "JSON-1/JSON-3: only a frozen JSON number has a text", enabled=ENABLED)

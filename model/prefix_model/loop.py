@@ -70,7 +70,7 @@ from prefix_model.headers import (
     header_to_json,
     is_valid_config,
 )
-from prefix_model.json_values import FrozenMap, JsonValue, freeze, is_json_value
+from prefix_model.json_values import FrozenMap, JsonValue, freeze_object, is_json_value
 from prefix_model.log import Log, seed_log
 from prefix_model.meter import estimate_message, measure
 from prefix_model.request_log import expected_reason, record_request_header
@@ -488,12 +488,6 @@ def _dispatch(world: World, action: Dispatch, semantics: Semantics) -> World:
     return _mark(world, instance, "dispatch")
 
 
-def _object(fields: dict[str, object]) -> FrozenMap:
-    value = freeze(fields)
-    assert isinstance(value, FrozenMap)
-    return value
-
-
 def _reply_stream(action: Reply) -> tuple[FrozenMap, ...]:
     """Return the chunks of a reply: its own stream, or the ``block-end``s and ``finish`` of its text and calls."""
     if action.stream is not None:
@@ -501,8 +495,8 @@ def _reply_stream(action: Reply) -> tuple[FrozenMap, ...]:
     blocks: list[dict[str, JsonValue]] = [{"type": "text", "text": action.text}] if action.text else []
     blocks += [{"type": "tool-call", "id": i, "name": n, "arguments": a} for i, n, a in action.tool_calls]
     finish = "tool-calls" if action.tool_calls else ("max-tokens" if action.max_tokens else "stop")
-    chunks = [_object({"type": "block-end", "index": n, "block": b}) for n, b in enumerate(blocks)]
-    return (*chunks, _object({"type": "finish", "reason": {"kind": finish}}))
+    chunks = [freeze_object({"type": "block-end", "index": n, "block": b}) for n, b in enumerate(blocks)]
+    return (*chunks, freeze_object({"type": "finish", "reason": {"kind": finish}}))
 
 
 def _step_chunks(log: Log) -> tuple[int, ...]:
@@ -533,7 +527,7 @@ def _reply(world: World, action: Reply) -> World:
     if action.failure is not None:
         # The adapter's failure is {message, code} (LLM/adapter-failure.ts markLlmAdapterFailure); the
         # durable copy keeps its key order with the message rendered (L/loop.ts:75-78, 338-340).
-        return _fail(world, instance, _object({"message": action.failure_message, "code": action.failure}), action.retry)
+        return _fail(world, instance, freeze_object({"message": action.failure_message, "code": action.failure}), action.retry)
     log = world.log_of(instance.id)
     chunks = _step_chunks(log)
     assembly = assemble(tuple(log.events[seq].field("chunk") for seq in chunks))
@@ -611,7 +605,7 @@ def _inject(world: World, action: Inject) -> World:
     source = _INJECTED if action.source is None else action.source
     # The accepted payload: {content, source, meta?} (L/agent.ts:300-306).
     fields: dict[str, object] = {"content": [_text(action.text)], "source": source}
-    data = _object(fields | ({} if action.meta is None else {"meta": action.meta}))
+    data = freeze_object(fields | ({} if action.meta is None else {"meta": action.meta}))
     if instance.phase is Phase.TOOLS:
         return _set(world, instance.id, deferred=instance.deferred + (data,))
     if instance.turn_open:

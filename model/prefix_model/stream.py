@@ -22,6 +22,7 @@ BLOCK_START, TEXT_DELTA, REASONING_DELTA = "block-start", "text-delta", "reasoni
 TOOL_CALL_DELTA, BLOCK_END, USAGE, FINISH = "tool-call-delta", "block-end", "usage", "finish"
 CHUNK_TYPES: tuple[str, ...] = (BLOCK_START, TEXT_DELTA, REASONING_DELTA, TOOL_CALL_DELTA, BLOCK_END, USAGE, FINISH)
 _ASSEMBLED_TYPES: tuple[str, ...] = ("text", "reasoning", "tool-call")  # the block types deltas can build
+_DELTA_BLOCK = {TEXT_DELTA: "text", REASONING_DELTA: "reasoning", TOOL_CALL_DELTA: "tool-call"}  # the block a delta starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +128,7 @@ def _open_blocks(chunks: tuple[JsonValue, ...]) -> dict[int, str]:
         if not isinstance(chunk, FrozenMap) or (index := _index(chunk)) is None:
             continue
         kind = chunk.get("type")
-        implied = {BLOCK_START: chunk.get("blockType"), TEXT_DELTA: "text", REASONING_DELTA: "reasoning", TOOL_CALL_DELTA: "tool-call"}
+        implied = {BLOCK_START: chunk.get("blockType"), **_DELTA_BLOCK}
         if kind == BLOCK_END:
             ended.add(index)
             block = chunk.get("block")
@@ -154,7 +155,7 @@ def _block(chunks: tuple[FrozenMap, ...], index: int) -> FrozenMap:
         assert isinstance(block, FrozenMap)
         return block
     first = mine[0]
-    kind = {TEXT_DELTA: "text", REASONING_DELTA: "reasoning", TOOL_CALL_DELTA: "tool-call"}.get(str(first.get("type")), first.get("blockType"))
+    kind = _DELTA_BLOCK.get(str(first.get("type")), first.get("blockType"))
     if kind in ("text", "reasoning"):
         text = "".join(str(c["text"]) for c in mine if c.get("type") in (TEXT_DELTA, REASONING_DELTA))
         return FrozenMap({"type": kind, "text": text})

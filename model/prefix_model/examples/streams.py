@@ -12,16 +12,10 @@ import icontract
 
 from prefix_model.contracts import ENABLED
 from prefix_model.events import is_safe_seq
-from prefix_model.json_values import FrozenMap, freeze
+from prefix_model.json_values import FrozenMap, freeze_object
 from prefix_model.stream import check_stream
 
 __all__ = ["text_stream", "tool_call_stream"]
-
-
-def _chunk(fields: dict[str, object]) -> FrozenMap:
-    value = freeze(fields)
-    assert isinstance(value, FrozenMap)
-    return value
 
 
 def _split(text: str, count: int) -> list[str]:
@@ -47,7 +41,7 @@ def text_stream(text: str, index: int = 0, usage: dict[str, int] | None = None, 
     chunks += [{"type": "block-end", "index": index, "block": {"type": "text", "text": text}}]
     chunks += [{"type": "usage", "usage": usage if usage is not None else {"inputTokens": 10, "outputTokens": len(text)}}]
     chunks += [{"type": "finish", "reason": {"kind": "stop"}}]
-    return tuple(_chunk(c) for c in chunks)
+    return tuple(freeze_object(c) for c in chunks)
 
 
 @icontract.ensure(lambda result: check_stream(result) is None, "STRM-1: a built stream is well formed", enabled=ENABLED)
@@ -74,4 +68,4 @@ def tool_call_stream(call_id: str, name: str, arguments: str, text: str = "", pi
         {"type": "usage", "usage": {"inputTokens": 10, "outputTokens": 5}},
         {"type": "finish", "reason": {"kind": "tool-calls"}},
     ]
-    return tuple(_chunk(c) for c in chunks)
+    return tuple(freeze_object(c) for c in chunks)
