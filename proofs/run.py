@@ -84,6 +84,7 @@ CORE_MODULES: tuple[str, ...] = (
     "fork",
     "waterfall",
     "meter",
+    "compaction",
     "stream",
     "loop",
 )

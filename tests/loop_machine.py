@@ -47,9 +47,12 @@ from prefix_model.actions import (
     Dispose,
     ForkDrive,
     Inject,
+    MountCompaction,
     MutateContribution,
+    PlainReplace,
     PostStep,
     PreStep,
+    PromptContext,
     Register,
     Reply,
     Resume,
@@ -59,7 +62,8 @@ from prefix_model.actions import (
     SetTools,
     Steer,
 )
-from prefix_model.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, COMPACT_START, REQUEST_HEADER, STEP_START, TURN_END, TURN_START, USER_MESSAGE
+from prefix_model.compaction import CompactPolicy
+from prefix_model.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, COMPACT_END, COMPACT_START, REQUEST_HEADER, STEP_START, TURN_END, TURN_START, USER_MESSAGE
 from prefix_model.headers import CHANGE, LlmCallConfig, fold_request_header, header_equals
 from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text
 from prefix_model.loop import apply, enabled
@@ -112,12 +116,15 @@ LISTENER_NAMES = ("L1", "L2", "L3", "L4")
 MAX_RESTARTS = 2  # resumes per session
 MAX_CREATED = 2  # Create stops at two sessions: the third id is left for a fork, the fourth for a fork after requests
 MAX_LIVE = 4  # live instances at once; Resume always has room once every driver is gone
-PROMPTS = ("hello", "ping", "say more", "fix the bug", "")
+PROMPTS = ("hello", "ping", "say more", "fix the bug", "", "please fix the failing test " * 8)  # the long one can be compacted
 INJECTS = ("late context", "workspace note", "reminder")
 STEERS = ("go on", "stop that", "be brief")
-CONTEXTS = ("ctx: cwd", "ctx: git status")
+_RULES = FrozenMap({"kind": "plugin", "plugin": "rules"})
+CONTEXTS = (PromptContext("ctx: cwd"), PromptContext("ctx: git status", _RULES, FrozenMap({"n": 1})))
 REPLIES = ("ok", "pong", "done here")
 OUTPUTS = ("echo: ping", "42", "")
+SUMMARIES = ("brief", "", "S" * 400)  # a summary, a blank one, one never smaller than its region (CMP-6)
+WINDOWS_OF_CAPACITY = (300, 1000, 4000)  # the routed model's context window when the service is mounted
 SYSTEMS = ("", "You are careful.", "You are terse.")
 _TOOL_POOL = freeze(
     [
@@ -136,7 +143,7 @@ def prefix_text(listener: str, version: int) -> str:
     return f"<prefix {listener} v{version}>"
 
 
-for _text in PROMPTS + INJECTS + STEERS + CONTEXTS + REPLIES + OUTPUTS + SYSTEMS:
+for _text in PROMPTS + INJECTS + STEERS + tuple(c.text for c in CONTEXTS) + REPLIES + OUTPUTS + SYSTEMS + SUMMARIES:
     assert not _PREFIX.search(_text), _text  # PFX-1 relies on disjoint vocabularies
 
 # --- Strategies ---
@@ -241,7 +248,7 @@ def _enabling(world: World, make: Callable[[int], Action]) -> list[int]:
 def _compactable(world: World, phase: Phase) -> list[int]:
     """Return the instances in ``phase`` (PRE_STEP or POST_STEP) that can compact their first surface node."""
     make = PreStep if phase is Phase.PRE_STEP else PostStep
-    return [i.id for i in world.instances if i.phase is phase and enabled(world, make(i.id, (0, 0)))]
+    return [i.id for i in world.instances if i.phase is phase and len(world.log_of(i.id).surface.nodes) > 0 and enabled(world, make(i.id, (0, 0)))]
 
 
 def _fork_points(world: World, sessions: int = len(SESSION_IDS) - 1) -> list[tuple[str, int | None]]:
@@ -304,9 +311,19 @@ def _next_segment(world: World, instance_id: int) -> st.SearchStrategy[Action]:
     plain = st.just(_SEGMENTS[phase](instance_id))
     if instance_id in _compactable(world, phase):
         make = PreStep if phase is Phase.PRE_STEP else PostStep
-        compacting = _positions(world, instance_id).map(lambda p: make(instance_id, p))
-        return st.sampled_from((False, False, True)).flatmap(lambda compact: compacting if compact else plain)
+        compacting = st.tuples(_positions(world, instance_id), _summaries).map(lambda ps: make(instance_id, ps[0], ps[1]))
+        forms = [plain, plain, compacting] + ([_replacing(world, instance_id)] if phase is Phase.PRE_STEP else [])
+        return st.sampled_from(forms).flatmap(lambda form: form)
     return plain
+
+
+def _replacing(world: World, instance_id: int) -> st.SearchStrategy[PreStep]:
+    """A pre-step listener's own replacement (CMP-7), then perhaps the service on the first node it left."""
+    own = st.tuples(_positions(world, instance_id), st.sampled_from(REPLIES)).map(lambda pt: PlainReplace(pt[0][0], pt[0][1], pt[1]))
+    return st.tuples(own, st.booleans()).map(lambda oc: PreStep(instance_id, (0, 0) if oc[1] else None, ("brief",), oc[0]))
+
+
+_summaries = st.lists(st.sampled_from(SUMMARIES), max_size=2).map(tuple)
 
 
 def _positions(world: World, instance_id: int) -> st.SearchStrategy[tuple[int, int]]:
@@ -485,6 +502,9 @@ WINDOWS = (
     "resume with drift",  # a resumed instance's anchor differs (prefix or system) from the log's fold
     "resume without drift",
     "compaction mid-turn",  # PreStep/PostStep compacted the surface inside the open turn
+    "refused compaction",  # the service wrote compact/end {error}
+    "pressure compaction",  # the service's post-step listener compacted under pressure
+    "listener replace",  # a pre-step listener replaced surface nodes with its own user/message
     "inject while composing",  # an InjectThenPrepend call fired during Compose
     "inject before header",  # Inject in Phase.REQUEST: after step/start, before the header record
     "inject behind tools",  # Inject in Phase.TOOLS: deferred until after the batch
@@ -574,6 +594,8 @@ def action_label(action: Action) -> str:
             return f"{kind}/prompt-prefix"
         case SendPrompt(contexts=(_, *_)):
             return f"{kind}/contexts"
+        case PreStep(replace=PlainReplace()):
+            return f"{kind}/replace"
         case PreStep(compact=(_, _)) | PostStep(compact=(_, _)):
             return f"{kind}/compact"
         case Dispatch(config=LlmCallConfig()):
@@ -646,8 +668,25 @@ def _step_has_chunks(world: World, instance_id: int) -> bool:
     return any(e.type == ASSISTANT_CHUNK for e in events[start:])
 
 
+def _service_windows(before: World, action: Action, after: World) -> list[str]:
+    """The compaction service's windows: a refusal, a pressure compaction, a listener's own replacement."""
+    if not isinstance(action, (PreStep, PostStep)):
+        return []
+    new = after.log_of(action.instance).events[len(before.log_of(action.instance).events) :]
+    found = ["refused compaction"] if any(e.type == COMPACT_END and e.field("error") is not None for e in new) else []
+    if isinstance(action, PostStep) and action.compact is None and any(e.type == COMPACT_START for e in new):
+        found.append("pressure compaction")
+    if isinstance(action, PreStep) and action.replace is not None:
+        found.append("listener replace")
+    return found
+
+
 def windows_of(before: World, action: Action, after: World) -> list[str]:
     """Return the named windows that applying ``action`` to ``before`` (giving ``after``) reached."""
+    return _service_windows(before, action, after) + _loop_windows(before, action, after)
+
+
+def _loop_windows(before: World, action: Action, after: World) -> list[str]:
     new_kinds = {m.kind for m in after.trace[len(before.trace) :]}
     match action:
         case Compose():
@@ -789,6 +828,7 @@ def _instance(data: st.DataObject, candidates: list[int]) -> int:
 _OWNER = {
     "SendPrompt": "send_prompt", "SendPrompt/contexts": "send_prompt", "SendPrompt/prompt-prefix": "send_prompt",
     "BeginStep": "begin_step", "Compose": "compose", "PreStep": "pre_step", "PreStep/compact": "pre_step_compacting",
+    "PreStep/replace": "pre_step_replacing",
     "Dispatch": "dispatch", "Dispatch/config": "dispatch_with_config", "Reply": "reply", "Reply/empty": "reply",
     "Reply/max-tokens": "reply", "Reply/stream": "reply", "Reply/tool-calls": "reply_with_tool_calls", "RunTools": "run_tools",
     "PostStep": "post_step", "PostStep/compact": "post_step_compacting",
@@ -900,12 +940,13 @@ _TARGETED: dict[str, Guard] = {
     "reply_failure_with_retry": _awaiting_reply,
     "interrupt_mid_stream": _awaiting_reply,
     "streamed_reply_to_post_step": _awaiting_reply,
+    "pressure_to_post_step": _awaiting_reply,
 }
 # The turns: a rule that is often without a window (a restart or fork needs a header first)
 # passes its turn to one that often has one; a rule that ends a turn (a failure, a cancel) comes
 # after those that need an open one.
 _TARGETED_TURNS = (
-    "resume_without_drift", "cancel_while_composing", "fork_after_requests", "inject_before_header", "reply_failure",
+    "resume_without_drift", "pressure_to_post_step", "cancel_while_composing", "fork_after_requests", "inject_before_header", "reply_failure",
     "dispose_while_composing", "resume_with_drift", "inject_behind_tools", "change_system_after_request",
     "cancel_after_composition", "reply_failure_with_retry", "interrupt_mid_stream", "streamed_reply_to_post_step",
 )  # fmt: skip
@@ -1221,7 +1262,26 @@ class LoopMachine(RuleBasedStateMachine):
     @_counted
     def pre_step_compacting(self, data: st.DataObject) -> None:
         i = _instance(data, _compactable(self.world, Phase.PRE_STEP))
-        action = PreStep(i, data.draw(_positions(self.world, i), label="positions"))
+        action = PreStep(i, data.draw(_positions(self.world, i), label="positions"), data.draw(_summaries, label="summaries"))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_compactable(self.world, Phase.PRE_STEP)))
+    @rule(data=st.data())
+    @_counted
+    def pre_step_replacing(self, data: st.DataObject) -> None:
+        """A pre-step listener's own replacement (CMP-7), then perhaps the service on what it left."""
+        i = _instance(data, _compactable(self.world, Phase.PRE_STEP))
+        action = data.draw(_replacing(self.world, i))
+        note(repr(action))
+        self.world = self._apply(action)
+
+    @precondition(lambda self: self.world.compaction.context_window is None)
+    @rule(data=st.data())
+    @_counted
+    def mount_compaction(self, data: st.DataObject) -> None:
+        """Load the service over a model of this capacity: post-step pressure from now on (CMP-5)."""
+        action = MountCompaction(CompactPolicy(context_window=data.draw(st.sampled_from(WINDOWS_OF_CAPACITY), label="window")))
         note(repr(action))
         self.world = self._apply(action)
 
@@ -1267,6 +1327,18 @@ class LoopMachine(RuleBasedStateMachine):
         self._then(data.draw(_reply(i, "stream")))
         if self.world.instance(i).phase is Phase.POST_STEP:
             self._then(PostStep(i))
+
+    @_counted
+    def pressure_to_post_step(self, data: st.DataObject) -> None:
+        """The service mounted, a reply whose usage presses, its post-step: the pressure listener compacts (CMP-5, TOK-3)."""
+        i = self._drive_to(data, _approaching(self.world, Phase.STREAM, _live), Phase.STREAM)
+        if self.world.instance(i).phase is not Phase.STREAM:
+            return
+        if self.world.compaction.context_window is None:
+            self._then(MountCompaction(CompactPolicy(context_window=300)))
+        self._then(Reply(i, stream=text_stream(data.draw(st.sampled_from(REPLIES)), usage={"inputTokens": 4000, "outputTokens": 20})))
+        if self.world.instance(i).phase is Phase.POST_STEP:
+            self._then(PostStep(i, summaries=data.draw(_summaries, label="summaries")))
 
     @_counted
     def interrupt_mid_stream(self, data: st.DataObject) -> None:
@@ -1317,7 +1389,7 @@ class LoopMachine(RuleBasedStateMachine):
     @_counted
     def post_step_compacting(self, data: st.DataObject) -> None:
         i = _instance(data, _compactable(self.world, Phase.POST_STEP))
-        action = PostStep(i, data.draw(_positions(self.world, i), label="positions"))
+        action = PostStep(i, data.draw(_positions(self.world, i), label="positions"), data.draw(_summaries, label="summaries"))
         note(repr(action))
         self.world = self._apply(action)
 

@@ -39,6 +39,7 @@ from prefix_model.world import (
 )
 
 __all__ = [
+    "LONG_PROMPT",
     "msg",
     "msgs",
     "tool",
@@ -65,6 +66,8 @@ __all__ = [
 ]
 
 CONFIG = LlmCallConfig("mock", "mock-model")
+# A prompt long enough that the compaction service's framed summary is smaller than it (CMP-6).
+LONG_PROMPT = "go " * 60
 
 
 # --- Messages and tools ---

@@ -22,9 +22,12 @@ from prefix_model.actions import (
     Dispose,
     ForkDrive,
     Inject,
+    MountCompaction,
     MutateContribution,
+    PlainReplace,
     PostStep,
     PreStep,
+    PromptContext,
     Register,
     Reply,
     Resume,
@@ -48,13 +51,16 @@ from prefix_model.events import (
     Replace,
 )
 from prefix_model.headers import CHANGE, INITIAL, RESUME, LlmCallConfig, header_to_json
-from prefix_model.json_values import FrozenMap, json_text
-from prefix_model.loop import COMPACTION_INSTRUCTION, PROMPT_PREFIX_DELIMITER, apply, enabled
+from prefix_model.compaction import CompactPolicy, balanced_cuts, frame_summary
+from prefix_model.examples.streams import text_stream
+from prefix_model.json_values import FrozenMap, freeze, json_text
+from prefix_model.loop import PROMPT_PREFIX_DELIMITER, apply, enabled
 from prefix_model.properties import check_all
-from prefix_model.meter import estimate_header, surface_tokens
+from prefix_model.meter import estimate_header, estimate_message, measure, surface_tokens
 from prefix_model.requests import boundary_log, reconstruct_request, request_to_json
 from prefix_model.world import AgentOptions, Listener, Phase, Prepend, Throw, World
 from tests.loop_scripts import (
+    LONG_PROMPT,
     appending,
     event_of,
     events_of,
@@ -331,7 +337,7 @@ def test_an_inject_while_the_waterfall_is_awaited_is_in_the_current_request() ->
 
 @pytest.mark.spec("LOOP-11")
 def test_prompt_submit_contexts_become_separate_plugin_messages_visible_in_the_request() -> None:
-    world = clean(play((Register(prepend("ctx", "<P>")), start(), SendPrompt(0, "go", contexts=("ctx one", "ctx two")), *step(0, compose=True))))
+    world = clean(play((Register(prepend("ctx", "<P>")), start(), SendPrompt(0, "go", contexts=(PromptContext("ctx one"), PromptContext("ctx two"))), *step(0, compose=True))))
     assert turn_types(world, 1)[:4] == (TURN_START, USER_MESSAGE, USER_MESSAGE, USER_MESSAGE)
     sources = [json_text(e.field("source")) for e in events_of(world) if e.type == USER_MESSAGE]
     assert sources == ['{"kind":"user"}', '{"kind":"plugin","plugin":"context"}', '{"kind":"plugin","plugin":"context"}']
@@ -340,7 +346,7 @@ def test_prompt_submit_contexts_become_separate_plugin_messages_visible_in_the_r
 
 @pytest.mark.spec("LOOP-11")
 def test_prompt_prefix_contexts_are_baked_into_the_prompt_with_the_delimiter_block_and_an_envelope() -> None:
-    world = clean(play((start(), SendPrompt(0, "do it", prompt_prefix=("rule A", "rule B"), contexts=("aside",)), *step(0, compose=True))))
+    world = clean(play((start(), SendPrompt(0, "do it", prompt_prefix=(PromptContext("rule A"), PromptContext("rule B")), contexts=(PromptContext("aside"),)), *step(0, compose=True))))
     assert PROMPT_PREFIX_DELIMITER == "\n\n## My request:\n"
     prompt = event_of(world, USER_MESSAGE)
     assert json_text(prompt.data) == (
@@ -657,18 +663,21 @@ def test_steering_that_arrives_during_post_step_forces_another_step() -> None:
 # --- Compaction (LT/request-reconstruction.spec.ts:269, CBT:571, CBT:825, Addendum 7) ---
 
 
-def _compacting_world(where: str) -> World:
+def _compacting_world(where: str, summary: str = "the gist") -> World:
     script: tuple[Action, ...] = (
         Register(prepend("ctx", "<P>")),
         start(system="sys", tools=(tool("echo"),)),
-        *turn(0, "go", Reply(0, tool_calls=(ECHO_CALL,)), "done", compose=True),
+        *turn(0, LONG_PROMPT, Reply(0, tool_calls=(ECHO_CALL,)), "done", compose=True),
         SendPrompt(0, "again"),
     )
     world = play(script)
     if where == "pre-step":
-        return play((BeginStep(0), PreStep(0, compact=(0, 2)), Dispatch(0), Reply(0, text="ok"), PostStep(0)), world)
-    world = play((BeginStep(0), PreStep(0), Dispatch(0), Reply(0, text="ok"), PostStep(0, compact=(0, 2))), world)
+        return play((BeginStep(0), PreStep(0, compact=(0, 2), summaries=(summary,)), Dispatch(0), Reply(0, text="ok"), PostStep(0)), world)
+    world = play((BeginStep(0), PreStep(0), Dispatch(0), Reply(0, text="ok"), PostStep(0, compact=(0, 2), summaries=(summary,))), world)
     return play(turn(0, "after"), world)
+
+
+FRAMED = f"user:{CompactPolicy().preamble}\n\n<compacted-summary>|the gist|</compacted-summary>"
 
 
 @pytest.mark.parametrize("where", ["pre-step", "post-step"])
@@ -680,28 +689,93 @@ def test_compaction_writes_the_replace_shape_and_no_header_and_the_next_request_
     summary, replacing, end = events[begin.seq + 1], events[begin.seq + 2], events[begin.seq + 3]
     assert (summary.type, replacing.type, end.type) == (COMPACT_SUMMARY, USER_MESSAGE, COMPACT_END)
     assert json_text(begin.data) == '{"turn":2}' and json_text(end.data) == '{"turn":2}'
-    # Surface positions 0..2 are the prompt "go", the tool-call answer and its result: seqs 1, 6, 8.
+    # Surface positions 0..2 are the long prompt, the tool-call answer and its result: seqs 1, 6, 8.
+    assert json_text(summary.field("summary")) == '[{"type":"text","text":"the gist"}]'
     assert json_text(summary.field("shadowedRange")) == '{"start":1,"end":8}'
     assert json_text(summary.field("shadowedSeqs")) == "[1,6,8]"
-    assert (summary.field("provider"), summary.field("model")) == ("mock", "mock-model")
+    assert (summary.field("provider"), summary.field("model"), summary.field("maxTokens")) == ("mock", "mock-model", 8192)
     assert replacing.surface_op == Replace(1, 8)
     assert replacing.source_event_seqs == (begin.seq, begin.seq + 1, 1, 6, 8)
     assert json_text(replacing.field("source")) == '{"kind":"plugin","plugin":"compact"}'
     assert [reason for reason, _ in headers_of(world)] == [INITIAL]
     assert json_text(world.instance(0).prefix) == json_text(msgs("<P>"))
     after = loop_requests(world)[-1]
-    assert texts(after.request.messages)[:2] == ("user:<P>", f"user:summary of seqs 1..8")
+    assert texts(after.request.messages)[:2] == ("user:<P>", FRAMED)
     assert after.request.header.system == "sys"
 
 
-@pytest.mark.spec("CMP-2")
-def test_the_summarizer_call_resends_the_prefix_and_is_not_a_loop_request() -> None:
+@pytest.mark.spec("CMP-2", "CMP-6")
+def test_the_summarizer_call_resends_the_prefix_is_not_a_loop_request_and_names_its_purpose() -> None:
     world = clean(_compacting_world("pre-step"))
     [aux] = [r for r in world.requests if not r.loop_request]
     assert texts(aux.request.messages)[0] == "user:<P>"
-    assert texts(aux.request.messages)[1] == "user:go" and texts(aux.request.messages)[-1] == f"user:{COMPACTION_INSTRUCTION}"
+    assert texts(aux.request.messages)[1] == f"user:{LONG_PROMPT}" and texts(aux.request.messages)[-1] == f"user:{CompactPolicy().instruction}"
     assert len(aux.request.messages) == 5  # prefix + three shadowed projections + instruction
-    assert aux.request.header.system == "sys"
+    wire = request_to_json(aux.request)
+    assert tuple(wire) == ("provider", "model", "messages", "system", "tools", "maxTokens", "sessionId", "purpose")
+    assert (wire["maxTokens"], wire["purpose"]) == (8192, "compaction")
+    # Sent right after compact/start (CB/region.ts:116-128).
+    assert events_of(world)[aux.log_length - 1].type == COMPACT_START
+
+
+@pytest.mark.parametrize("where", ["pre-step", "post-step"])
+@pytest.mark.spec("CMP-6", "CMP-2")
+def test_a_summary_not_smaller_than_the_region_is_refused_and_the_turn_ends_in_error(where: str) -> None:
+    world = play((start(), *turn(0, "go", "hey", compose=True), SendPrompt(0, "again"), BeginStep(0)))
+    if where == "pre-step":
+        world = clean(play((PreStep(0, compact=(0, 1), summaries=("S" * 40,)),), world))
+    else:
+        world = clean(play((PreStep(0), Dispatch(0), Reply(0, text="ok"), PostStep(0, compact=(0, 1), summaries=("S" * 40,))), world))
+    tail = events_of(world)[-3 if where == "pre-step" else -4 :]
+    framed = estimate_message(FrozenMap({"role": "user", "content": frame_summary(CompactPolicy(), (FrozenMap({"type": "text", "text": "S" * 40}),))}))
+    error = f"summary is not smaller than the shadowed content ({framed} estimated framed tokens >= 18)"
+    assert tail[0].type == COMPACT_START and json_text(tail[1].data) == json_text(FrozenMap({"turn": 2, "error": error}))
+    assert json_text(tail[-1].data) == json_text(freeze({"turn": 2, "reason": {"kind": "error", "step": 1, "message": error}}))
+    assert STEP_START not in turn_types(world, 2) or where == "post-step"
+    assert len([r for r in world.requests if not r.loop_request]) == 1  # the summarizer was asked all the same
+
+
+@pytest.mark.spec("CMP-4")
+def test_a_range_that_splits_a_tool_call_from_its_result_is_refused_before_the_bracket() -> None:
+    world = play((start(tools=(tool("echo"),)), *turn(0, LONG_PROMPT, Reply(0, tool_calls=(ECHO_CALL,)), "done", compose=True), SendPrompt(0, "again"), BeginStep(0)))
+    world = clean(play((PreStep(0, compact=(0, 1)),), world))
+    last = events_of(world)[-1]
+    assert COMPACT_START not in turn_types(world, 2)
+    assert last.field("reason") == freeze({"kind": "error", "step": 1, "message": "compactRegion: end seq 6 is not a balanced boundary (would split a step, or the step is still open)"})
+    assert balanced_cuts(world.session("s1").log) == (True, True, False, True, True, True)
+
+
+@pytest.mark.spec("CMP-5", "CMP-4", "TOK-3")
+def test_pressure_at_post_step_compacts_the_head_and_keeps_a_priced_tail() -> None:
+    # The shape of the recorded harness session compact-pressure: window 1000, threshold 800, tail 160.
+    world = play((MountCompaction(CompactPolicy(context_window=1000)), start()))
+    world = clean(play((SendPrompt(0, "a" * 800), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, text="b" * 800, stream=text_stream("b" * 800, usage={"inputTokens": 10, "outputTokens": 800})),
+                        PostStep(0, summaries=("checkpoint summary",))), world))  # fmt: skip
+    summary = event_of(world, COMPACT_SUMMARY)
+    assert json_text(summary.field("shadowedSeqs")) == "[1]" and summary.field("shadowedTokenCount") == 208
+    assert types(world)[-3:] == (COMPACT_END, STEP_END, TURN_END)
+    below = play((MountCompaction(CompactPolicy(context_window=1100)), start()))
+    below = clean(play((SendPrompt(0, "a" * 800), *step(0, Reply(0, text="b" * 800, stream=text_stream("b" * 800, usage={"inputTokens": 10, "outputTokens": 800})), compose=True)), below))
+    assert COMPACT_START not in types(below)  # 810 < floor(1100 * 0.8)
+
+
+@pytest.mark.spec("CMP-5")
+def test_pressure_that_cannot_get_below_the_threshold_is_logged_and_the_turn_goes_on() -> None:
+    world = play((MountCompaction(CompactPolicy(context_window=1000, compaction_retries=0)), start()))
+    long_reply = Reply(0, text="b" * 800, stream=text_stream("b" * 800, usage={"inputTokens": 900, "outputTokens": 800}))
+    world = clean(play((SendPrompt(0, "a" * 800), *step(0, long_reply, compose=True)), world))
+    assert types(world).count(COMPACT_END) == 1 and event_of(world, TURN_END).field("reason") == freeze({"kind": "completed"})
+    assert measure(world.session("s1").log).total >= 800  # one attempt, still above: the service threw, the listener logged it
+
+
+@pytest.mark.spec("CMP-7", "SURF-8")
+def test_a_pre_step_listener_may_replace_the_surface_itself_without_compact_events() -> None:
+    manual = FrozenMap({"kind": "plugin", "plugin": "manual"})
+    world = play((start(), *turn(0, "go", "hey", compose=True), SendPrompt(0, "again"), BeginStep(0)))
+    world = clean(play((PreStep(0, replace=PlainReplace(0, 1, "earlier: go/hey", manual)), Dispatch(0), Reply(0, text="ok"), PostStep(0)), world))
+    replacing = next(e for e in events_of(world) if e.field("source") == manual)
+    assert replacing.surface_op == Replace(1, 6) and replacing.source_event_seqs == (1, 6) and COMPACT_START not in types(world)
+    assert texts(loop_requests(world)[-1].request.messages) == ("user:earlier: go/hey", "user:again")
 
 
 # --- The loop as a whole ---
@@ -730,15 +804,15 @@ def test_an_action_outside_its_guard_is_refused() -> None:
         assert not enabled(world, action)
         with pytest.raises(icontract.ViolationError, match="LOOP-1"):
             apply(world, action)
-    assert not enabled(play((SendPrompt(0, "go"), BeginStep(0), Compose(0)), world), PreStep(0, compact=(0, 0)))  # no header yet
+    assert not enabled(play((SendPrompt(0, "go"), BeginStep(0), Compose(0)), world), PreStep(0, compact=(0, 1)))  # one node only
 
 
 @pytest.mark.spec("LOOP-2")
 def test_the_loop_only_appends_to_logs_and_to_the_requests_sent() -> None:
     script: tuple[Action, ...] = (
         Register(prepend("ctx", "<P>")), start(tools=(tool("echo"),)),
-        *turn(0, "go", Reply(0, tool_calls=(ECHO_CALL,)), "done", compose=True),
-        SendPrompt(0, "again"), BeginStep(0), PreStep(0, compact=(0, 1)), Dispatch(0), Reply(0, text="ok"), PostStep(0),
+        *turn(0, LONG_PROMPT, Reply(0, tool_calls=(ECHO_CALL,)), "done", compose=True),
+        SendPrompt(0, "again"), BeginStep(0), PreStep(0, compact=(0, 2)), Dispatch(0), Reply(0, text="ok"), PostStep(0),
         ForkDrive("s1", "s2", None, "main"), Inject(1, "in the child"),
     )  # fmt: skip
     world = World()

@@ -22,7 +22,7 @@ from prefix_model.json_values import freeze
 from prefix_model.log import Log, seed_log
 from prefix_model.properties import PROPERTIES, Check, check_all
 from prefix_model.world import Mark, SentRequest, World
-from tests.loop_scripts import msg, msgs, play, prepend, start, tool, turn
+from tests.loop_scripts import LONG_PROMPT, msg, msgs, play, prepend, start, tool, turn
 
 CHECKS: dict[str, Check] = dict(PROPERTIES)
 
@@ -34,8 +34,8 @@ def base() -> World:
         Register(prepend("a", "<A>")),
         Register(prepend("b", "<B>", agent="main")),
         start(system="sys", tools=(tool("echo"),)),
-        *turn(0, "go", Reply(0, tool_calls=(("c1", "echo", "{}"),)), "done", compose=True),
-        SendPrompt(0, "again"), BeginStep(0), PreStep(0, compact=(0, 1)), Dispatch(0), Reply(0, text="ok"), PostStep(0),
+        *turn(0, LONG_PROMPT, Reply(0, tool_calls=(("c1", "echo", "{}"),)), "done", compose=True),
+        SendPrompt(0, "again"), BeginStep(0), PreStep(0, compact=(0, 2)), Dispatch(0), Reply(0, text="ok"), PostStep(0),
         ForkDrive("s1", "s2", None, "main"),
         *turn(1, "branch", compose=True),
     )  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from prefix_model.compaction import CompactPolicy
 from prefix_model.headers import LlmCallConfig
 from prefix_model.json_values import FrozenMap, JsonValue
 from prefix_model.world import AgentOptions, Listener
@@ -20,7 +21,10 @@ __all__ = [
     "ForkDrive",
     "Resume",
     "Register",
+    "MountCompaction",
     "MutateContribution",
+    "PromptContext",
+    "PlainReplace",
     "SendPrompt",
     "BeginStep",
     "Compose",
@@ -83,7 +87,33 @@ class Register:
     listener: Listener
 
 
+@dataclass(frozen=True, slots=True)
+class MountCompaction:
+    """Load the basic compaction service with ``policy`` (replacing the one loaded; spec §10.4)."""
+
+    policy: CompactPolicy
+
+
 # --- A turn and its steps (facts §4.3-§4.5), one action per loop segment ---
+
+
+@dataclass(frozen=True, slots=True)
+class PromptContext:
+    """One of a prompt-submit listener's ``additionalContexts``: its text, producer source and meta (A/types.ts:111)."""
+
+    text: str
+    source: FrozenMap = FrozenMap({"kind": "plugin", "plugin": "context"})
+    meta: FrozenMap | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlainReplace:
+    """A pre-step listener's own replacement: one ``user/message`` over surface positions [i, j], no ``compact/*``."""
+
+    start: int
+    end: int
+    text: str
+    source: FrozenMap = FrozenMap({"kind": "plugin", "plugin": "manual"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +123,8 @@ class SendPrompt:
     instance: int
     text: str
     blocked: bool = False
-    contexts: tuple[str, ...] = ()  # additionalContexts placed 'separate': injected after the prompt
-    prompt_prefix: tuple[str, ...] = ()  # additionalContexts placed 'prompt-prefix': baked into it
+    contexts: tuple[PromptContext, ...] = ()  # additionalContexts placed 'separate': injected after the prompt
+    prompt_prefix: tuple[PromptContext, ...] = ()  # additionalContexts placed 'prompt-prefix': baked into it
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +143,16 @@ class Compose:
 
 @dataclass(frozen=True, slots=True)
 class PreStep:
-    """Run ``agent/pre-step`` (optionally compacting surface positions [i, j]), then snapshot and ``step/start``."""
+    """Run ``agent/pre-step``, then snapshot and ``step/start``.
+
+    A listener may replace surface positions itself (``replace``) and then call the service's
+    ``compactRegion`` on positions [i, j] (``compact``); ``summaries`` are the summarizer's replies.
+    """
 
     instance: int
     compact: tuple[int, int] | None = None
+    summaries: tuple[str, ...] = ()
+    replace: PlainReplace | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,10 +195,12 @@ class RunTools:
 
 @dataclass(frozen=True, slots=True)
 class PostStep:
-    """``agent/post-step`` (pressure; optionally compacting surface positions [i, j]), ``step/end``, continuation."""
+    """``agent/post-step`` (the service's pressure listener, then optionally ``compactRegion`` on positions [i, j]),
+    ``step/end``, continuation; ``summaries`` are the summarizer's replies in the order it is called."""
 
     instance: int
     compact: tuple[int, int] | None = None
+    summaries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +267,6 @@ class SetTools:
 
 
 Action = (
-    Create | ForkDrive | Resume | Register | MutateContribution | SendPrompt | BeginStep | Compose | PreStep | Dispatch | Reply
+    Create | ForkDrive | Resume | Register | MountCompaction | MutateContribution | SendPrompt | BeginStep | Compose | PreStep | Dispatch | Reply
     | RunTools | PostStep | Inject | Steer | Cancel | Dispose | SetSystem | SetTools
 )  # fmt: skip

@@ -25,7 +25,9 @@ from prefix_model.actions import (
     Dispose,
     ForkDrive,
     Inject,
+    MountCompaction,
     MutateContribution,
+    PlainReplace,
     PostStep,
     PreStep,
     Register,
@@ -37,15 +39,14 @@ from prefix_model.actions import (
     SetTools,
     Steer,
 )
+from prefix_model.compaction import DEFAULT_SUMMARY, Compaction, compact_if_needed, compact_region
 from prefix_model.contracts import ENABLED
-from prefix_model.derive import derive_event_message, derive_messages
+from prefix_model.derive import derive_messages
 from prefix_model.events import (
     APPEND,
     ASSISTANT_CHUNK,
     ASSISTANT_MESSAGE,
     COMPACT_END,
-    COMPACT_START,
-    COMPACT_SUMMARY,
     PROMPT_BLOCKED,
     REQUEST_HEADER,
     STEERING_MESSAGE,
@@ -80,14 +81,11 @@ from prefix_model.stream import FAILED, assemble, check_stream, failure_of, tool
 from prefix_model.waterfall import Composition, compose
 from prefix_model.world import Throw, AgentOptions, Instance, Listener, Mark, Phase, SentRequest, Session, World, text_message
 
-__all__ = ["enabled", "apply", "run", "next_turn", "PROMPT_PREFIX_DELIMITER", "COMPACTION_INSTRUCTION"]
+__all__ = ["enabled", "apply", "run", "next_turn", "PROMPT_PREFIX_DELIMITER"]
 
 PROMPT_PREFIX_DELIMITER = "\n\n## My request:\n"  # L/loop.ts:96-99
-COMPACTION_INSTRUCTION = "Summarize the conversation above."
 _USER = FrozenMap({"kind": "user"})
 _INJECTED = FrozenMap({"kind": "plugin", "plugin": ""})  # agent.inject's default source (L/agent.ts:287-296)
-_CONTEXT = FrozenMap({"kind": "plugin", "plugin": "context"})
-_COMPACT = FrozenMap({"kind": "plugin", "plugin": "compact"})
 
 # --- Small helpers over the world ---
 
@@ -128,8 +126,10 @@ def next_turn(log: Log) -> int:
     return (last if isinstance(last, int) else 0) + 1
 
 
-def _user_message(world: World, session_id: str, text: str, source: FrozenMap) -> World:
-    return _emit(world, session_id, USER_MESSAGE, {"content": [_text(text)], "source": source}, APPEND)
+def _sourced(text: str, source: FrozenMap, meta: FrozenMap | None) -> FrozenMap:
+    """A produced message's data: ``{content, source, meta?}`` (L/agent.ts:300-306)."""
+    fields: dict[str, object] = {"content": [_text(text)], "source": source}
+    return freeze_object(fields | ({} if meta is None else {"meta": meta}))
 
 
 def _end_turn(world: World, instance: Instance, reason: dict[str, object]) -> World:
@@ -176,11 +176,28 @@ def _header_in_log(world: World, instance_id: int) -> bool:
     return fold_request_header(world.log_of(instance_id).events) is not None
 
 
-def _compact_ok(world: World, instance_id: int, positions: tuple[int, int] | None) -> bool:
-    if positions is None:
-        return True
-    nodes = world.log_of(instance_id).surface.nodes
-    return _header_in_log(world, instance_id) and 0 <= positions[0] <= positions[1] < len(nodes)
+def _positions_ok(positions: tuple[int, int] | None, count: int) -> bool:
+    return positions is None or 0 <= positions[0] <= positions[1] < count
+
+
+def _pre_step_ok(world: World, action: PreStep) -> bool:
+    # The listener's own replacement comes first, so the service sees the surface it left.
+    count = len(world.log_of(action.instance).surface.nodes)
+    own = action.replace
+    if own is not None and not (_positions_ok((own.start, own.end), count) and _source_ok(own.source)):
+        return False
+    after = count if own is None else count - (own.end - own.start)
+    return _positions_ok(action.compact, after)
+
+
+def _source_ok(source: FrozenMap | None) -> bool:
+    # A message source is a lossless-JSON object with a string kind (S/types.ts MessageSource).
+    return source is None or (is_json_value(source) and isinstance(source.get("kind"), str))
+
+
+def _contexts_ok(action: SendPrompt) -> bool:
+    contexts = action.contexts + action.prompt_prefix
+    return all(_source_ok(c.source) and (c.meta is None or is_json_value(c.meta)) for c in contexts)
 
 
 def _agent_ok(options: AgentOptions, tools: tuple[JsonValue, ...]) -> bool:
@@ -218,14 +235,16 @@ def enabled(world: World, action: Action) -> bool:
             return bool(listener.script) and _script_ok(listener) and listener.name not in {known.name for known in world.listeners}
         case MutateContribution(listener=name, messages=messages):
             return name in {known.name for known in world.listeners} and is_json_value(messages)
+        case MountCompaction():
+            return True
         case SendPrompt(instance=i):
-            return _instance_ok(world, i) and _in_phase(world, i, Phase.IDLE)
+            return _instance_ok(world, i) and _in_phase(world, i, Phase.IDLE) and _contexts_ok(action)
         case BeginStep(instance=i):
             return _in_phase(world, i, Phase.STEP_BEGIN)
         case Compose(instance=i):
             return _in_phase(world, i, Phase.COMPOSE)
-        case PreStep(instance=i, compact=positions):
-            return _in_phase(world, i, Phase.PRE_STEP) and _compact_ok(world, i, positions)
+        case PreStep(instance=i):
+            return _in_phase(world, i, Phase.PRE_STEP) and _pre_step_ok(world, action)
         case Dispatch(instance=i, config=config):
             return _in_phase(world, i, Phase.REQUEST) and (config is None or is_valid_config(config))
         case Reply(instance=i, stream=stream, more=more):
@@ -235,11 +254,9 @@ def enabled(world: World, action: Action) -> bool:
         case RunTools(instance=i):
             return _in_phase(world, i, Phase.TOOLS)
         case PostStep(instance=i, compact=positions):
-            return _in_phase(world, i, Phase.POST_STEP) and _compact_ok(world, i, positions)
+            return _in_phase(world, i, Phase.POST_STEP) and _positions_ok(positions, len(world.log_of(i).surface.nodes))
         case Inject(instance=i, source=source, meta=meta):
-            # A source is a message source (a string kind); source and meta are lossless JSON (L/agent.ts:300-306).
-            source_ok = source is None or (is_json_value(source) and isinstance(source.get("kind"), str))
-            return _instance_ok(world, i) and source_ok and (meta is None or is_json_value(meta))
+            return _instance_ok(world, i) and _source_ok(source) and (meta is None or is_json_value(meta))
         case Steer(instance=i) | Cancel(instance=i):
             return _instance_ok(world, i) and world.instance(i).turn_open and (
                 isinstance(action, Steer) or world.instance(i).cancel is None
@@ -304,13 +321,13 @@ def _send_prompt(world: World, action: SendPrompt) -> World:
         return _end_turn(world, instance, {"kind": "rejected", "reason": "blocked"})
     data: dict[str, object] = {"content": [_text(action.text)], "source": _USER}
     if action.prompt_prefix:
-        # Prompt-prefix contexts are baked into this one durable message (L/loop.ts:107-131).
-        baked = [_text(c) for c in action.prompt_prefix] + [_text(PROMPT_PREFIX_DELIMITER), _text(action.text)]
-        envelope = {"displayContent": [_text(action.text)], "prefixContexts": [{"source": _CONTEXT} for _ in action.prompt_prefix]}
-        data = {"content": baked, "source": _USER, "envelope": envelope}
+        # Prompt-prefix contexts are baked into this one durable message, each named by its producer (L/loop.ts:107-131).
+        baked = [_text(c.text) for c in action.prompt_prefix] + [_text(PROMPT_PREFIX_DELIMITER), _text(action.text)]
+        named = [{"source": c.source} | ({} if c.meta is None else {"meta": c.meta}) for c in action.prompt_prefix]
+        data = {"content": baked, "source": _USER, "envelope": {"displayContent": [_text(action.text)], "prefixContexts": named}}
     world = _emit(world, instance.session_id, USER_MESSAGE, data, APPEND)
-    for context in action.contexts:
-        world = _user_message(world, instance.session_id, context, _CONTEXT)
+    for context in action.contexts:  # through agent.inject, in the open turn (L/loop.ts:388-395)
+        world = _emit(world, instance.session_id, USER_MESSAGE, _sourced(context.text, context.source, context.meta), APPEND)
     return world.with_instance(replace(instance, phase=Phase.STEP_BEGIN, cancel=None, continues=False, max_tokens=False))
 
 
@@ -340,7 +357,7 @@ def _composition(world: World, instance: Instance, semantics: Semantics) -> tupl
     counted = tuple(replace(l, calls=l.calls + 1) if l.name in result.called else l for l in world.listeners)
     world = replace(world, listeners=counted)
     for text in result.injects:
-        world = _user_message(world, instance.session_id, text, _INJECTED)
+        world = _emit(world, instance.session_id, USER_MESSAGE, _sourced(text, _INJECTED, None), APPEND)
     return world, result
 
 
@@ -366,35 +383,46 @@ def _compose(world: World, instance_id: int, semantics: Semantics, then: Phase) 
     return _set(world, instance.id, prefix=result.product, phase=then)
 
 
-def _compact(world: World, instance: Instance, positions: tuple[int, int], semantics: Semantics) -> World:
-    """Compact surface positions [i, j] inside the open turn (CB/region.ts:82-176, facts §3.4)."""
-    sid, log = instance.session_id, world.log_of(instance.id)
-    header = fold_request_header(log.events)
-    assert header is not None
-    shadowed = log.surface.nodes[positions[0] : positions[1] + 1]
-    start, end = shadowed[0], shadowed[-1]
-    world = _emit(world, sid, COMPACT_START, {"turn": instance.turn})
-    projected = tuple(m for m in (derive_event_message(log.events[s]) for s in shadowed) if m is not None)
-    messages = (header.message_prefix or ()) + projected + (text_message(COMPACTION_INSTRUCTION),)
-    aux = Request(header, messages, sid)
-    world = replace(world, requests=world.requests + (SentRequest(instance.id, sid, instance.turn, instance.step, aux, len(world.session(sid).log.events), False),))
-    summary = f"summary of seqs {start}..{end}"
-    tokens = sum(estimate_message(m) for m in projected)
-    data = {
-        "summary": summary, "shadowedRange": {"start": start, "end": end}, "shadowedSeqs": list(shadowed),
-        "shadowedTokenCount": tokens, "provider": header.config.provider, "model": header.config.model,
-    }  # fmt: skip
-    world = _emit(world, sid, COMPACT_SUMMARY, data)
-    first = len(world.session(sid).log.events) - 2
-    sources = (first, first + 1) + shadowed
-    world = _emit(world, sid, USER_MESSAGE, {"content": [_text(summary)], "source": _COMPACT}, Replace(start, end), sources)
-    if semantics.compaction_logs_header:
-        trimmed = canonical_header(replace(header, message_prefix=None))
-        world = _emit(world, sid, REQUEST_HEADER, {"header": header_to_json(trimmed), "reason": CHANGE})
-    world = _emit(world, sid, COMPACT_END, {"turn": instance.turn})
-    if semantics.compaction_drops_prefix:
-        world = _set(world, instance.id, prefix=())
-    return _mark(world, instance, "compacted")
+def _land(world: World, instance: Instance, runs: tuple[Compaction, ...], semantics: Semantics) -> World:
+    """Append what the compaction service appended, sending each summarizer call when it did (CB/region.ts:116-161)."""
+    sid = instance.session_id
+    for n, run in enumerate(runs):
+        for event in run.log.events[len(world.session(sid).log.events) :]:
+            closing = event.type == COMPACT_END and run.error is None and n == len(runs) - 1
+            if closing and semantics.compaction_logs_header:
+                header = fold_request_header(world.log_of(instance.id).events)
+                assert header is not None
+                trimmed = canonical_header(replace(header, message_prefix=None))
+                world = _emit(world, sid, REQUEST_HEADER, {"header": header_to_json(trimmed), "reason": CHANGE})
+            world = _emit(world, sid, event.type, event.data, event.surface_op, event.source_event_seqs)
+            at = len(world.session(sid).log.events)
+            if run.request is not None and at == run.sent_at:
+                sent = SentRequest(instance.id, sid, instance.turn, instance.step, run.request, at, False)
+                world = replace(world, requests=world.requests + (sent,))
+        if run.error is None:
+            world = _mark(world, instance, "compacted")
+            if semantics.compaction_drops_prefix:
+                world = _set(world, instance.id, prefix=())
+    return world
+
+
+def _compact(world: World, instance: Instance, positions: tuple[int, int], reply: str, semantics: Semantics) -> tuple[World, str | None]:
+    """A listener's ``compactRegion`` over surface positions [i, j]: the world after it and what it threw."""
+    log = world.log_of(instance.id)
+    run = compact_region(log, instance.turn, positions[0], positions[1], reply, world.compaction, instance.options.config(), instance.session_id)
+    return _land(world, instance, (run,), semantics), run.error
+
+
+def _plain_replace(world: World, instance: Instance, own: PlainReplace) -> World:
+    """A listener's own replacement: a sourced ``user/message`` over the range, provenance the shadowed nodes (S/surface.ts:136-167)."""
+    shadowed = world.log_of(instance.id).surface.nodes[own.start : own.end + 1]
+    data = _sourced(own.text, own.source, None)
+    return _emit(world, instance.session_id, USER_MESSAGE, data, Replace(shadowed[0], shadowed[-1]), shadowed)
+
+
+def _listener_failed(world: World, instance: Instance, message: str) -> World:
+    """A throwing pre-step or post-step listener fails the turn: ``{kind: error, step, message}`` (L/loop.ts:70-72, 523-533, 614-623)."""
+    return _end_turn(world, world.instance(instance.id), {"kind": "error", "step": instance.step, "message": message})
 
 
 def _pre_step(world: World, action: PreStep, semantics: Semantics) -> World:
@@ -406,8 +434,13 @@ def _pre_step(world: World, action: PreStep, semantics: Semantics) -> World:
         world = _compose(world, instance.id, semantics, Phase.PRE_STEP)
         if world.instance(instance.id).phase is not Phase.PRE_STEP:
             return world
+    if action.replace is not None:
+        world = _plain_replace(world, instance, action.replace)
     if action.compact is not None:
-        world = _compact(world, world.instance(instance.id), action.compact, semantics)
+        reply = action.summaries[0] if action.summaries else DEFAULT_SUMMARY
+        world, thrown = _compact(world, world.instance(instance.id), action.compact, reply, semantics)
+        if thrown is not None:
+            return _listener_failed(world, instance, thrown)
     instance = world.instance(instance.id)
     # Snapshot the boundary, then append step/start: nothing can come between (L/loop.ts:430-434).
     boundary = derive_messages(world.log_of(instance.id))
@@ -583,8 +616,15 @@ def _post_step(world: World, action: PostStep, semantics: Semantics) -> World:
         prefix = (measured.header.message_prefix or ()) if measured.header is not None else ()
         extra = (semantics.meter_prefix_times - 1) * sum(estimate_message(m) for m in prefix)
         world = _mark(world, instance, "measured", measured.total + extra)
-        if action.compact is not None:
-            world = _compact(world, instance, action.compact, semantics)
+        # The service's pressure listener runs first; what it throws is logged and the turn goes on (CB/index.ts:136-154).
+        runs, _logged = compact_if_needed(log, instance.turn, world.compaction, instance.options.config(), instance.session_id, action.summaries)
+        world = _land(world, instance, runs, semantics)
+        nodes = len(world.log_of(instance.id).surface.nodes)
+        if action.compact is not None and _positions_ok(action.compact, nodes):  # a listener that finds fewer nodes calls nothing
+            reply = action.summaries[len(runs)] if len(runs) < len(action.summaries) else DEFAULT_SUMMARY
+            world, thrown = _compact(world, instance, action.compact, reply, semantics)
+            if thrown is not None:
+                return _listener_failed(world, instance, thrown)
     instance = world.instance(instance.id)
     if instance.cancel is not None:
         return _interrupted(world, instance)
@@ -603,9 +643,7 @@ def _inject(world: World, action: Inject) -> World:
     instance = world.instance(action.instance)
     sid = instance.session_id
     source = _INJECTED if action.source is None else action.source
-    # The accepted payload: {content, source, meta?} (L/agent.ts:300-306).
-    fields: dict[str, object] = {"content": [_text(action.text)], "source": source}
-    data = freeze_object(fields | ({} if action.meta is None else {"meta": action.meta}))
+    data = _sourced(action.text, source, action.meta)
     if instance.phase is Phase.TOOLS:
         return _set(world, instance.id, deferred=instance.deferred + (data,))
     if instance.turn_open:
@@ -648,6 +686,8 @@ def apply(world: World, action: Action, semantics: Semantics = HARNESS) -> World
             return _resume(world, action)
         case Register(listener=listener):
             return replace(world, listeners=world.listeners + (replace(listener, calls=0),))
+        case MountCompaction(policy=policy):
+            return replace(world, compaction=policy)
         case MutateContribution():
             return _mutate(world, action)
         case SendPrompt():

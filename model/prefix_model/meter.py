@@ -23,7 +23,7 @@ from prefix_model.json_values import FrozenMap, JsonValue, is_json_value, json_t
 from prefix_model.log import Log
 from prefix_model.requests import boundary_log
 
-__all__ = ["Measurement", "estimate_content", "estimate_message", "estimate_header", "surface_tokens", "measure"]
+__all__ = ["Measurement", "estimate_content", "estimate_message", "estimate_header", "node_prices", "surface_tokens", "measure"]
 
 CHARS_PER_TOKEN = 4
 BLOCK_OVERHEAD = 4
@@ -91,10 +91,16 @@ def _node_price(event: Event) -> int:
     return 0 if message is None else estimate_message(message)
 
 
+@icontract.ensure(lambda log, result: len(result) == len(log.surface.nodes), "TOK-2: one price per surface node", enabled=ENABLED)
+def node_prices(log: Log) -> tuple[int, ...]:
+    """Return the price of each current surface node's projection, in surface order (the meter's ``nodes``)."""
+    return tuple(_node_price(log.events[seq]) for seq in log.surface.nodes)
+
+
 @icontract.ensure(lambda result: result >= 0, "TOK-2: prices are non-negative", enabled=ENABLED)
 def surface_tokens(log: Log) -> int:
     """Return the price of the current surface: every node's projection."""
-    return sum(_node_price(log.events[seq]) for seq in log.surface.nodes)
+    return sum(node_prices(log))
 
 
 @dataclass(frozen=True, slots=True)

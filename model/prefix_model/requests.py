@@ -32,6 +32,7 @@ class Request:
     header: EpochHeader
     messages: tuple[JsonValue, ...]
     session_id: str | None = None
+    purpose: str | None = None  # set only on auxiliary calls: the compaction summarizer's "compaction"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,8 @@ def request_to_json(request: Request) -> FrozenMap:
     fields.update((name, value) for name, value in optional if value is not None)
     if request.session_id is not None:
         fields["sessionId"] = request.session_id
+    if request.purpose is not None:
+        fields["purpose"] = request.purpose
     return FrozenMap(fields)
 
 

@@ -100,7 +100,7 @@ WITNESS: tuple[Action, ...] = (
     SendPrompt(0, "more"), BeginStep(0), PreStep(0), Dispatch(0, LlmCallConfig("mock", "mock-model", "max")),
     Reply(0, tool_calls=(("c2", "echo", '{"text":"more"}'),)), RunTools(0, ("echo: more",)), PostStep(0),
     *_step(0, Reply(0, text="more")),
-    SendPrompt(0, "compact"), BeginStep(0), PreStep(0, compact=(0, 2)), Dispatch(0), Reply(0, text="ok"), PostStep(0),
+    SendPrompt(0, "compact"), BeginStep(0), PreStep(0, compact=(0, 4)), Dispatch(0), Reply(0, text="ok"), PostStep(0),
     # A restart: the new instance recomposes (catalog is v2 now) and anchors with 'resume'.
     Resume("s1", "main", system="You are very careful.", tools=_TOOLS),
     SendPrompt(1, "resumed"), BeginStep(1), Compose(1), PreStep(1), Dispatch(1), Reply(1, text="back"), PostStep(1),

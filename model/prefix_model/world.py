@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from prefix_model.compaction import CompactPolicy
 from prefix_model.contracts import ENABLED
 from prefix_model.events import REQUEST_HEADER
 from prefix_model.fork import Lineage
@@ -217,6 +218,7 @@ class World:
     listeners: tuple[Listener, ...] = ()
     requests: tuple[SentRequest, ...] = ()
     trace: tuple[Mark, ...] = field(default=())
+    compaction: CompactPolicy = CompactPolicy()  # the loaded basic compaction service's configuration
 
     def __post_init__(self) -> None:
         # Instances are numbered by position and drive existing sessions; session ids are unique.

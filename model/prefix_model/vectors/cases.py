@@ -31,9 +31,12 @@ from prefix_model.actions import (
     Dispose,
     ForkDrive,
     Inject,
+    MountCompaction,
     MutateContribution,
+    PlainReplace,
     PostStep,
     PreStep,
+    PromptContext,
     Register,
     Reply,
     Resume,
@@ -43,6 +46,7 @@ from prefix_model.actions import (
     SetTools,
     Steer,
 )
+from prefix_model.compaction import CompactPolicy
 from prefix_model.formats.events_jsonl import event_to_json
 from prefix_model.headers import LlmCallConfig
 from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text
@@ -164,6 +168,9 @@ def _call(call_id: str, text: str) -> tuple[str, str, str]:
 
 ECHO = (_tool("echo"),)
 _NOTES = FrozenMap({"kind": "plugin", "plugin": "notes"})  # a producer's message source
+_RULES = FrozenMap({"kind": "plugin", "plugin": "rules"})
+_MANUAL = FrozenMap({"kind": "plugin", "plugin": "manual"})
+_LONG = "read the plan, then carry it out step by step; " * 3  # long enough that a summary of it is smaller (CMP-6)
 
 
 def _finish_error(code: str, message: str, status: int) -> FrozenMap:
@@ -223,7 +230,7 @@ def scenarios() -> tuple[Scenario, ...]:
     fork_head = (DOCS, Create("main", "s1"), *_turn(0, "plan the work", compose=True), *_turn(0, "do it"))
     first_end = _seq(fork_head, "s1", "turn/end")
     a_step_start = _seq(fork_head, "s1", "step/start", 1)
-    twice_head = (DOCS, Create("main", "s1"), *_turn(0, "one", compose=True), *_turn(0, "two"))
+    twice_head = (DOCS, Create("main", "s1"), *_turn(0, _LONG, compose=True), *_turn(0, "two"))
     return (
         Scenario(
             "loop/no-listener",
@@ -344,16 +351,16 @@ def scenarios() -> tuple[Scenario, ...]:
             "Compaction by the pre-step hook: a replacing summary with provenance, an auxiliary summarizer call, no header; the next request is the prefix and the compacted history.",
             ("CMP-1", "CMP-2", "SURF-4", "SURF-5", "SURF-6", "SURF-8", "DER-6", "REQ-2"),
             (
-                DOCS, Create("main", "s1"), *_turn(0, "one", compose=True), *_turn(0, "two"),
+                DOCS, Create("main", "s1"), *_turn(0, _LONG, compose=True), *_turn(0, "two"),
                 SendPrompt(0, "three"), *_step(0, pre=(0, 2)),
             ),
         ),  # fmt: skip
         Scenario(
-            "compaction/post-step-pressure",
-            "Compaction by the pressure service at post-step, inside a turn; the next step's request is the prefix and the compacted history.",
+            "compaction/post-step-listener",
+            "A post-step listener calls compactRegion inside the turn, after the tool batch; the next step's request is the prefix and the compacted history.",
             ("CMP-1", "CMP-2", "SURF-6", "SURF-8", "DER-6"),
             (
-                DOCS, Create("main", "s1", tools=ECHO), *_turn(0, "one", compose=True), SendPrompt(0, "two"),
+                DOCS, Create("main", "s1", tools=ECHO), *_turn(0, _LONG, compose=True), SendPrompt(0, "two"),
                 *_step(0, Reply(0, tool_calls=(_call("c1", "x"),)), outputs=("x",), post=(0, 4)), *_step(0, Reply(0, text="done")),
             ),
         ),  # fmt: skip
@@ -363,6 +370,37 @@ def scenarios() -> tuple[Scenario, ...]:
             ("SURF-11", "SURF-4", "SURF-5", "SURF-6", "CMP-2"),
             (*twice_head, SendPrompt(0, "three"), *_step(0, pre=(0, 2)), SendPrompt(0, "four"), *_step(0, pre=(0, 1))),
         ),
+        Scenario(
+            "compaction/refused",
+            "A listener's compactRegion over a short region: the framed summary is not smaller, so compact/end carries the error, the summarizer was asked, and the turn ends in error before step/start; an unbalanced range is refused before compact/start.",
+            ("CMP-6", "CMP-4", "CMP-2"),
+            (
+                DOCS, Create("main", "s1", tools=ECHO), *_turn(0, "go", compose=True),
+                SendPrompt(0, "again"), BeginStep(0), PreStep(0, compact=(0, 1), summaries=("a summary no shorter than go and ok",)),
+                SendPrompt(0, _LONG), *_step(0, Reply(0, tool_calls=(_call("c1", "x"),)), outputs=("x",)), *_step(0, Reply(0, text="done")),
+                SendPrompt(0, "more"), BeginStep(0), PreStep(0, compact=(3, 4)),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "compaction/pressure",
+            "The service mounted over a 1000-token model: post-step usage of 810 is at the 800 threshold, the head is compacted leaving a 160-token tail, the meter falls below it, and the next turn's request starts with the checkpoint.",
+            ("CMP-5", "CMP-3", "CMP-4", "CMP-2", "CMP-6", "TOK-3"),
+            (
+                MountCompaction(CompactPolicy(context_window=1000)), DOCS, Create("main", "s1"),
+                SendPrompt(0, "a" * 800), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, stream=text_stream("b" * 800, pieces=4)),
+                PostStep(0, summaries=("checkpoint summary",)), *_turn(0, "next"),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "compaction/listener-replace",
+            "A pre-step listener replaces two nodes with its own user/message (source and provenance its own, no compact events), then the service compacts what it left.",
+            ("CMP-7", "SURF-8", "CMP-2"),
+            (
+                DOCS, Create("main", "s1"), *_turn(0, "go", "hey", compose=True), *_turn(0, _LONG),
+                SendPrompt(0, "again"), BeginStep(0), PreStep(0, compact=(1, 2), replace=PlainReplace(0, 1, "earlier: go/hey", _MANUAL)),
+                Dispatch(0), Reply(0, text="ok"), PostStep(0),
+            ),
+        ),  # fmt: skip
         Scenario(
             "fork/new-agent",
             "Forks at a turn/end and at the end, each driven by a new instance that recomposes and anchors with resume; forks at a non-turn/end, beyond the log, or onto a taken id are refused.",
@@ -450,9 +488,11 @@ def scenarios() -> tuple[Scenario, ...]:
         ),  # fmt: skip
         Scenario(
             "prompt/prompt-prefix-context",
-            "A prompt-prefix context is baked into the prompt's user/message with an envelope; a separate context follows as its own message.",
+            "Prompt-prefix contexts are baked into the prompt's user/message with an envelope naming each producer (and its meta); a separate context follows as its own message with its source and meta.",
             ("LOOP-11", "DER-2"),
-            (DOCS, Create("main", "s1"), SendPrompt(0, "fix the bug", contexts=("separate context",), prompt_prefix=("baked context",)),
+            (DOCS, Create("main", "s1"),
+             SendPrompt(0, "fix the bug", contexts=(PromptContext("aside", _NOTES, FrozenMap({"n": 1})),),
+                        prompt_prefix=(PromptContext("baked one", _RULES, FrozenMap({"rule": 1})), PromptContext("baked two", _RULES))),
              *_step(0, compose=True)),
         ),  # fmt: skip
         Scenario(

@@ -48,7 +48,7 @@ __all__ = [
     "layout",
 ]
 
-ACTION_TYPES: tuple[type, ...] = tuple(getattr(_actions, name) for name in _actions.__all__ if name != "Action")
+ACTION_TYPES: tuple[type, ...] = typing.get_args(_actions.Action)
 CALL_TYPES: tuple[type, ...] = (Prepend, Append, ShortCircuit, Throw, InjectThenPrepend)
 _TAGS: tuple[tuple[str, tuple[type, ...]], ...] = (("action", ACTION_TYPES), ("call", CALL_TYPES))
 _OMITTED: frozenset[tuple[type, str]] = frozenset({(LlmCallConfig, "written"), (Listener, "calls")})
