@@ -103,6 +103,7 @@ EDGE_PACKAGES: tuple[str, ...] = (
     "examples",  # the demo session script and its bundled output
     "checker",  # the conformance engine: the fast tier, held to the spec by differential tests
     "vectors",  # the vector generator and the reference consumer (writes files: edge)
+    "conform",  # the adapter protocol over a child process (I/O edge)
 )
 
 # Planted bugs (proofs/bugs_detected/<name>.py); each must be refuted by its CAUGHT_BY contract.

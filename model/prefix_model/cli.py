@@ -7,14 +7,19 @@ one line on stderr and exit status 2 (CLI-2). Exit 0 means the command did what 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from importlib import resources
 
 from prefix_model import __version__
 from prefix_model.checker.run import Report, Unusable, check_log
+from prefix_model.conform.client import AdapterFailure, AdapterProcess
+from prefix_model.conform.run import FAIL, as_json, as_junit, as_text, run_cases
+from prefix_model.conform.server import serve
 from prefix_model.contracts import Rejection
 from prefix_model.events import REQUEST_HEADER
 from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
@@ -95,6 +100,24 @@ passes them all); 1 some variant went undetected
 """
 
 
+_CONFORM_HELP = """\
+Run every conformance vector through an implementation's adapter: a child process speaking the
+adapter protocol (JSON lines on stdin/stdout; spec/vectors.md §10, schemas in
+spec/schema/adapter-protocol.schema.json). Each case passes, fails (the first difference, what
+the adapter did wrong, or its crash, hang or garbage with the tail of its stderr; it is then
+restarted) or is not applicable (its hello does not offer the case's kind or an action) — never
+counted as a pass. Totals per kind and per requirement ID follow.
+
+example:
+  prefix-model conform --adapter 'prefix-model adapter'                 (the model against itself)
+  prefix-model conform --adapter 'node my-adapter.js' --only 'compaction/*' --junit conform.xml
+  prefix-model conform --adapter './adapter' --vectors DIR --json
+
+exit status: 0 every applicable case passes; 1 some case fails; 2 unusable (the adapter will not
+start or speak the protocol, or the vectors cannot be read)
+"""
+
+
 class _Unusable(Exception):
     """An input problem the CLI reports in one line with exit status 2."""
 
@@ -156,6 +179,24 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     variants.add_argument("--json", action="store_true", help="print one JSON object per variant instead of a table")
+    conform = commands.add_parser(
+        "conform",
+        help="run the conformance vectors through an implementation's adapter (a child process)",
+        description=_CONFORM_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    conform.add_argument("--adapter", required=True, metavar="'CMD ARGS'", help="the adapter's command line (split as a shell would)")
+    conform.add_argument("--vectors", metavar="DIR", help="a vectors directory (default: the built-in vectors, generated now)")
+    conform.add_argument("--only", metavar="GLOB", help="run only the cases whose id matches GLOB (e.g. 'compaction/*')")
+    conform.add_argument("--json", action="store_true", help="print the machine report (one JSON object, problems untruncated)")
+    conform.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    conform.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per adapter response (default 30)")
+    commands.add_parser(
+        "adapter",
+        help="serve the model itself over the adapter protocol on stdin/stdout (for conform)",
+        description="The model as an adapter: answers hello, reset, apply, read, check and shutdown, one JSON line "
+        "each (spec/vectors.md §10). `prefix-model conform --adapter 'prefix-model adapter'` runs the vectors against it.",
+    )
     return parser
 
 
@@ -248,6 +289,29 @@ def _run_variants(as_json: bool) -> int:
     return EXIT_OK if all(v.detected for v in verdicts) and not harness else EXIT_VIOLATIONS
 
 
+def _run_conform(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="prefix-model-conform-") as scratch:
+        directory = Path(args.vectors) if args.vectors is not None else Path(scratch)
+        if args.vectors is None:
+            with contextlib.redirect_stdout(sys.stderr):
+                if generate_vectors(directory) != 0:
+                    raise _Unusable("the built-in vectors could not be generated")
+        elif not (directory / "manifest.json").is_file():
+            raise _Unusable(f"{directory}: no manifest.json (write vectors with `prefix-model vectors --out DIR`)")
+        try:
+            adapter = AdapterProcess(args.adapter, args.timeout)
+        except AdapterFailure as failure:
+            raise _Unusable(str(failure)) from None
+        try:
+            outcomes = run_cases(adapter, directory, args.only, progress=sys.stderr.isatty())
+        finally:
+            adapter.stop()
+    if args.junit is not None:
+        Path(args.junit).write_bytes(as_junit(outcomes, adapter.hello))
+    print(json.dumps(as_json(outcomes, adapter.hello), ensure_ascii=False) if args.json else as_text(outcomes, adapter.hello))
+    return EXIT_VIOLATIONS if any(o.status == FAIL for o in outcomes) else EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``prefix-model``; return the exit status."""
     args = build_parser().parse_args(argv)
@@ -260,6 +324,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_check(args)
         if args.command == "vectors":
             return generate_vectors(Path(args.out))
+        if args.command == "adapter":
+            return serve(sys.stdin, sys.stdout)
+        if args.command == "conform":
+            return _run_conform(args)
         return _run_demo()
     except (LogReadError, _Unusable, Unusable) as error:
         print(f"prefix-model: {error}", file=sys.stderr)

@@ -46,6 +46,7 @@ __all__ = [
     "ModelReader",
     "replay",
     "CaseResult",
+    "load_cases",
     "consume_report",
     "consume",
 ]
@@ -352,35 +353,44 @@ class CaseResult:
         return not self.problems
 
 
-def consume_report(
-    directory: Path, adapter: Adapter | None = None, checker: Checker | None = None, reader: Reader | None = None
-) -> list[CaseResult]:
-    """Return the result of every case the manifest of ``directory`` lists, in manifest order.
+def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tuple[str, ...]]]:
+    """Return every case the manifest of ``directory`` lists, in manifest order: (id, case, problems).
 
-    Each case file's SHA-256 must equal the manifest's before it is replayed; a case file that is
-    missing, altered or unreadable fails without being run.
+    Each case file's SHA-256 must equal the manifest's; a case file that is missing, altered or
+    unreadable comes with its problem and no case.
     """
     manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     if manifest.get("formatVersion") != FORMAT_VERSION:
-        return [CaseResult("manifest.json", (f"format version {manifest.get('formatVersion')!r} is not {FORMAT_VERSION}",))]
-    driver = adapter if adapter is not None else ModelAdapter()
-    results = []
+        return [("manifest.json", None, (f"format version {manifest.get('formatVersion')!r} is not {FORMAT_VERSION}",))]
+    loaded: list[tuple[str, Mapping[str, Any] | None, tuple[str, ...]]] = []
     for entry in manifest["cases"]:
         path = directory / entry["file"]
         try:
             data = path.read_bytes()
         except OSError as error:
-            results.append(CaseResult(entry["id"], (f"{entry['file']}: {error.strerror or error}",)))
+            loaded.append((entry["id"], None, (f"{entry['file']}: {error.strerror or error}",)))
             continue
         digest = hashlib.sha256(data).hexdigest()
         if digest != entry["sha256"]:
-            results.append(CaseResult(entry["id"], (f"{entry['file']}: sha256 {digest} is not the manifest's {entry['sha256']}",)))
+            loaded.append((entry["id"], None, (f"{entry['file']}: sha256 {digest} is not the manifest's {entry['sha256']}",)))
             continue
         case = json.loads(data.decode("utf-8"))
         if case.get("id") != entry["id"]:
-            results.append(CaseResult(entry["id"], (f"{entry['file']} holds case {case.get('id')!r}",)))
+            loaded.append((entry["id"], None, (f"{entry['file']} holds case {case.get('id')!r}",)))
             continue
-        results.append(CaseResult(entry["id"], tuple(replay(case, driver, checker, reader=reader))))
+        loaded.append((entry["id"], case, ()))
+    return loaded
+
+
+def consume_report(
+    directory: Path, adapter: Adapter | None = None, checker: Checker | None = None, reader: Reader | None = None
+) -> list[CaseResult]:
+    """Return the result of every case the manifest of ``directory`` lists, in manifest order (a bad file fails unrun)."""
+    driver = adapter if adapter is not None else ModelAdapter()
+    results = []
+    for ident, case, problems in load_cases(directory):
+        ran = problems if case is None else tuple(replay(case, driver, checker, reader=reader))
+        results.append(CaseResult(ident, ran))
     return results
 
 

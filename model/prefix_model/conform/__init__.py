@@ -1,0 +1,1 @@
+"""Conformance over a process boundary (spec/vectors.md §10): the adapter protocol, the model serving it, and ``conform``."""
