@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HYPOTHESIS_PROFILE ?= ci
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run test typecheck unit proofs proofs-deep bench thorough clean
+.PHONY: setup run test typecheck unit proofs proofs-deep bench thorough conform-harness clean
 
 setup: $(STAMP)
 
@@ -47,6 +47,11 @@ thorough: setup
 ## bench: check throughput against json.loads and its growth with size (not a test; prints figures)
 bench: setup
 	$(BIN)/python bench/check_bench.py --sizes 10000,100000
+
+## conform-harness: the vectors through the real deepseek-harness loop (HARNESS_DIR: a built checkout; Node >= 22 on PATH)
+conform-harness: setup
+	@test -n "$(HARNESS_DIR)" || { echo "make conform-harness: set HARNESS_DIR to a built deepseek-harness checkout (adapters/deepseek-harness/README.md)" >&2; exit 2; }
+	HARNESS_DIR="$(HARNESS_DIR)" $(BIN)/prefix-model conform --adapter '$(CURDIR)/adapters/deepseek-harness/run.sh' --timeout 20
 
 clean:
 	rm -rf $(VENV) .hypothesis .mypy_cache

@@ -67,7 +67,7 @@ __all__ = [
 
 CONFIG = LlmCallConfig("mock", "mock-model")
 # A prompt long enough that the compaction service's framed summary is smaller than it (CMP-6).
-LONG_PROMPT = "go " * 60
+LONG_PROMPT = "go " * 150
 
 
 # --- Messages and tools ---

@@ -74,6 +74,12 @@ def _recorded_texts() -> tuple[str, str]:
 PREAMBLE, INSTRUCTION = _recorded_texts()
 
 
+@pytest.mark.spec("D-15", "CMP-6")
+def test_the_models_own_preamble_is_priced_as_the_harnesss() -> None:
+    ours = CompactPolicy().preamble
+    assert ours != PREAMBLE and len(ours.encode("utf-16-le")) == len(PREAMBLE.encode("utf-16-le"))
+
+
 def _service(context_window: int) -> MountCompaction:
     """BasicCompactService({}) over an adapter reporting ``context_window`` for the routed model."""
     return MountCompaction(CompactPolicy(context_window=context_window, preamble=PREAMBLE, instruction=INSTRUCTION))

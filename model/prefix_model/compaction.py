@@ -64,7 +64,12 @@ class CompactPolicy:
     compaction_retries: int = 1
     summarization_provider: str = ""
     summarization_model: str = ""
-    preamble: str = "A checkpoint of the earlier conversation; continue from it."
+    # The model's own words, as long as the harness's (300 UTF-16 units), so the size rule prices both alike (D-15).
+    preamble: str = (
+        "Checkpoint: the compaction service condensed the conversation before this point to free up context. "
+        "Take the summary as settled background, rely on it without repeating it, and go on with the task from "
+        "the messages that follow this checkpoint, as though nothing were taken away from the conversation."
+    )
     instruction: str = "Summarize the conversation above."
 
     def __post_init__(self) -> None:

@@ -90,7 +90,7 @@ WITNESS: tuple[Action, ...] = (
     Register(_BASELINE),
     Create("main", "s1", system="You are careful.", tools=_TOOLS),
     # A composition cancelled while the waterfall is awaited, then a turn that recomposes.
-    SendPrompt(0, "first"), BeginStep(0), Cancel(0), Compose(0),
+    SendPrompt(0, "first, " + "read the whole plan; " * 25), BeginStep(0), Cancel(0), Compose(0),
     SendPrompt(0, "say ping"), BeginStep(0), Compose(0), PreStep(0),
     Inject(0, "late context"),  # between step/start and the header: the next request's, not this one's
     Dispatch(0), Reply(0, tool_calls=(("c1", "echo", '{"text":"ping"}'),)), RunTools(0, ("echo: ping",)), PostStep(0),

@@ -20,7 +20,7 @@ from typing import IO, Any
 from prefix_model.conform.protocol import PROTOCOL_VERSION, ProtocolError, request, result_of
 from prefix_model.vectors.consumer import ActionRefused, FileRead, JsonObject, Unreadable
 
-__all__ = ["AdapterFailure", "AdapterProcess", "MAX_LINE"]
+__all__ = ["AdapterFailure", "AdapterError", "AdapterProcess", "MAX_LINE"]
 
 MAX_LINE = 64 * 1024 * 1024  # one response line; a longer one is garbage, not memory to spend
 _STDERR_TAIL = 40  # lines of the adapter's stderr kept for a failure report
@@ -106,7 +106,7 @@ class AdapterProcess:
         return "\n".join(f"      {line}" for line in self._stderr)
 
     def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Send one request and return its result; raise the error as ``_Remote``, anything else as ``AdapterFailure``."""
+        """Send one request and return its result; raise the error as ``AdapterError``, anything else as ``AdapterFailure``."""
         process = self._process
         if process is None or process.stdin is None or process.poll() is not None:
             raise AdapterFailure("the adapter is not running", self._tail())
@@ -133,7 +133,7 @@ class AdapterProcess:
             process.kill()
             raise AdapterFailure(f"{method}: protocol error: {broken}: {line[:200]!r}", self._tail()) from None
         if failed is not None:
-            raise _Remote(failed)
+            raise AdapterError(failed)
         assert result is not None
         return result
 
@@ -146,7 +146,7 @@ class AdapterProcess:
     def apply(self, action: JsonObject) -> None:
         try:
             shown = self.call("apply", {"action": action})
-        except _Remote as remote:
+        except AdapterError as remote:
             if remote.error["code"] == "refused":
                 raise ActionRefused(remote.error["message"]) from None
             raise
@@ -174,7 +174,7 @@ class AdapterProcess:
     def read(self, data: bytes) -> FileRead:
         try:
             read = self.call("read", {"file": base64.b64encode(data).decode("ascii")})
-        except _Remote as remote:
+        except AdapterError as remote:
             if remote.error["code"] == "unreadable":
                 raise Unreadable(str(remote.error.get("rule", "")), remote.error["message"]) from None
             raise
@@ -184,7 +184,7 @@ class AdapterProcess:
         return FileRead(events, torn)
 
 
-class _Remote(AdapterFailure):
+class AdapterError(AdapterFailure):
     """The adapter answered with an error the calling step does not expect (it is still running)."""
 
     def __init__(self, error: dict[str, Any]) -> None:

@@ -113,8 +113,12 @@ def as_text(outcomes: list[Outcome], hello: Mapping[str, Any]) -> str:
         if outcome.status == FAIL:
             lines.append(f"FAIL {outcome.id}")
             lines += [f"    {line}" for problem in outcome.problems for line in problem.splitlines()]
-        elif outcome.status == NOT_APPLICABLE:
-            lines.append(f"N/A  {outcome.id}: {outcome.problems[0]}")
+    # Not applicable, by reason: a whole kind is one line; an unsupported action names its cases.
+    reasons = Counter(o.problems[0] for o in outcomes if o.status == NOT_APPLICABLE)
+    for reason, count in sorted(reasons.items()):
+        named = [o.id for o in outcomes if o.status == NOT_APPLICABLE and o.problems[0] == reason]
+        listed = "" if reason.endswith(" cases") else ": " + ", ".join(named)
+        lines.append(f"N/A  {count} case{'s' if count != 1 else ''}: {reason}{listed}")
     totals = _totals(outcomes)
     kinds = ", ".join(f"{kind} {t['pass']}/{t['pass'] + t['fail']}" for kind, t in _by(outcomes, lambda o: (o.kind,)).items())
     lines.append(f"{totals['pass']} passed, {totals['fail']} failed, {totals['notApplicable']} not applicable ({kinds} passed of applicable)")

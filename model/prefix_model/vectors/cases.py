@@ -170,7 +170,7 @@ ECHO = (_tool("echo"),)
 _NOTES = FrozenMap({"kind": "plugin", "plugin": "notes"})  # a producer's message source
 _RULES = FrozenMap({"kind": "plugin", "plugin": "rules"})
 _MANUAL = FrozenMap({"kind": "plugin", "plugin": "manual"})
-_LONG = "read the plan, then carry it out step by step; " * 3  # long enough that a summary of it is smaller (CMP-6)
+_LONG = "read the plan, then carry it out step by step; " * 10  # long enough that a summary of it is smaller (CMP-6)
 
 
 def _finish_error(code: str, message: str, status: int) -> FrozenMap:

@@ -1,0 +1,623 @@
+// Reference adapter: the real deepseek-harness agent loop behind the conformance adapter protocol
+// (spec/vectors.md §5, §10). Run through run.sh, which cds into $HARNESS_DIR and starts this file
+// with the harness's own tsx and tsconfig paths, so every import below resolves to that checkout.
+//
+// The loop is gated at its real awaited seams; each action releases one gate and the adapter then
+// waits until every live agent is parked at its next gate (or idle) before it answers.
+import { createInterface } from 'node:readline'
+import { Context } from 'cordis'
+import LlmService, { LlmAdapter, BlockAssembler, HarnessError } from '@deepseek-ai/dsh-llm'
+import type { GenerateOptions, LlmResolvedModelInfo, StreamChunk, Message, ContentBlock } from '@deepseek-ai/dsh-llm'
+import SessionStore, { SessionId } from '@deepseek-ai/dsh-session'
+import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
+import ToolRegistry from '@deepseek-ai/dsh-tools'
+import AgentRegistry from '@deepseek-ai/dsh-agent'
+import AgentLoop from '@deepseek-ai/dsh-agent-loop'
+import TokenMeterService from '@deepseek-ai/dsh-token-meter'
+import BasicCompactService from '@deepseek-ai/dsh-compact-basic'
+import { pathToFileURL } from 'node:url'
+
+const IMPLEMENTATION = 'deepseek-harness a55f148516 (reference adapter)'
+const log = (...args: unknown[]): void => { process.stderr.write(args.map(a => typeof a === 'string' ? a : (a instanceof Error ? (a.stack ?? a.message) : JSON.stringify(a))).join(' ') + '\n') }
+
+// Actions this adapter drives faithfully. Left out: none of the alphabet is faked; see README.
+const ACTIONS = [
+  'Create', 'ForkDrive', 'Resume', 'Register', 'MountCompaction', 'MutateContribution', 'SendPrompt', 'BeginStep',
+  'Compose', 'PreStep', 'Dispatch', 'Reply', 'RunTools', 'PostStep', 'Inject', 'Steer', 'Cancel', 'Dispose', 'SetSystem', 'SetTools',
+]
+const UNSUPPORTED = new Set((process.env.DSH_ADAPTER_UNSUPPORTED ?? '').split(',').filter(Boolean))
+
+class Refused extends Error {}
+/** The model's guard refuses, but the harness would do something (queue, start a turn, ignore): never faked. */
+class NoCounterpart extends Error {}
+
+type GateKind = 'begin' | 'compose' | 'pre-step' | 'dispatch' | 'stream' | 'tools' | 'post-step'
+type Json = any
+
+interface Gate { kind: GateKind; resolve: (payload: Json) => void }
+
+interface Inst {
+  id: number
+  agentName: string
+  sessionId: string
+  handle: any
+  agent: any
+  system: string
+  tools: Json[]
+  toolDisposers: Array<() => void>
+  gate?: Gate
+  turn: number
+  step: number
+  passedBegin: boolean // the turn-stop gate already stood for this step's BeginStep
+  decision?: Json
+  pendingSteers: number
+  toolOutputs?: string[]
+  toolIndex: number
+  pendingPrompt?: Json
+  reply?: Json
+  disposed: boolean
+}
+
+interface ScriptedListener { name: string; agent: string | null; script: Json[]; calls: number; held: Json[][] }
+
+// --- world state (reset per case) ---
+let ctx: Context
+let insts: Inst[] = []
+let byAgent = new Map<any, Inst>()
+let bySession = new Map<string, Inst>()
+let sessions = new Map<string, any>() // session id -> current Session object
+let reported = new Map<string, number>() // session id -> events already reported
+let sent: Json[] = []
+let listeners: ScriptedListener[] = []
+let policy: Json | null = null
+let compactFiber: any
+let postCompactDispose: (() => void) | undefined
+let summaries: string[] = []
+let postAction: Json | undefined
+let generation = 0
+
+function park(inst: Inst, kind: GateKind): Promise<Json> {
+  return new Promise((resolve) => { inst.gate = { kind, resolve } })
+}
+
+function release(inst: Inst, kind: GateKind, payload: Json = {}): void {
+  const gate = inst.gate
+  if (gate === undefined || gate.kind !== kind) throw new Refused(`not parked at ${kind} (at ${gate?.kind ?? (inst.agent.status as string)})`)
+  inst.gate = undefined
+  gate.resolve(payload)
+}
+
+function instOf(agent: any): Inst | undefined { return byAgent.get(agent) }
+
+function text(t: string): ContentBlock { return { type: 'text', text: t } as ContentBlock }
+
+function configOf(c: Json): Json {
+  const out: Json = { provider: c.provider, model: c.model }
+  if (c.reasoningEffort != null) out.reasoningEffort = c.reasoningEffort
+  if (c.temperature != null) out.temperature = c.temperature
+  if (c.maxTokens != null) out.maxTokens = c.maxTokens
+  if (c.stop != null) out.stop = c.stop
+  return out
+}
+
+function optionsOf(o: Json): Json {
+  const out: Json = {}
+  if (o.provider != null) out.provider = o.provider
+  if (o.model != null) out.model = o.model
+  if (o.reasoningEffort != null) out.reasoningEffort = o.reasoningEffort
+  return out
+}
+
+/** The model's Reply without `stream`: one block-end per block, then the finish chunk. */
+function replyChunks(r: Json): Json[] {
+  if (r.stream != null) return r.stream
+  const blocks: Json[] = r.text ? [{ type: 'text', text: r.text }] : []
+  for (const c of r.toolCalls ?? []) blocks.push({ type: 'tool-call', id: c.id, name: c.name, arguments: c.arguments })
+  const finish = (r.toolCalls ?? []).length > 0 ? 'tool-calls' : (r.maxTokens ? 'max-tokens' : 'stop')
+  return [...blocks.map((block, index) => ({ type: 'block-end', index, block })), { type: 'finish', reason: { kind: finish } }]
+}
+
+function failureError(r: Json): Error {
+  // The adapter's own error class: its code and message become the step's failure (LLM/adapter-failure.ts).
+  return new HarnessError(r.failureMessage ?? 'request failed', r.failure)
+}
+
+/** The scripted fake provider: loop requests await a Reply action; the summarizer consumes `summaries`. */
+class GateAdapter extends LlmAdapter {
+  constructor(private readonly gen: number) { super() }
+
+  override resolveModel(provider: string, model: string): Promise<LlmResolvedModelInfo> {
+    const window = policy?.contextWindow
+    // The mock model accepts the efforts the vectors name and has no default effort (nothing materialized).
+    const reasoning = { efforts: ['low', 'medium', 'high', 'max'].map(id => ({ id, name: id })) }
+    return Promise.resolve({ provider, id: model, name: model, reasoning, ...window == null ? {} : { context: { contextWindow: window } } } as LlmResolvedModelInfo)
+  }
+
+  override async * stream(options: GenerateOptions): AsyncIterable<StreamChunk> {
+    if (this.gen !== generation) { await new Promise(() => {}); return } // a previous case's context: park forever
+    const copy: Json = { ...options }
+    delete copy.signal
+    const inst = bySession.get(String(options.sessionId))
+    const loopRequest = (options as Json).purpose === undefined
+    sent.push({ instance: inst?.id ?? -1, loopRequest, request: JSON.parse(JSON.stringify(copy)), session: String(options.sessionId), step: inst?.step ?? 0, turn: inst?.turn ?? 0 })
+    if (!loopRequest || inst === undefined) {
+      const summary = summaries.length > 0 ? summaries.shift()! : 'summary'
+      yield { type: 'block-end', index: 0, block: { type: 'text', text: summary } } as StreamChunk
+      yield { type: 'finish', reason: { kind: 'stop' } } as StreamChunk
+      return
+    }
+    while (true) {
+      const reply = await park(inst, 'stream')
+      inst.toolOutputs = undefined
+      inst.toolIndex = 0
+      if (reply.failure != null && reply.stream == null) throw failureError(reply)
+      for (const chunk of replyChunks(reply)) yield chunk as StreamChunk
+      if (reply.more) continue
+      if (reply.failure != null) throw failureError(reply)
+      return
+    }
+  }
+}
+
+/** Compaction with the policy's instruction: the service's documented summarize() hook. */
+class PolicyCompactService extends BasicCompactService {
+  protected override async summarize(input: Json, agent: Json, signal?: AbortSignal): Promise<Json> {
+    const config = (this as Json).config
+    const latest = agent.session.requestHeader()?.config
+    const configured = config.summarizationProvider.length === 0 ? undefined : { provider: config.summarizationProvider, model: config.summarizationModel }
+    const target = configured ?? latest ?? { provider: agent.options.provider, model: agent.options.model }
+    const options: Json = {
+      provider: target.provider, model: target.model,
+      messages: [...input.messages, { role: 'user', content: [text(policy?.instruction ?? 'Summarize the conversation above.')] }],
+      ...input.system === undefined ? {} : { system: input.system },
+      ...input.tools === undefined ? {} : { tools: [...input.tools] },
+      maxTokens: config.maxTokens, sessionId: agent.session.id, purpose: 'compaction',
+      ...signal === undefined ? {} : { signal },
+    }
+    const assembler = new BlockAssembler()
+    for await (const chunk of (this as Json).ctx.llm.stream(options)) assembler.push(chunk)
+    const summary = assembler.message().content.filter((b: Json) => b.type === 'text')
+    if (!summary.some((b: Json) => b.text.trim().length > 0)) throw new Error('summarization produced no text summary content')
+    return { summary, provider: options.provider, model: options.model, maxTokens: config.maxTokens }
+  }
+}
+
+// The harness frames a checkpoint with its own fixed preamble (CB/summarizer.ts frameSummary); the
+// model takes the preamble as configuration (§15 D-15), so the adapter reports it as the policy's.
+// It is read from the harness at run time (the framing of no summary), never restated here.
+const summarizer = await import(pathToFileURL(`${process.env.HARNESS_DIR}/packages/compact/compact-basic/src/summarizer.ts`).href)
+const HARNESS_PREAMBLE = (summarizer.frameSummary([])[0] as { text: string }).text.replace(/\n\n<compacted-summary>$/, '')
+const TRANSLATE_PREAMBLE = process.env.DSH_ADAPTER_TRANSLATE_PREAMBLE !== '0'
+
+function translate(value: Json): Json {
+  if (!TRANSLATE_PREAMBLE || policy == null) return value
+  const s = JSON.stringify(value)
+  if (!s.includes(HARNESS_PREAMBLE)) return value
+  return JSON.parse(s.split(JSON.stringify(HARNESS_PREAMBLE).slice(1, -1)).join(JSON.stringify(policy.preamble).slice(1, -1)))
+}
+
+function eventJson(e: Json): Json {
+  const out: Json = { type: e.type, seq: e.seq, data: translate(e.data) }
+  if (e.sourceEventSeqs !== undefined) out.sourceEventSeqs = e.sourceEventSeqs
+  if (e.surfaceOp !== undefined) out.surfaceOp = e.surfaceOp
+  return out
+}
+
+async function reset(): Promise<void> {
+  generation++
+  for (const inst of insts) {
+    try { void Promise.resolve(inst.handle?.dispose()).catch(() => {}) } catch { /* ignore */ }
+  }
+  insts = []; byAgent = new Map(); bySession = new Map(); sessions = new Map(); reported = new Map(); sent = []; listeners = []
+  policy = null; compactFiber = undefined; postCompactDispose = undefined; summaries = []
+  ctx = new Context()
+  ctx.logger.exporter({ levels: { default: 2 }, export: (m: Json) => { log(`[${m.type}] ${m.name}:`, ...m.args) } } as Json)
+  await ctx.plugin(LlmService)
+  await ctx.plugin(SessionStore)
+  await ctx.plugin(SystemPrompt, { persona: '' })
+  await ctx.plugin(ToolRegistry)
+  await ctx.plugin(AgentRegistry)
+  await ctx.plugin(TokenMeterService)
+  await ctx.plugin(AgentLoop, { agents: [] })
+  ctx.llm.registerAdapter(['mock'], new GateAdapter(generation))
+  const c = ctx as Json
+
+  // BeginStep (a): the turn-stop seam, awaited after step/end when the turn goes on.
+  c.on('agent/turn-continuation', async (agent: Json, _turn: number, _d: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
+    const decision = await next()
+    const inst = instOf(agent)
+    if (inst) inst.decision = decision
+    return decision
+  })
+  c.on('agent/turn-stop', async (agent: Json) => {
+    const inst = instOf(agent)
+    if (!inst) return undefined
+    const goesOn = inst.decision?.action === 'continue' || inst.pendingSteers > 0
+    inst.decision = undefined
+    if (!goesOn) return undefined
+    await park(inst, 'begin')
+    inst.passedBegin = true
+    return undefined
+  })
+  // BeginStep (b): system-prompt assembly, when no turn-stop gate stood before it (step 1, a retry).
+  c.on('system-prompt/assemble', async (assembly: Json, context: Json, next: () => Promise<Json>) => {
+    const inst = instOf(context.agent)
+    if (!inst) return next()
+    if (!inst.passedBegin) await park(inst, 'begin')
+    inst.passedBegin = false
+    const base = await next()
+    // The rendered prompt is exactly the instance's system text (empty: no system).
+    return { ...base, sections: [{ name: 'adapter:system', text: inst.system }] }
+  })
+  // Compose: the first agent/session-prefix listener awaits the action, then delegates.
+  c.on('agent/session-prefix', async (agent: Json, _prefix: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
+    const inst = instOf(agent)
+    if (inst) await park(inst, 'compose')
+    return next()
+  })
+  // PreStep: the agent/pre-step seam; then a listener's own replacement and compactRegion call.
+  c.on('agent/pre-step', async (agent: Json, turn: number, step: number, signal: AbortSignal) => {
+    const inst = instOf(agent)
+    if (!inst) return
+    inst.turn = turn; inst.step = step
+    const action = await park(inst, 'pre-step')
+    summaries = [...(action.summaries ?? [])]
+    if (signal.aborted) return
+    const session = agent.session
+    if (action.replace != null) {
+      const r = action.replace
+      const nodes: number[] = [...session.surface.nodes]
+      const shadowed = nodes.slice(r.start, r.end + 1)
+      session.append('user/message', { content: [text(r.text)], source: r.source },
+        { surfaceOp: { op: 'replace', start: shadowed[0], end: shadowed[shadowed.length - 1] }, sourceEventSeqs: shadowed })
+    }
+    if (action.compact != null) {
+      const nodes: number[] = [...session.surface.nodes]
+      await c.compact.compactRegion(nodes[action.compact[0]], nodes[action.compact[1]], agent, signal)
+    }
+  })
+  // Dispatch: the agent/request seam (optionally replacing the config).
+  c.on('agent/request', async (agent: Json, turn: number, step: number, _config: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
+    const inst = instOf(agent)
+    if (!inst) return next()
+    inst.turn = turn; inst.step = step
+    const action = await park(inst, 'dispatch')
+    if (action.config != null) return configOf(action.config)
+    return next()
+  })
+  c.on('agent/request-error', async (agent: Json, _t: number, _s: number, _e: Json, _f: Json, _p: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
+    const inst = instOf(agent)
+    if (inst?.reply?.retry) return { action: 'retry' }
+    return next()
+  })
+  // PostStep: the agent/post-step seam; the service's pressure listener runs after it.
+  c.on('agent/post-step', async (agent: Json) => {
+    const inst = instOf(agent)
+    if (!inst) return
+    postAction = await park(inst, 'post-step')
+    summaries = [...(postAction.summaries ?? [])]
+  })
+  await mountCompaction(DEFAULT_POLICY)
+  // SendPrompt: the prompt-submit seam decides block / contexts.
+  c.on('agent/prompt-submit', async (agent: Json, _content: Json, _source: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
+    const inst = instOf(agent)
+    const p = inst?.pendingPrompt
+    if (!inst || p === undefined) return next()
+    inst.pendingPrompt = undefined
+    if (p.blocked) return { kind: 'block', reason: 'blocked' }
+    const ctxOf = (x: Json, placement: string): Json => ({ content: [text(x.text)], source: x.source, ...placement === 'prompt-prefix' ? { placement } : {}, ...x.meta == null ? {} : { meta: x.meta } })
+    const additional = [...p.promptPrefix.map((x: Json) => ctxOf(x, 'prompt-prefix')), ...p.contexts.map((x: Json) => ctxOf(x, 'separate'))]
+    if (additional.length === 0) return next()
+    return { kind: 'allow', additionalContexts: additional }
+  })
+  c.on('session/event', (session: Json, event: Json) => {
+    if (event.type !== 'steering/message') return
+    const inst = bySession.get(String(session.id))
+    if (inst && inst.pendingSteers > 0) inst.pendingSteers--
+  })
+}
+
+/** A post-step listener's compactRegion call, registered after the compaction service's pressure listener. */
+function registerPostCompact(): void {
+  postCompactDispose?.()
+  postCompactDispose = (ctx as Json).on('agent/post-step', async (agent: Json, _turn: number, _step: number, signal: AbortSignal) => {
+    const inst = instOf(agent)
+    const action = postAction
+    postAction = undefined
+    if (!inst || action?.compact == null || signal.aborted) return
+    const nodes: number[] = [...agent.session.surface.nodes]
+    const [i, j] = action.compact
+    if (!(0 <= i && i <= j && j < nodes.length)) return // a listener that finds fewer nodes calls nothing
+    if ((ctx as Json).compact === undefined) throw new Error('no compaction service loaded')
+    await (ctx as Json).compact.compactRegion(nodes[i], nodes[j], agent, signal)
+  })
+}
+
+function scriptedListener(l: ScriptedListener) {
+  return async (agent: Json, _prefix: Json, _signal: AbortSignal, next: () => Promise<Json>): Promise<Json> => {
+    const inst = instOf(agent)
+    if (l.agent !== null && inst?.agentName !== l.agent) return next()
+    const k = Math.min(l.calls, l.script.length - 1)
+    l.calls++
+    const call = l.script[k]
+    const held = l.held[k]!
+    switch (call.call) {
+      case 'Throw': throw new Error(`session-prefix listener ${l.name} threw`)
+      case 'ShortCircuit': return held
+      case 'Append': return [...await next(), ...held]
+      case 'InjectThenPrepend':
+        agent.inject([text(call.text)])
+        return [...held, ...await next()]
+      default: return [...held, ...await next()]
+    }
+  }
+}
+
+async function setTools(inst: Inst, tools: Json[]): Promise<void> {
+  for (const d of inst.toolDisposers) d()
+  inst.toolDisposers = []
+  inst.tools = tools
+  for (const schema of tools) {
+    const dispose = inst.agent.ctx.tools.register({
+      name: schema.name, description: schema.description, parameters: schema.parameters,
+      output: { schema: { type: 'array', items: { type: 'object' } }, render: (_a: Json, v: Json) => v },
+      execute: async () => {
+        if (inst.toolOutputs === undefined) inst.toolOutputs = (await park(inst, 'tools')).outputs ?? []
+        const k = inst.toolIndex++
+        return [text(k < inst.toolOutputs!.length ? inst.toolOutputs![k]! : `${schema.name} done`)]
+      },
+    })
+    inst.toolDisposers.push(dispose)
+  }
+}
+
+async function newInstance(agentName: string, sessionId: string, options: Json, system: string, tools: Json[], seed?: Json[], meta?: Json): Promise<Inst> {
+  const inst: Inst = {
+    id: insts.length, agentName, sessionId, handle: undefined, agent: undefined, system, tools: [], toolDisposers: [],
+    turn: 0, step: 0, passedBegin: false, pendingSteers: 0, toolIndex: 0, disposed: false,
+  }
+  const handle = await (ctx as Json).agents.create({
+    sessionId: SessionId(sessionId), agentOptions: optionsOf(options),
+    ...seed === undefined ? {} : { seed }, ...meta === undefined ? {} : { meta },
+  })
+  inst.handle = handle
+  inst.agent = handle.agent
+  insts.push(inst)
+  byAgent.set(handle.agent, inst)
+  bySession.set(sessionId, inst)
+  sessions.set(sessionId, handle.agent.session)
+  if (!reported.has(sessionId) || meta?.parentSession !== undefined) reported.set(sessionId, meta?.parentSession !== undefined ? 0 : (seed?.length ?? 0))
+  await setTools(inst, tools)
+  return inst
+}
+
+function instance(i: number): Inst {
+  const inst = insts[i]
+  if (inst === undefined) throw new Refused(`no instance ${i}`)
+  return inst
+}
+
+function live(i: number): Inst {
+  const inst = instance(i)
+  if (inst.disposed) throw new Refused(`instance ${i} is disposed`)
+  return inst
+}
+
+function turnOpen(inst: Inst): boolean { return inst.agent.status === 'running' }
+
+/** Wait until every live agent is parked at a gate or idle, and nothing moved for a few macrotasks. */
+async function settle(): Promise<void> {
+  let last = ''
+  let stable = 0
+  const deadline = Date.now() + 5000
+  while (Date.now() < deadline) {
+    await new Promise(r => setImmediate(r))
+    const state = insts.map(i => `${i.gate?.kind ?? i.agent.status}:${i.agent.session.events.length}`).join('|') + `#${sent.length}`
+    const quiet = insts.every(i => i.gate !== undefined || i.agent.status !== 'running')
+    if (state === last && quiet) { if (++stable >= 5) return } else stable = 0
+    last = state
+  }
+  log('settle: timed out')
+}
+
+async function apply(a: Json): Promise<void> {
+  if (UNSUPPORTED.has(a.action)) throw new Refused(`${a.action} not supported`)
+  switch (a.action) {
+    case 'Create': {
+      if ((ctx as Json).sessions.get(SessionId(a.sessionId)) !== undefined) throw new Refused(`session ${a.sessionId} exists`)
+      await newInstance(a.agent, a.sessionId, a.options, a.system, a.tools)
+      return
+    }
+    case 'ForkDrive': {
+      const source = sessions.get(a.sourceId)
+      if (source === undefined) throw new Refused(`no session ${a.sourceId}`)
+      if ((ctx as Json).sessions.get(SessionId(a.childId)) !== undefined) throw new Refused(`session ${a.childId} exists`)
+      // SessionStore.fork validates the boundary and cuts the seed; its child lives in a scratch fiber
+      // that is disposed at once, and the seed drives a new agent under the child id.
+      let forked: Json
+      let thrown: unknown
+      const tmp = `__adapter-fork-${a.childId}`
+      const fiber = (ctx as Json).plugin({ name: 'adapter-fork', inject: ['sessions'], apply: (sub: Json) => {
+        try { forked = sub.sessions.fork(source, a.boundary ?? undefined, SessionId(tmp)) } catch (e) { thrown = e }
+      } })
+      await fiber
+      const events = forked?.events
+      const header = forked?.header
+      fiber.dispose()
+      if (thrown !== undefined || forked === undefined) throw new Refused(`fork refused: ${(thrown as Error)?.message}`)
+      await newInstance(a.agent, a.childId, a.options, a.system, a.tools, events.map((e: Json) => structuredClone(e)),
+        { parentSession: header.parentSession, seedLength: header.seedLength })
+      return
+    }
+    case 'Resume': {
+      const old = sessions.get(a.sessionId)
+      if (old === undefined) throw new Refused(`no session ${a.sessionId}`)
+      const drivers = insts.filter(i => i.sessionId === a.sessionId && !i.disposed)
+      if (drivers.some(i => turnOpen(i) || i.gate !== undefined)) throw new Refused('a driver of the session is running')
+      // A restart: the old agents are gone (disposed while idle: no event), a new agent drives the stored log.
+      for (const d of drivers) { d.disposed = true; await d.handle.dispose() }
+      const events = old.events.map((e: Json) => structuredClone(e))
+      await newInstance(a.agent, a.sessionId, a.options, a.system, a.tools, events)
+      return
+    }
+    case 'Register': {
+      const l = a.listener
+      if (listeners.some(x => x.name === l.name) || l.script.length === 0) throw new Refused('duplicate or empty listener')
+      const entry: ScriptedListener = { name: l.name, agent: l.agent, script: l.script, calls: 0, held: l.script.map((c: Json) => structuredClone(c.messages ?? [])) }
+      listeners.push(entry);
+      (ctx as Json).on('agent/session-prefix', scriptedListener(entry))
+      return
+    }
+    case 'MutateContribution': {
+      const l = listeners.find(x => x.name === a.listener)
+      if (l === undefined) throw new Refused(`no listener ${a.listener}`)
+      // Change the contributed objects in place (the listener keeps returning them).
+      for (const held of l.held) {
+        const fresh = structuredClone(a.messages)
+        held.splice(0, held.length, ...held.slice(0, fresh.length).map((old: Json, n: number) => {
+          for (const key of Object.keys(old)) delete old[key]
+          return Object.assign(old, fresh[n])
+        }), ...fresh.slice(held.length))
+      }
+      return
+    }
+    case 'MountCompaction': await mountCompaction(a.policy); return
+    default: return applyLoop(a)
+  }
+  throw new Error(`unknown action ${a.action}`)
+}
+
+// The model's CompactPolicy() defaults (model/prefix_model/compaction.py): the basic service is
+// always loaded (no capacity: no pressure). A vector that compacts frames with these texts.
+const DEFAULT_POLICY = {
+  compactionRetries: 1, contextWindow: null, instruction: 'Summarize the conversation above.', maxTokens: 8192,
+  preamble: 'Checkpoint: the compaction service condensed the conversation before this point to free up context. '
+    + 'Take the summary as settled background, rely on it without repeating it, and go on with the task from '
+    + 'the messages that follow this checkpoint, as though nothing were taken away from the conversation.',
+  retainRatio: 0.16, retainTokens: null,
+  summarizationModel: '', summarizationProvider: '', thresholdRatio: 0.8,
+}
+
+async function mountCompaction(p: Json): Promise<void> {
+  {
+      policy = p
+      if (compactFiber !== undefined) { compactFiber.dispose(); compactFiber = undefined }
+      compactFiber = (ctx as Json).plugin(PolicyCompactService, {
+        thresholdRatio: p.thresholdRatio, retainRatio: p.retainRatio, ...p.retainTokens == null ? {} : { retainTokens: p.retainTokens },
+        summarizationProvider: p.summarizationProvider, summarizationModel: p.summarizationModel,
+        maxTokens: p.maxTokens, compactionRetries: p.compactionRetries,
+      })
+      await compactFiber
+      registerPostCompact()
+  }
+}
+
+async function applyLoop(a: Json): Promise<void> {
+  switch (a.action) {
+    case 'SendPrompt': {
+      const inst = live(a.instance)
+      if (turnOpen(inst)) throw new NoCounterpart('SendPrompt during a turn: the harness queues the prompt, the model refuses it')
+      inst.pendingPrompt = a
+      inst.agent.followup([text(a.text)])
+      return
+    }
+    case 'BeginStep': release(instance(a.instance), 'begin'); return
+    case 'Compose': release(instance(a.instance), 'compose'); return
+    case 'PreStep': release(instance(a.instance), 'pre-step', a); return
+    case 'Dispatch': release(instance(a.instance), 'dispatch', a); return
+    case 'Reply': {
+      const inst = instance(a.instance)
+      inst.reply = a
+      release(inst, 'stream', a)
+      return
+    }
+    case 'RunTools': release(instance(a.instance), 'tools', a); return
+    case 'PostStep': release(instance(a.instance), 'post-step', a); return
+    case 'Inject': {
+      const inst = live(a.instance)
+      inst.agent.inject([text(a.text)], { ...a.source == null ? {} : { source: a.source }, ...a.meta == null ? {} : { meta: a.meta } })
+      return
+    }
+    case 'Steer': {
+      const inst = live(a.instance)
+      if (!turnOpen(inst)) throw new NoCounterpart('Steer with no turn: the harness starts a turn, the model refuses it')
+      inst.pendingSteers++
+      inst.agent.steer([text(a.text)])
+      return
+    }
+    case 'Cancel': {
+      const inst = live(a.instance)
+      if (!turnOpen(inst)) throw new NoCounterpart('Cancel with no turn: the harness ignores it, the model refuses it')
+      const turns = inst.agent.session.events.filter((e: Json) => e.type === 'turn/start').length
+      if ((inst as Json).cancelledTurns === turns) throw new NoCounterpart('a second Cancel: the harness ignores it (first cause wins), the model refuses it')
+      inst.agent.cancel({ kind: 'user' });
+      (inst as Json).cancelledTurns = turns
+      return
+    }
+    case 'Dispose': {
+      const inst = live(a.instance)
+      inst.disposed = true
+      void Promise.resolve(inst.handle.dispose()).catch((e: unknown) => log('dispose failed', e))
+      return
+    }
+    case 'SetSystem': live(a.instance).system = a.text; return
+    case 'SetTools': { const inst = live(a.instance); await setTools(inst, a.tools); return }
+  }
+  throw new Error(`unknown action ${a.action}`)
+}
+
+function collect(): Json {
+  const appended: Json = {}
+  for (const [sid, session] of sessions) {
+    const events = session.events
+    const from = reported.get(sid) ?? 0
+    appended[sid] = events.slice(from).map(eventJson)
+    reported.set(sid, events.length)
+  }
+  const requests = sent.map(r => ({ ...r, request: translate(r.request) }))
+  sent = []
+  return { appended, sent: requests }
+}
+
+async function handle(req: Json): Promise<Json> {
+  const { id, method, params } = req
+  switch (method) {
+    case 'hello':
+      if (params?.protocol !== 1) return { id, error: { code: 'unsupported-protocol', message: 'protocol 1 only' } }
+      return { id, result: { protocol: 1, implementation: IMPLEMENTATION, kinds: ['scenario'], actions: ACTIONS.filter(a => !UNSUPPORTED.has(a)) } }
+    case 'reset':
+      await reset()
+      return { id, result: {} }
+    case 'apply': {
+      try {
+        await apply(params.action)
+      } catch (error) {
+        await settle()
+        collect() // whatever moved is not this action's
+        if (error instanceof Refused) return { id, error: { code: 'refused', message: `${params.action.action}: ${error.message}` } }
+        if (error instanceof NoCounterpart) return { id, error: { code: 'no-counterpart', message: error.message } }
+        log(error)
+        return { id, error: { code: 'bad-action', message: String((error as Error)?.message ?? error) } }
+      }
+      await settle()
+      return { id, result: collect() }
+    }
+    case 'shutdown':
+      return { id, result: {} }
+    default:
+      return { id, error: { code: 'unknown-method', message: String(method) } }
+  }
+}
+
+const rl = createInterface({ input: process.stdin })
+let chain = Promise.resolve()
+rl.on('line', (line) => {
+  chain = chain.then(async () => {
+    let req: Json
+    try { req = JSON.parse(line) } catch { process.stdout.write(JSON.stringify({ id: null, error: { code: 'bad-request', message: 'not JSON' } }) + '\n'); return }
+    const res = await handle(req)
+    process.stdout.write(JSON.stringify(res) + '\n')
+    if (req.method === 'shutdown') process.exit(0)
+  }).catch((e: unknown) => { log('adapter failure', e) })
+})
+rl.on('close', () => { void chain.then(() => process.exit(0)) })
