@@ -878,3 +878,13 @@ def test_the_worked_trace_of_appendix_b() -> None:
     three = world.requests[2]
     assert texts(three.request.messages)[0] == "user:P2" and "user:P" not in texts(three.request.messages)
     assert texts(three.request.messages)[1:] == texts(derive_messages(world.session("s1").log))[: len(three.request.messages) - 1]
+
+
+@pytest.mark.spec("D-17", "LOOP-1")
+def test_the_inputs_the_model_refuses_where_the_harness_queues_or_takes_them() -> None:
+    running = play((start(), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0)))
+    assert not enabled(running, SendPrompt(0, "another"))  # the harness queues it
+    assert not enabled(running, Inject(0, "note", FrozenMap({"plugin": "notes"})))  # no kind: the harness takes it
+    unknown = (FrozenMap({"type": "partial", "index": 0}),)
+    assert not enabled(running, Reply(0, stream=unknown))  # the harness logs it, then fails the turn
+    assert enabled(running, Reply(0, text="ok"))
