@@ -432,7 +432,7 @@ def test_replay_reports_an_adapter_that_ignores_a_guard_rewrites_its_log_refuses
     assert rewritten.startswith("after action 4 (PreStep): session s1's log changed an earlier event")
     assert replay(plain, Stubborn()) == ["action 3 (Compose) was refused: no waterfall here"]
     assert replay(plain, Broken()) == ["action 6 (Reply) failed: RuntimeError: stream closed"]
-    assert replay(plain | {"formatVersion": 1}, ModelAdapter()) == ["format version 1 is not 2"]  # a version-1 case: no log files
+    assert replay(plain | {"formatVersion": 1}, ModelAdapter()) == ["format version 1 is not 3"]  # a version-1 case: no log files
 
 
 @pytest.mark.spec("VAR-1", "VEC-3")

@@ -9,7 +9,7 @@
   mirrors, the model's own adapter and checker, ``replay`` and ``consume``
 """
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 SCHEMA_BASE = "https://github.com/session-prefix-model/spec/schema/"
 VECTOR_SCHEMA = SCHEMA_BASE + "vector.schema.json"
 MANIFEST_SCHEMA = SCHEMA_BASE + "manifest.schema.json"
