@@ -16,7 +16,7 @@ from prefix_model.examples.streams import text_stream
 from prefix_model.headers import LlmCallConfig
 from prefix_model.log import EMPTY_LOG
 from prefix_model.meter import node_prices
-from tests.loop_scripts import LONG_PROMPT, events_of, play, start, turn, types
+from tests.loop_scripts import LONG_PROMPT, play, start, turn, types
 
 FALLBACK = LlmCallConfig("mock", "mock-model")
 

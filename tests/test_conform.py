@@ -123,6 +123,20 @@ def test_an_adapter_that_cannot_be_used_is_exit_2_in_one_line(vectors: Path, cap
     assert "no manifest.json" in capsys.readouterr().err
 
 
+@pytest.mark.spec("VEC-5")
+def test_hostile_vectors_fail_by_name_or_are_exit_2_and_nothing_outside_is_read(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text("{not json", encoding="utf-8")
+    assert main(["conform", "--adapter", MODEL_ADAPTER, "--vectors", str(tmp_path)]) == 2
+    assert "manifest.json" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("[", encoding="utf-8")
+    entries = [{"id": "a/escape", "file": "../../etc/passwd", "sha256": "0"}, {"id": "a/broken", "file": "bad.json", "sha256": hashlib.sha256(b"[").hexdigest()}]
+    (tmp_path / "manifest.json").write_text(json.dumps({"formatVersion": 3, "cases": entries}), encoding="utf-8")
+    status, report = conform(capsys, "--adapter", MODEL_ADAPTER, "--vectors", str(tmp_path))
+    cases = by_id(report)
+    assert status == 1
+    assert "outside the vectors directory" in cases["a/escape"]["problems"][0] and "not JSON" in cases["a/broken"]["problems"][0]
+
+
 @pytest.mark.spec("VEC-4")
 def test_every_line_exchanged_is_valid_under_the_protocol_schema(vectors: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     transcript = tmp_path / "transcript.jsonl"

@@ -20,6 +20,7 @@ from prefix_model.checker.run import Report, Unusable, check_log
 from prefix_model.conform.client import AdapterFailure, AdapterProcess
 from prefix_model.conform.run import FAIL, as_json, as_junit, as_text, run_cases
 from prefix_model.conform.server import serve
+from prefix_model.vectors.consumer import VectorsUnreadable
 from prefix_model.contracts import Rejection
 from prefix_model.events import REQUEST_HEADER
 from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
@@ -304,10 +305,15 @@ def _run_conform(args: argparse.Namespace) -> int:
             raise _Unusable(str(failure)) from None
         try:
             outcomes = run_cases(adapter, directory, args.only, progress=sys.stderr.isatty())
+        except VectorsUnreadable as error:
+            raise _Unusable(str(error)) from None
         finally:
             adapter.stop()
     if args.junit is not None:
-        Path(args.junit).write_bytes(as_junit(outcomes, adapter.hello))
+        try:
+            Path(args.junit).write_bytes(as_junit(outcomes, adapter.hello))
+        except OSError as error:
+            raise _Unusable(f"{args.junit}: {error.strerror or error}") from None
     print(json.dumps(as_json(outcomes, adapter.hello), ensure_ascii=False) if args.json else as_text(outcomes, adapter.hello))
     return EXIT_VIOLATIONS if any(o.status == FAIL for o in outcomes) else EXIT_OK
 

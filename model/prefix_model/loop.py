@@ -79,7 +79,7 @@ from prefix_model.requests import Request, build_request
 from prefix_model.semantics import HARNESS, Semantics
 from prefix_model.stream import FAILED, assemble, check_stream, failure_of, tool_calls_of
 from prefix_model.waterfall import Composition, compose
-from prefix_model.world import Throw, AgentOptions, Instance, Listener, Mark, Phase, SentRequest, Session, World, text_message
+from prefix_model.world import Throw, AgentOptions, Instance, Listener, Mark, Phase, SentRequest, Session, World
 
 __all__ = ["enabled", "apply", "run", "next_turn", "PROMPT_PREFIX_DELIMITER"]
 
@@ -170,10 +170,6 @@ def _instance_ok(world: World, instance_id: int) -> bool:
 def _in_phase(world: World, instance_id: int, *phases: Phase) -> bool:
     # A disposed instance's driver still runs to its next checkpoint, which ends the turn (LOOP-6).
     return 0 <= instance_id < len(world.instances) and world.instance(instance_id).phase in phases
-
-
-def _header_in_log(world: World, instance_id: int) -> bool:
-    return fold_request_header(world.log_of(instance_id).events) is not None
 
 
 def _positions_ok(positions: tuple[int, int] | None, count: int) -> bool:

@@ -35,6 +35,7 @@ from prefix_model.world import World
 
 __all__ = [
     "JsonObject",
+    "VectorsUnreadable",
     "ActionRefused",
     "Adapter",
     "Checker",
@@ -53,6 +54,10 @@ __all__ = [
 
 JsonObject = dict[str, Any]
 LIMIT = 240
+
+
+class VectorsUnreadable(ValueError):
+    """A vectors directory whose manifest cannot be read: the path and why."""
 
 
 class ActionRefused(Exception):
@@ -359,12 +364,22 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
     Each case file's SHA-256 must equal the manifest's; a case file that is missing, altered or
     unreadable comes with its problem and no case.
     """
-    manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    where = directory / "manifest.json"
+    try:
+        manifest = json.loads(where.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise VectorsUnreadable(f"{where}: {getattr(error, 'strerror', None) or error}") from None
+    entries = manifest.get("cases") if isinstance(manifest, dict) else None
+    if not (isinstance(entries, list) and all(isinstance(e, dict) and {"id", "file", "sha256"} <= set(e) for e in entries)):
+        raise VectorsUnreadable(f"{where}: not a manifest (an object whose cases each name id, file and sha256)")
     if manifest.get("formatVersion") != FORMAT_VERSION:
         return [("manifest.json", None, (f"format version {manifest.get('formatVersion')!r} is not {FORMAT_VERSION}",))]
     loaded: list[tuple[str, Mapping[str, Any] | None, tuple[str, ...]]] = []
-    for entry in manifest["cases"]:
-        path = directory / entry["file"]
+    for entry in entries:
+        path = directory / str(entry["file"])
+        if not path.resolve().is_relative_to(directory.resolve()):  # never read outside the directory named
+            loaded.append((str(entry["id"]), None, (f"{entry['file']}: outside the vectors directory",)))
+            continue
         try:
             data = path.read_bytes()
         except OSError as error:
@@ -374,9 +389,14 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
         if digest != entry["sha256"]:
             loaded.append((entry["id"], None, (f"{entry['file']}: sha256 {digest} is not the manifest's {entry['sha256']}",)))
             continue
-        case = json.loads(data.decode("utf-8"))
-        if case.get("id") != entry["id"]:
-            loaded.append((entry["id"], None, (f"{entry['file']} holds case {case.get('id')!r}",)))
+        try:
+            case = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as error:
+            loaded.append((entry["id"], None, (f"{entry['file']}: not JSON: {error}",)))
+            continue
+        if not isinstance(case, dict) or case.get("id") != entry["id"]:
+            named = case.get("id") if isinstance(case, dict) else None
+            loaded.append((entry["id"], None, (f"{entry['file']} holds case {named!r}",)))
             continue
         loaded.append((entry["id"], case, ()))
     return loaded
