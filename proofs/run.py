@@ -94,6 +94,7 @@ EDGE_NOT_PROVED: tuple[str, ...] = (
     "cli",  # the command line (I/O edge)
     "world",  # the loop's state types: data only, no function to prove
     "actions",  # the action alphabet: data only
+    "prompt",  # the prompt action the state also holds: data only
     "semantics",  # the design-choice flags: data only
     "properties",  # the property checks themselves: judged by tests and variants, not by contracts
     "variants",  # the faulty-variant catalogue: exercised by tests and `prefix-model variants`

@@ -76,6 +76,7 @@ from prefix_model.world import (
     EMPTY_WORLD,
     AgentOptions,
     Append,
+    CancelThenPrepend,
     InjectThenPrepend,
     Instance,
     Listener,
@@ -179,16 +180,18 @@ def _calls(name: str, throws: bool) -> st.SearchStrategy[ListenerCall]:
         "short-circuit": messages.map(ShortCircuit),
         "throw": st.just(Throw()),
         "inject": st.builds(InjectThenPrepend, st.just(f"context from {name}"), messages),
+        "cancel": messages.map(CancelThenPrepend),
     }
-    names = ("prepend", "append", "inject", "short-circuit") + (("throw", "throw") if throws else ("prepend",))
+    names = ("prepend", "append", "inject", "short-circuit") + (("throw", "throw", "cancel") if throws else ("prepend",))
     return st.sampled_from(names).flatmap(lambda kind: kinds[kind])
 
 
 def listeners(name: str) -> st.SearchStrategy[Listener]:
     """Return listeners named ``name``: global or scoped to one agent, scripts of 1-3 calls.
 
-    A script never ends in ``Throw`` (its last call repeats forever): a listener throws on one
-    call and composes again later, as PFX-9's "the next turn recomposes" needs.
+    A script never ends in ``Throw`` or ``CancelThenPrepend`` (its last call repeats forever): a
+    listener throws or cancels on one call and composes again later, as PFX-9's and PFX-4's "the
+    next turn recomposes" needs (a cancelling last call starved every window past composition).
     """
     scope = st.sampled_from((None,) + AGENTS)
     early = st.sampled_from((0, 1, 1, 2)).flatmap(lambda n: st.lists(_calls(name, True), min_size=n, max_size=n))
@@ -421,7 +424,7 @@ def _blockable(world: World) -> list[int]:
         ends = [e.field("reason") for e in world.log_of(i).events if e.type == TURN_END]
         return bool(ends) and isinstance(ends[-1], FrozenMap) and ends[-1].get("kind") == "rejected"
 
-    return [i for i in _enabling(world, lambda i: SendPrompt(i, "")) if not rejected(i)]
+    return [i for i in _idle(world) if not rejected(i)]
 
 
 def _disposable(world: World) -> list[int]:
@@ -459,7 +462,26 @@ def _disposable_composing(world: World) -> list[int]:
 
 def _steerable(world: World) -> list[int]:
     """Return the instances with an open turn and no steering waiting (throttle: one item at a time)."""
-    return [i for i in _enabling(world, lambda i: Steer(i, "")) if not world.instance(i).steering]
+    return [i for i in _enabling(world, lambda i: Steer(i, "")) if world.instance(i).turn_open and not world.instance(i).steering]
+
+
+def _idle(world: World) -> list[int]:
+    """Return the live instances with no open turn: where a prompt opens one at once."""
+    return [i for i in _enabling(world, lambda i: SendPrompt(i, "")) if world.instance(i).phase is Phase.IDLE]
+
+
+def _inbox_inputs(world: World) -> list[Action]:
+    """Return the inputs whose answer is the inbox's (LOOP-13): a prompt to a busy instance, a steer or cancel when idle.
+
+    Throttle: one waiting prompt per instance; no idle steer where the last turn was one already.
+    """
+    def steered_last(i: int) -> bool:
+        starts = [e.seq for e in world.log_of(i).events if e.type == TURN_START]
+        return bool(starts) and world.log_of(i).events[starts[-1] + 1].field("content") == (FrozenMap({"type": "text", "text": STEERS[0]}),)
+
+    busy = [i for i in _live(world) if world.instance(i).turn_open and not world.instance(i).queued]
+    idle = _idle(world)
+    return [SendPrompt(i, PROMPTS[0]) for i in busy] + [Steer(i, STEERS[0]) for i in idle if not steered_last(i)] + [Cancel(i) for i in idle]
 
 
 def _in_window(world: World, phase: Phase, candidates: Callable[[World], list[int]]) -> list[int]:
@@ -486,7 +508,8 @@ def _approaching(world: World, target: Phase, candidates: Callable[[World], list
 
 
 def _cancellable(world: World) -> list[int]:
-    return _enabling(world, Cancel)
+    """Return the instances with an open turn and no cancellation pending (the inbox rule draws the others)."""
+    return [i for i in _enabling(world, Cancel) if world.instance(i).turn_open and world.instance(i).cancel is None]
 
 
 def _room(world: World) -> bool:
@@ -506,6 +529,7 @@ WINDOWS = (
     "pressure compaction",  # the service's post-step listener compacted under pressure
     "listener replace",  # a pre-step listener replaced surface nodes with its own user/message
     "inject while composing",  # an InjectThenPrepend call fired during Compose
+    "cancel while composing",  # a CancelThenPrepend call fired during Compose: the turn ended interrupted
     "inject before header",  # Inject in Phase.REQUEST: after step/start, before the header record
     "inject behind tools",  # Inject in Phase.TOOLS: deferred until after the batch
     "one-shot injection turn",  # Inject into an idle instance
@@ -523,6 +547,9 @@ WINDOWS = (
     "streamed reply",  # a Reply with the adapter's chunks wrote its assistant/message
     "interrupted mid-stream",  # a cancel or dispose ended a turn whose step had logged chunks and no message
     "usage-anchored pressure",  # a post-step measure took its baseline from a provider's usage
+    "queued prompt opens a turn",  # a turn ended and a prompt sent during it opened the next
+    "undrained steering opens a turn",  # a turn ended with steering waiting, which opened the next
+    "idle steer or cancel",  # a steer (an ordinary turn) or a cancel (nothing) to an idle instance
 )
 
 # What each property quantifies over; a check with no subject is vacuous.
@@ -656,8 +683,11 @@ def _compose_windows(before: World, action: Compose, after: World) -> list[str]:
     if any(m.kind == "composed" and m.value == () for m in kinds):
         found.append("empty composition")
     called = {l.name for l, new in zip(before.listeners, after.listeners) if new.calls > l.calls}
-    if any(isinstance(l.next_call(), InjectThenPrepend) for l in active_listeners(before.listeners, instance.agent) if l.name in called):
+    called_calls = [l.next_call() for l in active_listeners(before.listeners, instance.agent) if l.name in called]
+    if any(isinstance(call, InjectThenPrepend) for call in called_calls):
         found.append("inject while composing")
+    if any(isinstance(call, CancelThenPrepend) for call in called_calls):
+        found.append("cancel while composing")
     return found
 
 
@@ -681,9 +711,24 @@ def _service_windows(before: World, action: Action, after: World) -> list[str]:
     return found
 
 
+def _inbox_windows(before: World, action: Action, after: World) -> list[str]:
+    """The inbox's windows (LOOP-13): a waiting item opened the turn after the one this action ended."""
+    i = getattr(action, "instance", None)
+    if not isinstance(i, int) or not 0 <= i < len(before.instances):
+        return []
+    if isinstance(action, (Steer, Cancel)) and not before.instance(i).turn_open:
+        return ["idle steer or cancel"]
+    new = after.log_of(i).events[len(before.log_of(i).events) :]
+    ended = next((n for n, e in enumerate(new) if e.type == TURN_END), None)
+    if ended is None or not any(e.type == TURN_START for e in new[ended:]):
+        return []
+    waiting = before.instance(i)
+    return ["queued prompt opens a turn"] if waiting.queued else ["undrained steering opens a turn"] if waiting.steering else []
+
+
 def windows_of(before: World, action: Action, after: World) -> list[str]:
     """Return the named windows that applying ``action`` to ``before`` (giving ``after``) reached."""
-    return _service_windows(before, action, after) + _loop_windows(before, action, after)
+    return _service_windows(before, action, after) + _loop_windows(before, action, after) + _inbox_windows(before, action, after)
 
 
 def _loop_windows(before: World, action: Action, after: World) -> list[str]:
@@ -847,7 +892,7 @@ def _advance(self: LoopMachine, data: st.DataObject) -> None:
     self.world = self._apply(action)
 
 
-_PROMPT = _some(lambda i: SendPrompt(i, ""))
+_PROMPT = lambda self: bool(_idle(self.world))  # noqa: E731
 _BEGIN, _COMPOSE, _PRE, _DISPATCH = _some(BeginStep), _some(Compose), _some(PreStep), _some(Dispatch)
 _REPLY, _TOOLS, _POST = _some(Reply), _some(RunTools), _some(PostStep)
 
@@ -1220,7 +1265,7 @@ class LoopMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     @_counted
     def send_prompt(self, data: st.DataObject) -> None:
-        i = _instance(data, _enabling(self.world, lambda i: SendPrompt(i, "")))
+        i = _instance(data, _idle(self.world))
         action = data.draw(st.sampled_from(("plain", "contexts", "prompt-prefix", "both")).flatmap(lambda form: _prompt(i, form)))
         note(repr(action))
         self.world = self._apply(action)
@@ -1355,9 +1400,11 @@ class LoopMachine(RuleBasedStateMachine):
 
     @_counted
     def reply_failure(self, data: st.DataObject) -> None:
-        """The request fails (no retry): the turn ends in error."""
+        """The request fails (no retry): the turn ends in error; steering sent while it streamed opens the next turn."""
         i = self._drive_to(data, _approaching(self.world, Phase.STREAM, _live), Phase.STREAM)
         if self.world.instance(i).phase is Phase.STREAM:
+            if not self.world.instance(i).steering and data.draw(st.booleans(), label="steered"):
+                self._then(Steer(i, data.draw(st.sampled_from(STEERS), label="text")))
             self._then(data.draw(_reply(i, "failure")))
 
     @_counted
@@ -1411,13 +1458,27 @@ class LoopMachine(RuleBasedStateMachine):
         note(repr(action))
         self.world = self._apply(action)
 
-    @precondition(_some(Cancel))
+    @precondition(lambda self: bool(_cancellable(self.world)))
     @rule(data=st.data())
     @_counted
     def cancel(self, data: st.DataObject) -> None:
-        action = Cancel(_instance(data, _enabling(self.world, Cancel)))
+        action = Cancel(_instance(data, _cancellable(self.world)))
         note(repr(action))
         self.world = self._apply(action)
+
+    @precondition(lambda self: bool(_inbox_inputs(self.world)))
+    @rule(data=st.data())
+    @_counted
+    def to_the_inbox(self, data: st.DataObject) -> None:
+        """A prompt to a busy instance (it waits; the turn is then driven on until the prompt opens the next,
+        twelve segments at most), or a steer or cancel to an idle one (LOOP-13)."""
+        action = data.draw(st.sampled_from(_inbox_inputs(self.world)), label="input")
+        self._then(action)
+        i = action.instance
+        for _ in range(12 if isinstance(action, SendPrompt) else 0):
+            if not self.world.instance(i).queued or self.world.instance(i).phase is Phase.DISPOSED:
+                break
+            self._then(data.draw(_next_segment(self.world, i)))
 
     @precondition(lambda self: bool(_disposable(self.world)))
     @rule(data=st.data())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import os
 import shutil
 import sys
@@ -73,8 +74,8 @@ def test_a_broken_adapter_fails_the_cases_it_breaks_and_conform_goes_on(vectors:
     cases = by_id(report)
     assert status == 1
     planted = {
-        "inject/sources-and-meta": "differs at data",  # meta dropped
-        "prompt/prompt-prefix-context": "differs at data",
+        "inject/sources-and-meta": "differs at /expected/sessions/s1/",  # meta dropped
+        "prompt/prompt-prefix-context": "differs at /expected/sessions/s1/",
         "header/tools-change-between-turns": "SetTools is not implemented",  # the crash, with its stderr tail
         "steering/mid-turn": "no response within 5 s",  # the hang
         "loop/dispose-mid-turn": "protocol error",  # the garbage line
@@ -82,9 +83,9 @@ def test_a_broken_adapter_fails_the_cases_it_breaks_and_conform_goes_on(vectors:
     }
     for case_id, reason in planted.items():
         assert cases[case_id]["status"] == "fail", case_id
-        assert any(reason in problem for problem in cases[case_id]["problems"]), (case_id, cases[case_id]["problems"])
+        assert any(reason in problem["message"] for problem in cases[case_id]["problems"]), (case_id, cases[case_id]["problems"])
     assert cases["compaction/pressure"]["status"] == "not applicable"
-    assert "MountCompaction" in cases["compaction/pressure"]["problems"][0]
+    assert "MountCompaction" in cases["compaction/pressure"]["problems"][0]["message"]
     # Restarted after each crash, hang and garbage: the cases after them still run and pass.
     for case_id in ("loop/no-listener", "persisted/zstd-frames", "invalid/surf-8/provenance-misses-shadowed"):
         assert cases[case_id]["status"] == "pass", (case_id, cases[case_id]["problems"])
@@ -108,8 +109,11 @@ def test_tampered_vectors_fail_by_name(vectors: Path, capsys: pytest.CaptureFixt
     status, report = conform(capsys, "--adapter", MODEL_ADAPTER, "--vectors", str(tampered))
     cases = by_id(report)
     assert status == 1
-    assert "is not the manifest's" in cases["loop/no-listener"]["problems"][0]
-    assert "differs at data.error" in cases["compaction/refused"]["problems"][0]
+    assert "is not the manifest's" in cases["loop/no-listener"]["problems"][0]["message"]
+    # The first difference: an RFC 6901 pointer into the case file, both values there whole.
+    difference = cases["compaction/refused"]["problems"][0]
+    assert re.fullmatch(r"/expected/sessions/s1/\d+/data/error", difference["pointer"]) and difference["pointer"] in difference["message"]
+    assert difference["expected"] == difference["actual"].replace("estimated framed tokens", "framed tokens") != difference["actual"]
     assert {c["id"] for c in report["cases"] if c["status"] == "fail"} == {"loop/no-listener", "compaction/refused"}
 
 
@@ -134,7 +138,7 @@ def test_hostile_vectors_fail_by_name_or_are_exit_2_and_nothing_outside_is_read(
     status, report = conform(capsys, "--adapter", MODEL_ADAPTER, "--vectors", str(tmp_path))
     cases = by_id(report)
     assert status == 1
-    assert "outside the vectors directory" in cases["a/escape"]["problems"][0] and "not JSON" in cases["a/broken"]["problems"][0]
+    assert "outside the vectors directory" in cases["a/escape"]["problems"][0]["message"] and "not JSON" in cases["a/broken"]["problems"][0]["message"]
 
 
 @pytest.mark.spec("VEC-4")

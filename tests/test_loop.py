@@ -42,7 +42,9 @@ from prefix_model.events import (
     COMPACT_END,
     COMPACT_START,
     COMPACT_SUMMARY,
+    PROMPT_BLOCKED,
     REQUEST_HEADER,
+    STEERING_MESSAGE,
     STEP_END,
     STEP_START,
     TURN_END,
@@ -58,7 +60,7 @@ from prefix_model.loop import PROMPT_PREFIX_DELIMITER, apply, enabled
 from prefix_model.properties import check_all
 from prefix_model.meter import estimate_header, estimate_message, measure, surface_tokens
 from prefix_model.requests import boundary_log, reconstruct_request, request_to_json
-from prefix_model.world import AgentOptions, Listener, Phase, Prepend, Throw, World
+from prefix_model.world import AgentOptions, CancelThenPrepend, Listener, Phase, Prepend, Throw, World
 from tests.loop_scripts import (
     LONG_PROMPT,
     appending,
@@ -254,6 +256,27 @@ def test_cancel_inside_composition_sends_nothing_and_the_next_turn_recomposes_wi
     # The cancelled turn's prompt stays history and reaches the next request (Addendum 5).
     assert texts(world.requests[0].request.messages) == ("user:<P fresh>", "user:first", "user:second")
     assert [e.field("turn") for e in events_of(world) if e.type == TURN_START] == [1, 2]
+
+
+@pytest.mark.spec("PFX-4", "LOOP-6", "LOOP-13")
+def test_a_listener_that_cancels_while_composing_ends_the_turn_before_its_step_and_caches_nothing() -> None:
+    canceller = scripted("canceller", CancelThenPrepend(msgs("<P v1>")), Prepend(msgs("<P v2>")))
+    world = play((Register(canceller), Register(prepend("after", "<A>")), start(), SendPrompt(0, "first"), BeginStep(0), SendPrompt(0, "waiting"), Compose(0)))
+    # The later listener still ran (the waterfall goes on); the checkpoint after it ends the turn; the waiting prompt is dropped.
+    assert calls(world, "canceller") == 1 and calls(world, "after") == 1
+    assert turn_types(world, 1) == (TURN_START, USER_MESSAGE, TURN_END) and json_text(reason_of(world)) == '{"kind":"aborted"}'
+    assert world.requests == () and world.instance(0).prefix is None and world.instance(0).queued == ()
+    world = clean(play(turn(0, "second", compose=True), world))
+    assert texts(world.requests[0].request.messages) == ("user:<P v2>", "user:<A>", "user:first", "user:second")
+
+
+@pytest.mark.spec("PFX-9", "LOOP-6")
+def test_a_listener_that_throws_under_a_pending_cancel_ends_the_turn_aborted_not_in_error() -> None:
+    for interrupt, kind in ((Cancel(0), "aborted"), (Dispose(0), "disposed")):
+        world = clean(play((Register(scripted("flaky", Throw(), Prepend(msgs("<P>")))), start(), SendPrompt(0, "go"), BeginStep(0), interrupt, Compose(0))))
+        assert json_text(reason_of(world)) == f'{{"kind":"{kind}"}}' and world.instance(0).prefix is None
+    world = clean(play((Register(thrower("bad")), start(), SendPrompt(0, "go"), BeginStep(0), Cancel(0), Compose(0), SendPrompt(0, "again"), BeginStep(0), Compose(0))))
+    assert reason_of(world, index=0)["kind"] == "aborted" and reason_of(world)["kind"] == "error"  # no cancel pending: an error
 
 
 @pytest.mark.spec("LOOP-6", "PFX-4")
@@ -797,10 +820,74 @@ def test_every_request_is_the_one_its_final_log_reconstructs() -> None:
         assert not isinstance(rebuilt, Exception) and json_text(request_to_json(rebuilt)) == json_text(request_to_json(sent.request))  # type: ignore[arg-type]
 
 
+# --- The inbox: prompts and steering the running turn does not take ---
+
+
+def trigger_texts(world: World, session_id: str = "s1") -> tuple[str, ...]:
+    """Return the prompt of each turn (its first ``user/message`` or ``prompt/blocked``), in turn order."""
+    events, out = events_of(world, session_id), []
+    for start_event in (e for e in events if e.type == TURN_START):
+        first = next(e for e in events[start_event.seq :] if e.type in (USER_MESSAGE, PROMPT_BLOCKED))
+        content = first.field("content")
+        assert isinstance(content, tuple) and isinstance(content[-1], FrozenMap)
+        out.append(str(content[-1]["text"]))
+    return tuple(out)
+
+
+@pytest.mark.spec("LOOP-13", "LOOP-4")
+def test_a_prompt_sent_during_a_turn_waits_and_opens_the_next_turn_when_it_ends() -> None:
+    world = play((start(), SendPrompt(0, "first"), BeginStep(0), Compose(0), SendPrompt(0, "second"), SendPrompt(0, "third", blocked=True)))
+    assert types(world) == (TURN_START, USER_MESSAGE) and world.instance(0).queued == (SendPrompt(0, "second"), SendPrompt(0, "third", blocked=True))
+    world = clean(play((PreStep(0), Dispatch(0), Reply(0, text="one"), PostStep(0)), world))
+    # turn/end of turn 1, then turn 2 opens at once under the waiting prompt; the blocked one waits behind it.
+    assert turn_types(world, 1)[-1] == TURN_END and types(world)[-2:] == (TURN_START, USER_MESSAGE)
+    assert world.instance(0).phase is Phase.STEP_BEGIN and world.instance(0).queued == (SendPrompt(0, "third", blocked=True),)
+    world = clean(play(step(0, "two"), world))
+    assert turn_types(world, 3) == (TURN_START, PROMPT_BLOCKED, TURN_END) and world.instance(0).phase is Phase.IDLE
+    assert trigger_texts(world) == ("first", "second", "third") and [r.turn for r in world.requests] == [1, 2]
+
+
+@pytest.mark.spec("LOOP-13")
+def test_steering_a_turn_ends_without_draining_becomes_a_prompt_after_the_queued_ones() -> None:
+    world = play((start(), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Steer(0, "steer me"), SendPrompt(0, "queued")))
+    world = clean(play((Reply(0, failure="overloaded"),), world))
+    assert reason_of(world, index=0)["kind"] == "error" and STEERING_MESSAGE not in types(world)
+    assert world.instance(0).queued == (SendPrompt(0, "steer me"),)
+    world = clean(play((*step(0, "q"), *step(0, "s")), world))
+    assert trigger_texts(world) == ("go", "queued", "steer me") and world.instance(0).phase is Phase.IDLE
+
+
+@pytest.mark.spec("LOOP-13", "LOOP-6")
+def test_a_cancel_drops_what_waits_and_steering_after_it_opens_a_fresh_turn() -> None:
+    script: tuple[Action, ...] = (
+        start(), SendPrompt(0, "go"), BeginStep(0), Steer(0, "dropped steer"), SendPrompt(0, "dropped prompt"),
+        Cancel(0), Cancel(0), Steer(0, "after the cancel"), Compose(0),
+    )  # fmt: skip
+    world = clean(play(script))
+    assert reason_of(world, index=0)["kind"] == "aborted" and trigger_texts(world) == ("go", "after the cancel")
+    assert world.instance(0).phase is Phase.STEP_BEGIN and world.instance(0).queued == ()
+
+
+@pytest.mark.spec("LOOP-13")
+def test_idle_a_steer_is_an_ordinary_turn_and_a_cancel_does_nothing() -> None:
+    idle = play((start(), *turn(0, "one", compose=True)))
+    assert apply(idle, Cancel(0)) == idle
+    world = clean(play((Steer(0, "wake up"), *step(0, "ok")), idle))
+    assert trigger_texts(world) == ("one", "wake up") and STEERING_MESSAGE not in types(world)
+    assert event_of(world, TURN_START, index=1).field("trigger") == event_of(world, TURN_START).field("trigger")
+
+
+@pytest.mark.spec("LOOP-13", "LOOP-6")
+def test_a_disposed_driver_never_opens_the_waiting_turn() -> None:
+    world = clean(play((start(), SendPrompt(0, "go"), BeginStep(0), SendPrompt(0, "later"), Dispose(0), Compose(0))))
+    assert reason_of(world)["kind"] == "disposed" and trigger_texts(world) == ("go",)
+    assert world.instance(0).phase is Phase.DISPOSED and world.instance(0).queued == ()
+
+
 @pytest.mark.spec("LOOP-1")
 def test_an_action_outside_its_guard_is_refused() -> None:
     world = play((start(),))
-    for action in (Dispatch(0), Compose(0), BeginStep(0), Reply(0), RunTools(0), PostStep(0), Cancel(0), Steer(0, "x"), SendPrompt(5, "x"), Create("main", "s1")):
+    for action in (Dispatch(0), Compose(0), BeginStep(0), Reply(0), RunTools(0), PostStep(0), SendPrompt(5, "x"), Steer(5, "x"), Cancel(5), Create("main", "s1")):
         assert not enabled(world, action)
         with pytest.raises(icontract.ViolationError, match="LOOP-1"):
             apply(world, action)
@@ -880,11 +967,13 @@ def test_the_worked_trace_of_appendix_b() -> None:
     assert texts(three.request.messages)[1:] == texts(derive_messages(world.session("s1").log))[: len(three.request.messages) - 1]
 
 
-@pytest.mark.spec("D-17", "LOOP-1")
-def test_the_inputs_the_model_refuses_where_the_harness_queues_or_takes_them() -> None:
+@pytest.mark.spec("D-17", "LOOP-1", "STRM-1", "STRM-2")
+def test_the_inputs_outside_the_harness_types_are_outside_the_model_domain() -> None:
     running = play((start(), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0)))
-    assert not enabled(running, SendPrompt(0, "another"))  # the harness queues it
-    assert not enabled(running, Inject(0, "note", FrozenMap({"plugin": "notes"})))  # no kind: the harness takes it
+    assert enabled(running, SendPrompt(0, "another"))  # queued (LOOP-13)
+    assert not enabled(running, Inject(0, "note", FrozenMap({"plugin": "notes"})))  # no kind: not a MessageSource
     unknown = (FrozenMap({"type": "partial", "index": 0}),)
-    assert not enabled(running, Reply(0, stream=unknown))  # the harness logs it, then fails the turn
+    assert not enabled(running, Reply(0, stream=unknown))  # not a StreamChunk
+    left_open = (FrozenMap({"type": "block-start", "index": 0, "blockType": "image"}),)
+    assert not enabled(running, Reply(0, stream=left_open))  # no block deltas can build
     assert enabled(running, Reply(0, text="ok"))

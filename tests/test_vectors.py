@@ -44,15 +44,18 @@ from prefix_model.vectors.codec import ACTION_TYPES, CALL_TYPES, CodecError, act
 from prefix_model.checker.run import check_log
 from prefix_model.formats.events_jsonl import LogReadError
 from prefix_model.vectors.consumer import (
+    ABSENT,
     ActionRefused,
     FileRead,
     JsonObject,
     ModelAdapter,
     ModelChecker,
     ModelReader,
+    Problem,
     Unreadable,
     consume,
     consume_report,
+    pointer,
     replay,
 )
 from prefix_model.vectors.persisted import FileError, clocked, file_bytes, text_file, zstd_file
@@ -357,11 +360,14 @@ def test_a_tampered_vector_fails_with_a_clear_mismatch(generated: tuple[Path, Pa
     [altered] = write(tampered, hashlib.sha256(original.encode("utf-8")).hexdigest())
     assert "sha256" in altered and consume(tmp_path) == (0, 1)
     [mismatch] = write(tampered)
-    assert mismatch.startswith("session s1 event 1 differs at data.content[0].text:\n")
-    assert '"text":"hullo"' in mismatch.splitlines()[1] and '"text":"hello"' in mismatch.splitlines()[2]
+    # The first difference, as an RFC 6901 pointer into the case file, with both values there.
+    assert mismatch.splitlines() == ["session s1 event 1 differs at /expected/sessions/s1/1/data/content/0/text:", '    expected "hullo"', '    actual   "hello"']
+    assert isinstance(mismatch, Problem) and (mismatch.pointer, mismatch.expected, mismatch.actual) == ("/expected/sessions/s1/1/data/content/0/text", "hullo", "hello")
     record = original.splitlines()[next(n for n, line in enumerate(original.splitlines()) if '"loopRequest"' in line)]
     [missing] = write(original.replace(record + "\n", "").replace('"requests": [\n  ]', '"requests": []'))
-    assert missing.startswith("request 0: not expected, got ")
+    assert missing.startswith("request 0: not expected, got ") and isinstance(missing, Problem)
+    assert missing.pointer == "/expected/requests/0" and missing.expected is ABSENT and missing.actual["session"] == "s1"
+    assert pointer(("a/b", "c~d", 0)) == "/a~1b/c~0d/0"
 
 
 @pytest.mark.spec("VEC-3", "LOG-9", "LOG-2")
@@ -427,7 +433,7 @@ def test_replay_reports_an_adapter_that_ignores_a_guard_rewrites_its_log_refuses
     here, _ = generated
     guards, plain = load(here, "loop/guards-refuse"), load(here, "loop/no-listener")
     assert replay(guards, ModelAdapter()) == [] and replay(plain, ModelAdapter()) == []
-    assert replay(guards, Lenient()) == ["action 2 (SendPrompt) must be refused (its guard does not hold, LOOP-1) but was applied"]
+    assert replay(guards, Lenient()) == ["action 4 (Dispatch) must be refused (its guard does not hold, LOOP-1) but was applied"]
     [rewritten] = replay(plain, Rewriting())
     assert rewritten.startswith("after action 4 (PreStep): session s1's log changed an earlier event")
     assert replay(plain, Stubborn()) == ["action 3 (Compose) was refused: no waterfall here"]

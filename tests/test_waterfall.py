@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from prefix_model.actions import BeginStep, Compose, Register, SendPrompt
 from prefix_model.json_values import FrozenMap, JsonValue, json_text
 from prefix_model.waterfall import Composition, active_listeners, compose
-from prefix_model.world import Append, InjectThenPrepend, Listener, ListenerCall, Prepend, ShortCircuit, Throw
+from prefix_model.world import Append, CancelThenPrepend, InjectThenPrepend, Listener, ListenerCall, Prepend, ShortCircuit, Throw
 from tests.loop_scripts import appending, injecting, msgs, play, prepend, scripted, short_circuit, start, texts, thrower
 
 
@@ -63,6 +63,16 @@ def test_a_throw_rejects_the_waterfall_and_keeps_the_injects_made_before_it() ->
     assert result.injects == ("first", "second") and result.called == ("i1", "i2", "t")
 
 
+@pytest.mark.spec("PFX-4")
+def test_a_cancel_while_composing_is_reported_only_when_its_listener_is_called() -> None:
+    canceller = scripted("c", CancelThenPrepend(msgs("<C>")))
+    result = compose((prepend("p", "<P>"), canceller, prepend("q", "<Q>")), "main")
+    assert result.cancelled and product_texts(result) == ("user:<P>", "user:<C>", "user:<Q>")
+    assert not compose((short_circuit("s", "<S>"), canceller), "main").cancelled  # silenced: never called
+    thrown = compose((canceller, thrower("t")), "main")
+    assert thrown.cancelled and thrown.product is None
+
+
 @pytest.mark.spec("PFX-10")
 def test_inject_then_prepend_contributes_and_injects_in_call_order() -> None:
     result = compose((injecting("w", "workspace", "<W>"), prepend("p", "<P>"), injecting("k", "skills", "<K>")), "main")
@@ -94,8 +104,8 @@ AGENTS = ("main", "other")
 WORDS = ("<a>", "<b>", "<c>")
 
 
-def oracle(listeners: tuple[Listener, ...], agent: str) -> tuple[str | None, str | None, tuple[str, ...], tuple[str, ...]]:
-    """Return (product JSON or None, thrower, injects, called) by walking forward, then folding back."""
+def oracle(listeners: tuple[Listener, ...], agent: str) -> tuple[str | None, str | None, tuple[str, ...], tuple[str, ...], bool]:
+    """Return (product JSON or None, thrower, injects, called, cancelled) by walking forward, then folding back."""
     chain = [l for l in listeners if l.agent in (None, agent)]
     called: list[str] = []
     injects: list[str] = []
@@ -105,7 +115,7 @@ def oracle(listeners: tuple[Listener, ...], agent: str) -> tuple[str | None, str
         call = listener.script[min(listener.calls, len(listener.script) - 1)]
         called.append(listener.name)
         if isinstance(call, Throw):
-            return None, listener.name, tuple(injects), tuple(called)
+            return None, listener.name, tuple(injects), tuple(called), any(isinstance(c, CancelThenPrepend) for c in delegating)
         if isinstance(call, ShortCircuit):
             inner = list(call.messages)
             break
@@ -117,7 +127,7 @@ def oracle(listeners: tuple[Listener, ...], agent: str) -> tuple[str | None, str
         assert not isinstance(call, (Throw, ShortCircuit))
         mine: list[JsonValue] = list(call.messages)
         product = product + mine if isinstance(call, Append) else mine + product
-    return json_text(tuple(product)), None, tuple(injects), tuple(called)
+    return json_text(tuple(product)), None, tuple(injects), tuple(called), any(isinstance(c, CancelThenPrepend) for c in delegating)
 
 
 def _calls() -> st.SearchStrategy[ListenerCall]:
@@ -128,6 +138,7 @@ def _calls() -> st.SearchStrategy[ListenerCall]:
         words.map(ShortCircuit),
         st.just(Throw()),
         st.builds(InjectThenPrepend, st.sampled_from(("n1", "n2")), words),
+        words.map(CancelThenPrepend),
     )
 
 
@@ -145,5 +156,5 @@ def listener_lists(draw: st.DrawFn) -> tuple[Listener, ...]:
 def test_compose_agrees_with_an_independent_oracle(listeners: tuple[Listener, ...], agent: str) -> None:
     result = compose(listeners, agent)
     product = None if result.product is None else json_text(result.product)
-    assert (product, result.thrown_by, result.injects, result.called) == oracle(listeners, agent)
+    assert (product, result.thrown_by, result.injects, result.called, result.cancelled) == oracle(listeners, agent)
     assert all(isinstance(m, FrozenMap) for m in result.product or ())

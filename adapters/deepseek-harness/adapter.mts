@@ -28,8 +28,6 @@ const ACTIONS = [
 const UNSUPPORTED = new Set((process.env.DSH_ADAPTER_UNSUPPORTED ?? '').split(',').filter(Boolean))
 
 class Refused extends Error {}
-/** The model's guard refuses, but the harness would do something (queue, start a turn, ignore): never faked. */
-class NoCounterpart extends Error {}
 
 type GateKind = 'begin' | 'compose' | 'pre-step' | 'dispatch' | 'stream' | 'tools' | 'post-step'
 type Json = any
@@ -53,7 +51,7 @@ interface Inst {
   pendingSteers: number
   toolOutputs?: string[]
   toolIndex: number
-  pendingPrompt?: Json
+  pendingPrompts: Json[] // SendPrompt actions whose prompt-submit has not run yet, oldest first
   reply?: Json
   disposed: boolean
 }
@@ -299,11 +297,14 @@ async function reset(): Promise<void> {
   })
   await mountCompaction(DEFAULT_POLICY)
   // SendPrompt: the prompt-submit seam decides block / contexts.
-  c.on('agent/prompt-submit', async (agent: Json, _content: Json, _source: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
+  // A queued prompt's answer is found by its text: the inbox snapshots the content, so identity is lost.
+  // A turn opened by steering (idle, or left by an error or cancel) has no entry and takes the default.
+  c.on('agent/prompt-submit', async (agent: Json, content: Json, _source: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
     const inst = instOf(agent)
-    const p = inst?.pendingPrompt
-    if (!inst || p === undefined) return next()
-    inst.pendingPrompt = undefined
+    const said = content.length === 1 && content[0].type === 'text' ? content[0].text : undefined
+    const at = inst?.pendingPrompts.findIndex((p: Json) => p.text === said) ?? -1
+    if (!inst || at < 0) return next()
+    const [p] = inst.pendingPrompts.splice(at, 1)
     if (p.blocked) return { kind: 'block', reason: 'blocked' }
     const ctxOf = (x: Json, placement: string): Json => ({ content: [text(x.text)], source: x.source, ...placement === 'prompt-prefix' ? { placement } : {}, ...x.meta == null ? {} : { meta: x.meta } })
     const additional = [...p.promptPrefix.map((x: Json) => ctxOf(x, 'prompt-prefix')), ...p.contexts.map((x: Json) => ctxOf(x, 'separate'))]
@@ -311,9 +312,10 @@ async function reset(): Promise<void> {
     return { kind: 'allow', additionalContexts: additional }
   })
   c.on('session/event', (session: Json, event: Json) => {
-    if (event.type !== 'steering/message') return
     const inst = bySession.get(String(session.id))
-    if (inst && inst.pendingSteers > 0) inst.pendingSteers--
+    if (inst === undefined) return
+    if (event.type === 'steering/message' && inst.pendingSteers > 0) inst.pendingSteers--
+    if (event.type === 'turn/end') inst.pendingSteers = 0 // undrained steering is queued input now (L/loop.ts:266-278)
   })
 }
 
@@ -348,6 +350,9 @@ function scriptedListener(l: ScriptedListener) {
       case 'InjectThenPrepend':
         agent.inject([text(call.text)])
         return [...held, ...await next()]
+      case 'CancelThenPrepend':
+        agent.cancel({ kind: 'user' })
+        return [...held, ...await next()]
       default: return [...held, ...await next()]
     }
   }
@@ -374,7 +379,7 @@ async function setTools(inst: Inst, tools: Json[]): Promise<void> {
 async function newInstance(agentName: string, sessionId: string, options: Json, system: string, tools: Json[], seed?: Json[], meta?: Json): Promise<Inst> {
   const inst: Inst = {
     id: insts.length, agentName, sessionId, handle: undefined, agent: undefined, system, tools: [], toolDisposers: [],
-    turn: 0, step: 0, passedBegin: false, pendingSteers: 0, toolIndex: 0, disposed: false,
+    turn: 0, step: 0, passedBegin: false, pendingSteers: 0, pendingPrompts: [], toolIndex: 0, disposed: false,
   }
   const handle = await (ctx as Json).agents.create({
     sessionId: SessionId(sessionId), agentOptions: optionsOf(options),
@@ -516,8 +521,7 @@ async function applyLoop(a: Json): Promise<void> {
   switch (a.action) {
     case 'SendPrompt': {
       const inst = live(a.instance)
-      if (turnOpen(inst)) throw new NoCounterpart('SendPrompt during a turn: the harness queues the prompt, the model refuses it')
-      inst.pendingPrompt = a
+      inst.pendingPrompts.push(a)
       inst.agent.followup([text(a.text)])
       return
     }
@@ -540,18 +544,15 @@ async function applyLoop(a: Json): Promise<void> {
     }
     case 'Steer': {
       const inst = live(a.instance)
-      if (!turnOpen(inst)) throw new NoCounterpart('Steer with no turn: the harness starts a turn, the model refuses it')
-      inst.pendingSteers++
+      if (turnOpen(inst)) inst.pendingSteers++ // idle, the harness opens an ordinary turn instead
       inst.agent.steer([text(a.text)])
       return
     }
     case 'Cancel': {
       const inst = live(a.instance)
-      if (!turnOpen(inst)) throw new NoCounterpart('Cancel with no turn: the harness ignores it, the model refuses it')
-      const turns = inst.agent.session.events.filter((e: Json) => e.type === 'turn/start').length
-      if ((inst as Json).cancelledTurns === turns) throw new NoCounterpart('a second Cancel: the harness ignores it (first cause wins), the model refuses it')
-      inst.agent.cancel({ kind: 'user' });
-      (inst as Json).cancelledTurns = turns
+      inst.pendingSteers = 0 // the inbox is cleared
+      inst.pendingPrompts = []
+      inst.agent.cancel({ kind: 'user' })
       return
     }
     case 'Dispose': {
@@ -595,7 +596,6 @@ async function handle(req: Json): Promise<Json> {
         await settle()
         collect() // whatever moved is not this action's
         if (error instanceof Refused) return { id, error: { code: 'refused', message: `${params.action.action}: ${error.message}` } }
-        if (error instanceof NoCounterpart) return { id, error: { code: 'no-counterpart', message: error.message } }
         log(error)
         return { id, error: { code: 'bad-action', message: String((error as Error)?.message ?? error) } }
       }

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from prefix_model.compaction import CompactPolicy
 from prefix_model.headers import LlmCallConfig
 from prefix_model.json_values import FrozenMap, JsonValue
+from prefix_model.prompt import PromptContext, SendPrompt
 from prefix_model.world import AgentOptions, Listener
 
 __all__ = [
@@ -98,15 +99,6 @@ class MountCompaction:
 
 
 @dataclass(frozen=True, slots=True)
-class PromptContext:
-    """One of a prompt-submit listener's ``additionalContexts``: its text, producer source and meta (A/types.ts:111)."""
-
-    text: str
-    source: FrozenMap = FrozenMap({"kind": "plugin", "plugin": "context"})
-    meta: FrozenMap | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class PlainReplace:
     """A pre-step listener's own replacement: one ``user/message`` over surface positions [i, j], no ``compact/*``."""
 
@@ -114,17 +106,6 @@ class PlainReplace:
     end: int
     text: str
     source: FrozenMap = FrozenMap({"kind": "plugin", "plugin": "manual"})
-
-
-@dataclass(frozen=True, slots=True)
-class SendPrompt:
-    """Send a prompt to an idle instance: ``turn/start``, ``agent/prompt-submit``, the user message."""
-
-    instance: int
-    text: str
-    blocked: bool = False
-    contexts: tuple[PromptContext, ...] = ()  # additionalContexts placed 'separate': injected after the prompt
-    prompt_prefix: tuple[PromptContext, ...] = ()  # additionalContexts placed 'prompt-prefix': baked into it
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +211,10 @@ class Inject:
 
 @dataclass(frozen=True, slots=True)
 class Steer:
-    """``agent.steer(text)`` during a turn: a steering item for the next checkpoint."""
+    """``agent.steer(text)``: during a turn, a steering item for the next checkpoint; idle, a prompt.
+
+    Steering a turn ends without draining (an error, a cancel) becomes a queued prompt (L/loop.ts:266-278).
+    """
 
     instance: int
     text: str
@@ -238,7 +222,7 @@ class Steer:
 
 @dataclass(frozen=True, slots=True)
 class Cancel:
-    """``agent.cancel()`` during a turn: the next checkpoint ends it ``aborted``."""
+    """``agent.cancel()``: drops waiting prompts and steering; an open turn ends ``aborted`` at its next checkpoint."""
 
     instance: int
 

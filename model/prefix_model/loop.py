@@ -133,12 +133,21 @@ def _sourced(text: str, source: FrozenMap, meta: FrozenMap | None) -> FrozenMap:
 
 
 def _end_turn(world: World, instance: Instance, reason: dict[str, object]) -> World:
-    """Close the instance's open step (if any) and its turn; park it (or retire it if disposed)."""
+    """Close the instance's open step (if any) and its turn; the driver then takes its inbox (``_next_turn``)."""
     if instance.step_open:
         world = _emit(world, instance.session_id, STEP_END, {"turn": instance.turn, "step": instance.step})
     world = _emit(world, instance.session_id, TURN_END, {"turn": instance.turn, "reason": reason})
-    phase = Phase.DISPOSED if instance.disposed else Phase.IDLE
-    return _set(world, instance.id, phase=phase, cancel=None, steering=(), deferred=(), pending_calls=(), continues=False)
+    return _next_turn(world, world.instance(instance.id))
+
+
+def _next_turn(world: World, instance: Instance) -> World:
+    """The driver after ``turn/end``: steering the turn never drained joins the queued prompts, and the
+    oldest of them opens the next turn at once; a disposed driver exits instead (L/loop.ts:202-283)."""
+    if instance.disposed:
+        return _set(world, instance.id, phase=Phase.DISPOSED, cancel=None, steering=(), queued=(), deferred=(), pending_calls=())
+    queued = instance.queued + tuple(SendPrompt(instance.id, text) for text in instance.steering)
+    world = _set(world, instance.id, phase=Phase.IDLE, cancel=None, steering=(), queued=queued[1:], deferred=(), pending_calls=(), continues=False)
+    return _send_prompt(world, queued[0]) if queued else world
 
 
 def _interrupted(world: World, instance: Instance) -> World:
@@ -234,7 +243,7 @@ def enabled(world: World, action: Action) -> bool:
         case MountCompaction():
             return True
         case SendPrompt(instance=i):
-            return _instance_ok(world, i) and _in_phase(world, i, Phase.IDLE) and _contexts_ok(action)
+            return _instance_ok(world, i) and _contexts_ok(action)
         case BeginStep(instance=i):
             return _in_phase(world, i, Phase.STEP_BEGIN)
         case Compose(instance=i):
@@ -253,13 +262,9 @@ def enabled(world: World, action: Action) -> bool:
             return _in_phase(world, i, Phase.POST_STEP) and _positions_ok(positions, len(world.log_of(i).surface.nodes))
         case Inject(instance=i, source=source, meta=meta):
             return _instance_ok(world, i) and _source_ok(source) and (meta is None or is_json_value(meta))
-        case Steer(instance=i) | Cancel(instance=i):
-            return _instance_ok(world, i) and world.instance(i).turn_open and (
-                isinstance(action, Steer) or world.instance(i).cancel is None
-            )
         case SetTools(instance=i, tools=tools):
             return _instance_ok(world, i) and is_json_value(tools)
-        case Dispose(instance=i) | SetSystem(instance=i):
+        case Steer(instance=i) | Cancel(instance=i) | Dispose(instance=i) | SetSystem(instance=i):
             return _instance_ok(world, i)
     return False
 
@@ -359,10 +364,14 @@ def _composition(world: World, instance: Instance, semantics: Semantics) -> tupl
 
 def _compose(world: World, instance_id: int, semantics: Semantics, then: Phase) -> World:
     """Compose the prefix; cache it unless the waterfall threw or was interrupted (facts §4.6-§4.8)."""
+    world, result = _composition(world, world.instance(instance_id), semantics)
+    if result.cancelled:  # a listener called agent.cancel() while composing (L/agent.ts:386-423)
+        world = _cancel(world, world.instance(instance_id))
     instance = world.instance(instance_id)
-    world, result = _composition(world, instance, semantics)
     if result.product is None:
         world = _mark(world, instance, "compose-failed")
+        if instance.cancel is not None:  # a throw under a cancellation ends the turn as interrupted (L/loop.ts:614-622)
+            return _interrupted(world, instance)
         reason = {"kind": "error", "step": instance.step, "message": f"session-prefix listener {result.thrown_by} threw"}
         return _end_turn(world, instance, reason)
     if instance.cancel is not None:
@@ -629,7 +638,7 @@ def _post_step(world: World, action: PostStep, semantics: Semantics) -> World:
         return _set(world, instance.id, phase=Phase.STEP_BEGIN, continues=False)
     reason = {"kind": "max-tokens"} if instance.max_tokens else {"kind": "completed"}
     world = _emit(world, instance.session_id, TURN_END, {"turn": instance.turn, "reason": reason})
-    return _set(world, instance.id, phase=Phase.IDLE, cancel=None, steering=(), deferred=())
+    return _next_turn(world, world.instance(instance.id))
 
 
 # --- Inputs in any window ---
@@ -649,6 +658,14 @@ def _inject(world: World, action: Inject) -> World:
     world = _emit(world, sid, TURN_START, {"turn": turn, "trigger": {"kind": "injection", "source": source}})
     world = _emit(world, sid, USER_MESSAGE, data, APPEND)
     return _emit(world, sid, TURN_END, {"turn": turn, "reason": {"kind": "completed"}})
+
+
+def _cancel(world: World, instance: Instance) -> World:
+    """``agent.cancel()``: the waiting prompts and steering are dropped; an open turn ends ``aborted`` at
+    its next checkpoint (the first cause wins); an idle instance has nothing to cancel (L/agent.ts:386-423)."""
+    if not instance.turn_open:
+        return world
+    return _set(world, instance.id, cancel=instance.cancel or "aborted", queued=(), steering=())
 
 
 def _dispose(world: World, action: Dispose) -> World:
@@ -686,7 +703,9 @@ def apply(world: World, action: Action, semantics: Semantics = HARNESS) -> World
             return replace(world, compaction=policy)
         case MutateContribution():
             return _mutate(world, action)
-        case SendPrompt():
+        case SendPrompt(instance=i):
+            if world.instance(i).turn_open:  # the inbox's queued FIFO (L/agent.ts:234-249)
+                return _set(world, i, queued=world.instance(i).queued + (action,))
             return _send_prompt(world, action)
         case BeginStep():
             return _begin_step(world, action, semantics)
@@ -705,9 +724,11 @@ def apply(world: World, action: Action, semantics: Semantics = HARNESS) -> World
         case Inject():
             return _inject(world, action)
         case Steer(instance=i, text=text):
-            return _set(world, i, steering=world.instance(i).steering + (text,))
+            if world.instance(i).turn_open:
+                return _set(world, i, steering=world.instance(i).steering + (text,))
+            return _send_prompt(world, SendPrompt(i, text))  # idle: a waking ordinary turn (L/agent.ts:240-247)
         case Cancel(instance=i):
-            return _set(world, i, cancel="aborted")
+            return _cancel(world, world.instance(i))
         case Dispose():
             return _dispose(world, action)
         case SetSystem(instance=i, text=text):

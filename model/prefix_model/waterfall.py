@@ -15,19 +15,21 @@ import icontract
 
 from prefix_model.contracts import ENABLED
 from prefix_model.json_values import JsonValue
-from prefix_model.world import Append, InjectThenPrepend, Listener, ShortCircuit, Throw
+from prefix_model.world import Append, CancelThenPrepend, InjectThenPrepend, Listener, ShortCircuit, Throw
 
 __all__ = ["Composition", "active_listeners", "compose"]
 
 
 @dataclass(frozen=True, slots=True)
 class Composition:
-    """What one waterfall run did: its product (``None`` if it threw), the injects, who was called."""
+    """What one waterfall run did: its product (``None`` if it threw), the injects, who was called,
+    and whether a listener cancelled the turn while composing."""
 
     product: tuple[JsonValue, ...] | None
     thrown_by: str | None
     injects: tuple[str, ...]
     called: tuple[str, ...]
+    cancelled: bool = False
 
 
 @icontract.ensure(
@@ -56,11 +58,11 @@ def _run(chain: tuple[Listener, ...]) -> Composition:
         return Composition(call.messages, None, (), (head.name,))
     injects = (call.text,) if isinstance(call, InjectThenPrepend) else ()
     rest = _run(chain[1:])
-    called = (head.name,) + rest.called
+    called, cancelled = (head.name,) + rest.called, isinstance(call, CancelThenPrepend) or rest.cancelled
     if rest.product is None:
-        return Composition(None, rest.thrown_by, injects + rest.injects, called)
+        return Composition(None, rest.thrown_by, injects + rest.injects, called, cancelled)
     product = rest.product + call.messages if isinstance(call, Append) else call.messages + rest.product
-    return Composition(product, None, injects + rest.injects, called)
+    return Composition(product, None, injects + rest.injects, called, cancelled)
 
 
 @icontract.ensure(

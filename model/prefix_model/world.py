@@ -19,6 +19,7 @@ from prefix_model.fork import Lineage
 from prefix_model.headers import LlmCallConfig
 from prefix_model.json_values import FrozenMap, JsonValue
 from prefix_model.log import EMPTY_LOG, Log
+from prefix_model.prompt import SendPrompt
 from prefix_model.requests import Request
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "ShortCircuit",
     "Throw",
     "InjectThenPrepend",
+    "CancelThenPrepend",
     "ListenerCall",
     "Listener",
     "Session",
@@ -112,7 +114,14 @@ class InjectThenPrepend:
     messages: tuple[FrozenMap, ...]
 
 
-ListenerCall = Prepend | Append | ShortCircuit | Throw | InjectThenPrepend
+@dataclass(frozen=True, slots=True)
+class CancelThenPrepend:
+    """Call ``agent.cancel()`` while composing, then prepend: the checkpoint after the waterfall ends the turn."""
+
+    messages: tuple[FrozenMap, ...]
+
+
+ListenerCall = Prepend | Append | ShortCircuit | Throw | InjectThenPrepend | CancelThenPrepend
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +173,7 @@ class Instance:
     boundary: tuple[FrozenMap, ...] = ()  # the boundary snapshot of the open step
     cancel: str | None = None  # 'aborted' or 'disposed': the first cancellation request of the turn
     steering: tuple[str, ...] = ()  # steering items waiting for a checkpoint
+    queued: tuple[SendPrompt, ...] = ()  # prompts sent while a turn runs, oldest first (the inbox's queued FIFO)
     deferred: tuple[FrozenMap, ...] = ()  # the data of injects waiting for the tool batch to settle
     pending_calls: tuple[tuple[str, str, str], ...] = ()  # (id, name, arguments) of the reply's tool calls
     continues: bool = False  # the step's reply asks for another step (tool calls)

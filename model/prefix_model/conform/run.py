@@ -18,7 +18,7 @@ from typing import Any
 
 from prefix_model.conform.client import AdapterFailure, AdapterProcess
 from prefix_model.conform.protocol import PROTOCOL_VERSION
-from prefix_model.vectors.consumer import load_cases, replay
+from prefix_model.vectors.consumer import Problem, load_cases, replay
 
 __all__ = ["Outcome", "kind_of", "not_applicable", "run_cases", "as_json", "as_text", "as_junit", "PASS", "FAIL", "NOT_APPLICABLE"]
 
@@ -94,12 +94,17 @@ def _by(outcomes: list[Outcome], keys: Any) -> dict[str, dict[str, int]]:
     return {key: {"pass": c[PASS], "fail": c[FAIL], "notApplicable": c[NOT_APPLICABLE]} for key, c in sorted(table.items())}
 
 
+def _problem(problem: str) -> dict[str, Any]:
+    """A problem as JSON: ``{message}``, and for a difference its pointer and both values, whole."""
+    return problem.to_json() if isinstance(problem, Problem) else {"message": problem}
+
+
 def as_json(outcomes: list[Outcome], hello: Mapping[str, Any]) -> dict[str, Any]:
     """Return the machine report: the adapter, every case untruncated, totals per kind and per requirement ID."""
     return {
         "protocol": PROTOCOL_VERSION,
         "implementation": hello.get("implementation"),
-        "cases": [{"id": o.id, "kind": o.kind, "status": o.status, "problems": list(o.problems), "requirements": list(o.requirements)} for o in outcomes],
+        "cases": [{"id": o.id, "kind": o.kind, "status": o.status, "problems": [_problem(p) for p in o.problems], "requirements": list(o.requirements)} for o in outcomes],
         "totals": _totals(outcomes),
         "byKind": _by(outcomes, lambda o: (o.kind,)),
         "byRequirement": _by(outcomes, lambda o: o.requirements),

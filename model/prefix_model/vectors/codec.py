@@ -32,7 +32,7 @@ from prefix_model.formats.events_jsonl import event_to_json
 from prefix_model.headers import LlmCallConfig
 from prefix_model.json_values import FrozenMap, JsonValue, is_json_value, json_text
 from prefix_model.requests import request_to_json
-from prefix_model.world import Append, InjectThenPrepend, Listener, Prepend, SentRequest, ShortCircuit, Throw, World
+from prefix_model.world import Append, CancelThenPrepend, InjectThenPrepend, Listener, Prepend, SentRequest, ShortCircuit, Throw, World
 
 __all__ = [
     "CodecError",
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 ACTION_TYPES: tuple[type, ...] = typing.get_args(_actions.Action)
-CALL_TYPES: tuple[type, ...] = (Prepend, Append, ShortCircuit, Throw, InjectThenPrepend)
+CALL_TYPES: tuple[type, ...] = (Prepend, Append, ShortCircuit, Throw, InjectThenPrepend, CancelThenPrepend)
 _TAGS: tuple[tuple[str, tuple[type, ...]], ...] = (("action", ACTION_TYPES), ("call", CALL_TYPES))
 _OMITTED: frozenset[tuple[type, str]] = frozenset({(LlmCallConfig, "written"), (Listener, "calls")})
 _OBJECT_TUPLES: dict[tuple[type, str], tuple[str, ...]] = {(Reply, "tool_calls"): ("id", "name", "arguments")}

@@ -46,6 +46,9 @@ __all__ = [
     "ModelChecker",
     "ModelReader",
     "replay",
+    "Problem",
+    "ABSENT",
+    "pointer",
     "CaseResult",
     "load_cases",
     "consume_report",
@@ -210,33 +213,71 @@ def _short(text: str) -> str:
     return text if len(text) <= LIMIT else f"{text[:LIMIT]}… (+{len(text) - LIMIT} chars)"
 
 
-def _where(expected: JsonValue, actual: JsonValue, path: str = "") -> str:
-    """Return the JSON path of the first place two values differ (by JSON text), or '' for the whole value."""
-    if isinstance(expected, FrozenMap) and isinstance(actual, FrozenMap):
-        if list(expected) != list(actual):
-            return path  # the keys differ: the object itself
+ABSENT: Any = object()  # a side of a difference that has no value there
+
+
+class Problem(str):
+    """One thing wrong with a case: the line people read (values shortened) and, for a difference, where.
+
+    ``pointer`` is an RFC 6901 JSON Pointer into the case file (through a ``log`` line it goes on into
+    the line's parsed value); ``expected`` and ``actual`` are the whole values there, ``ABSENT`` on a
+    side that has none. A plain ``str`` otherwise, so a problem compares equal to its text.
+    """
+
+    pointer: str | None
+    expected: Any
+    actual: Any
+
+    def __new__(cls, text: str, pointer: str | None = None, expected: Any = ABSENT, actual: Any = ABSENT) -> Problem:
+        problem = super().__new__(cls, text)
+        problem.pointer, problem.expected, problem.actual = pointer, expected, actual
+        return problem
+
+    def to_json(self) -> JsonObject:
+        """Return ``{message, pointer?, expected?, actual?}``: a side with no value is left out."""
+        fields: JsonObject = {"message": str(self)}
+        if self.pointer is not None:
+            fields["pointer"] = self.pointer
+        for key, value in (("expected", self.expected), ("actual", self.actual)):
+            if value is not ABSENT:
+                fields[key] = value
+        return fields
+
+
+def pointer(parts: Sequence[object]) -> str:
+    """Return the RFC 6901 JSON Pointer of ``parts`` (``~`` as ``~0``, ``/`` as ``~1``)."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def _where(expected: object, actual: object, path: tuple[object, ...] = ()) -> tuple[tuple[object, ...], object, object]:
+    """Return the path of the first place two plain JSON values differ (by JSON text), and both values there."""
+    if isinstance(expected, dict) and isinstance(actual, dict) and list(expected) == list(actual):
         for key in expected:
-            if json_text(expected[key]) != json_text(actual[key]):
-                return _where(expected[key], actual[key], f"{path}.{key}" if path else key)
-    if isinstance(expected, tuple) and isinstance(actual, tuple) and len(expected) == len(actual):
+            if _text(expected[key]) != _text(actual[key]):
+                return _where(expected[key], actual[key], path + (key,))
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
         for index, (a, b) in enumerate(zip(expected, actual)):
-            if json_text(a) != json_text(b):
-                return _where(a, b, f"{path}[{index}]")
-    return path
+            if _text(a) != _text(b):
+                return _where(a, b, path + (index,))
+    return path, expected, actual  # the keys, the lengths or the scalars differ: this value itself
 
 
-def _compare(what: str, expected: Sequence[object], actual: Sequence[object]) -> list[str]:
-    """Return at most one mismatch: the first index where two arrays of JSON values differ."""
+def _compare(what: str, base: tuple[object, ...], expected: Sequence[object], actual: Sequence[object]) -> list[Problem]:
+    """Return at most one mismatch: the first index where two arrays of JSON values differ, ``base`` the expected array's path."""
     for index in range(max(len(expected), len(actual))):
+        at = base + (index,)
         if index >= len(expected):
-            return [f"{what} {index}: not expected, got {_short(_text(actual[index]))}"]
+            return [Problem(f"{what} {index}: not expected, got {_short(_text(actual[index]))}", pointer(at), actual=actual[index])]
         if index >= len(actual):
-            return [f"{what} {index}: missing (expected {len(expected)}, got {len(actual)}); expected {_short(_text(expected[index]))}"]
+            text = f"{what} {index}: missing (expected {len(expected)}, got {len(actual)}); expected {_short(_text(expected[index]))}"
+            return [Problem(text, pointer(at), expected=expected[index])]
         want, got = _text(expected[index]), _text(actual[index])
         if want != got:
-            where = _where(freeze(expected[index]), freeze(actual[index])) if not got.startswith("<not JSON") else ""
-            at = f" at {where}" if where else ""
-            return [f"{what} {index} differs{at}:\n    expected {_short(want)}\n    actual   {_short(got)}"]
+            if got.startswith("<not JSON"):
+                return [Problem(f"{what} {index} differs at {pointer(at)}:\n    expected {_short(want)}\n    actual   {got}", pointer(at), expected[index])]
+            path, there, here = _where(expected[index], actual[index], at)
+            text = f"{what} {index} differs at {pointer(path)}:\n    expected {_short(_text(there))}\n    actual   {_short(_text(here))}"
+            return [Problem(text, pointer(path), there, here)]
     return []
 
 
@@ -263,25 +304,25 @@ def _replay_scenario(case: Mapping[str, Any], adapter: Adapter, stepwise: bool) 
         except ActionRefused as error:
             if index in refused:
                 continue
-            return [f"action {index} ({name}) was refused: {error}"]
+            return [Problem(f"action {index} ({name}) was refused: {error}", pointer(("actions", index)))]
         except Exception as error:  # an adapter's failure is a finding about it, never a crash of the consumer
-            return [f"action {index} ({name}) failed: {type(error).__name__}: {error}"]
+            return [Problem(f"action {index} ({name}) failed: {type(error).__name__}: {error}", pointer(("actions", index)))]
         if index in refused:
-            return [f"action {index} ({name}) must be refused (its guard does not hold, LOOP-1) but was applied"]
+            return [Problem(f"action {index} ({name}) must be refused (its guard does not hold, LOOP-1) but was applied", pointer(("actions", index)))]
         if stepwise:
             now = (adapter.logs(), adapter.requests())
             why = _grew(seen[0], now[0], (seen[1], now[1]))
             if why is not None:
-                return [f"after action {index} ({name}): {why}"]
+                return [Problem(f"after action {index} ({name}): {why}", pointer(("actions", index)))]
             seen = ({k: list(v) for k, v in now[0].items()}, list(now[1]))
     expected = case["expected"]
     logs, requests = adapter.logs(), adapter.requests()
-    problems = []
+    problems: list[str] = []
     if sorted(expected["sessions"]) != sorted(logs):
-        problems.append(f"sessions: expected {sorted(expected['sessions'])}, got {sorted(logs)}")
+        problems.append(Problem(f"sessions: expected {sorted(expected['sessions'])}, got {sorted(logs)}", "/expected/sessions", sorted(expected["sessions"]), sorted(logs)))
     for session in sorted(set(expected["sessions"]) & set(logs)):
-        problems += _compare(f"session {session} event", expected["sessions"][session], logs[session])
-    problems += _compare("request", expected["requests"], requests)
+        problems += _compare(f"session {session} event", ("expected", "sessions", session), expected["sessions"][session], logs[session])
+    problems += _compare("request", ("expected", "requests"), expected["requests"], requests)
     return problems
 
 
@@ -307,7 +348,7 @@ def _replay_file(case: Mapping[str, Any], reader: Reader) -> list[str]:
         return [f"the reader failed: {type(error).__name__}: {error}"]
     if not case["valid"]:
         return [f"the reader reads {len(read.events)} events from a file it must reject with {case['requirement']}"]
-    problems = _compare("event", [json.loads(line) for line in case["log"]], read.events)
+    problems: list[str] = list(_compare("event", ("log",), [json.loads(line) for line in case["log"]], read.events))
     if read.torn_tail != case["tornTail"]:
         problems.append(f"torn tail: expected {_torn(case['tornTail'])}, got {_torn(read.torn_tail)}")
     return problems

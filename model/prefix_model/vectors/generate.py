@@ -95,6 +95,7 @@ NOT_WITNESSED: dict[str, str] = {
     "CHK-2": "how the checker reads and judges (its fast lane is held to the spec's path), not a property of a log",
     "REQ-5": "an error outcome of reconstructing a missing step (prefix-model request); MATCH-1 is the checker's counterpart",
     "LOG-10": "the outcome of a rejected append (the log is unchanged), an API behaviour a vector cannot hold",
+    "STRM-2": "the domain of a Reply: a stream it excludes is outside the harness's chunk types too, so no vector holds one (D-17); tests/test_stream.py",
 }
 
 # Rules that only reject input a conforming run never writes: their witness is an invalid case.
