@@ -143,6 +143,32 @@ def test_check_that_checks_nothing_is_unusable(tmp_path: Path) -> None:
         check_log(log, other)
 
 
+@pytest.mark.spec("CHK-1", "REC-1", "CLI-6")
+def test_a_capture_of_several_sessions_is_never_guessed_at(tmp_path: Path) -> None:
+    world = run_witness(HARNESS)
+    child = next(s.id for s in world.sessions if s.lineage is not None)
+    captures = [write_session(world, s.id, tmp_path, "memory")[1] for s in world.sessions]
+    log, own = write_session(world, child, tmp_path, "memory")
+    everyone = tmp_path / "everyone.requests.jsonl"
+    everyone.write_text("".join(c.read_text(encoding="utf-8") for c in captures), encoding="utf-8")
+    # The in-memory log names no session and the capture holds several: stop, naming them and --session.
+    with pytest.raises(Unusable, match="--session") as refused:
+        check_log(log, everyone)
+    assert all(s.id in str(refused.value) for s in world.sessions if any(r.session_id == s.id and r.loop_request for r in world.requests))
+    named = check_log(log, everyone, child)
+    assert named.conforms and named.requests_other_session > 0 and named.session_source == "--session"
+    # A capture of one session names the log's: taken, and said so.
+    inferred = check_log(log, own)
+    assert inferred.conforms and (inferred.session_id, inferred.session_source) == (child, "capture") and "inferred" in inferred.as_text()
+    # A persisted log names its own session: a --session against it, or a capture of others only, is exit 2 that says so.
+    persisted, _ = write_session(world, child, tmp_path, "persisted")
+    with pytest.raises(Unusable, match="contradicts"):
+        check_log(persisted, everyone, "s1")
+    with pytest.raises(Unusable, match=r"of session\(s\) s1"):
+        check_log(persisted, tmp_path / "s1.requests.jsonl")
+    assert check_log(persisted, everyone).conforms
+
+
 @pytest.mark.spec("CLI-6", "FMT-2", "CAP-1")
 def test_check_cli_reports_unusable_input_in_one_line(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -162,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="session log: in-memory event lines or persisted session.jsonl[.zstd]; - reads standard input")  # fmt: skip
     checked.add_argument("--example", action="store_true", help="check the example log and capture bundled with the package")
     check.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent (with --example: the bundled one)")
-    check.add_argument("--session", metavar="ID", help="the log's session id (the persisted form names it itself)")
+    check.add_argument("--session", metavar="ID", help="the log's session id: the persisted form names it itself; for the in-memory form "
+                       "a capture of one session names it, and a capture of several needs it")
     check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
     vectors = commands.add_parser(
         "vectors",

@@ -51,6 +51,8 @@ class Report:
     requests_other_session: int = 0
     requests_unmatched: int = 0
     requests_by_step: int = 0
+    session_source: str | None = None  # what named the session: 'header', '--session' or 'capture' (inferred)
+    capture_sessions: dict[str, int] = field(default_factory=dict)  # loop requests per session the capture names
     in_order: list[InOrder] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
@@ -66,6 +68,7 @@ class Report:
             "form": self.form,
             "compressed": self.compressed,
             "sessionId": self.session_id,
+            "sessionFrom": self.session_source,
             "checked": {
                 "events": self.events, "steps": self.steps, "tornTail": self.torn_tail, "openTurn": self.open_turn,
                 "requests": {"total": self.requests_total, "checked": self.requests_checked,
@@ -80,7 +83,8 @@ class Report:
     def as_text(self) -> str:
         """Return the human report."""
         form = self.form + (", zstd" if self.compressed else "")
-        lines = [f"prefix-model check: {self.log} ({form}{', session ' + self.session_id if self.session_id else ''})"]
+        named = f", session {self.session_id}" + (" (inferred: the capture's only session)" if self.session_source == "capture" else "") if self.session_id else ""
+        lines = [f"prefix-model check: {self.log} ({form}{named})"]
         torn = f"; torn tail tolerated at {self.torn_tail}" if self.torn_tail else ""
         lines.append(f"  read {self.events} events, {self.steps} steps{torn}")
         if self.open_turn is not None:
@@ -122,13 +126,22 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _captured(path: Path, session_id: str | None, report: Report, known: Callable[[], Known | None]) -> Iterator[Captured]:
-    """Yield the capture's loop requests of this session, lazily; count every request read."""
+def _captured(path: Path, session_id: str | None, report: Report, known: Callable[[], Known | None], adopt: Callable[[str], None]) -> Iterator[Captured]:
+    """Yield the capture's loop requests of this session, lazily; count every request read.
+
+    With no session named, the first loop request that names one is taken as the log's (``adopt``);
+    the check refuses the result when the capture turns out to hold another session's too.
+    """
     name = str(path)
     for request in iter_plain_capture(path, known):
         report.requests_total += 1
         kept = Captured(request.index, request.line, request.request, request.turn, request.step, name, request.shallow,
                         request.text, request.spans, request.messages_checked)  # fmt: skip
+        if request.loop_request and request.session_id is not None:
+            report.capture_sessions[request.session_id] = report.capture_sessions.get(request.session_id, 0) + 1
+            if session_id is None:
+                session_id = request.session_id
+                adopt(session_id)
         if not request.loop_request:
             report.requests_auxiliary += 1
         elif session_id is not None and request.session_id is not None and request.session_id != session_id:
@@ -173,18 +186,25 @@ def check_log(log_path: Path, requests_path: Path | None = None, session_id: str
 def _check(stream: LogStream, log_path: Path, requests_path: Path | None, session_id: str | None) -> Report:
     report = Report(str(log_path), "", False, session_id, 0, 0, None)
     header = stream.read_header()
-    # The persisted header names the session; --session names it for the in-memory form.
+    if header is not None and session_id is not None and header.id != session_id:
+        raise Unusable(f"{log_path}: --session {session_id} contradicts the session its header names ({header.id})")
+    # The persisted header names the session; --session names it for the in-memory form; else the capture may.
     named = session_id if session_id is not None else (header.id if header is not None else None)
+    report.session_source = "--session" if session_id is not None else "header" if named is not None else None
+
+    def adopt(inferred: str) -> None:
+        checker.session_id, report.session_id, report.session_source = inferred, inferred, "capture"
+
     # The reader guesses each request's history from the checker's surface (read lazily, so after it exists).
     known: Callable[[], Known | None] = lambda: checker.known_messages()  # noqa: E731
-    captured: Iterable[Captured] = _captured(requests_path, named, report, known) if requests_path is not None else ()
+    captured: Iterable[Captured] = _captured(requests_path, named, report, known, adopt) if requests_path is not None else ()
     seed_length = header.seed_length if header is not None and header.seed_length is not None else 0
     checker = LogChecker(named, captured, seed_length=seed_length)
     with _no_cycle_collection():
         for line, event in stream.plain_events():
             checker.feed(line, event)
         checker.finish()
-    report.form, report.compressed, report.session_id = stream.form, stream.compressed, named
+    report.form, report.compressed = stream.form, stream.compressed
     report.events, report.steps, report.findings = checker.events, checker.steps, list(checker.findings)
     report.torn_tail = None if stream.torn_tail is None else f"line {stream.torn_tail.line} ({stream.torn_tail.reason})"
     report.requests_checked, report.requests_unmatched = checker.requests_checked, checker.requests_unmatched
@@ -194,8 +214,14 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
         report.open_turn = f"turn {turn}" + ("" if step is None else f", step {step} open")
     if checker.events == 0:
         raise Unusable(f"{log_path}: no event to check")
+    sessions = ", ".join(sorted(report.capture_sessions))
+    if report.session_source == "capture" and len(report.capture_sessions) > 1:
+        # Never a guess: which of them is the log's, only the user knows (findings so far are dropped).
+        raise Unusable(f"{requests_path}: holds the requests of sessions {sessions}, and {log_path} names no session "
+                       "(the in-memory form): say which is the log's with --session")  # fmt: skip
     if requests_path is not None and checker.requests_checked == 0:
+        of = f"; the capture's are of session(s) {sessions}" if report.requests_other_session else ""
         raise Unusable(f"{requests_path}: none of its {report.requests_total} requests could be checked against the log "
-                       f"({report.requests_auxiliary} auxiliary, {report.requests_other_session} of other sessions, "
-                       f"{report.requests_unmatched} matched to no step)")  # fmt: skip
+                       f"({report.requests_auxiliary} auxiliary, {report.requests_other_session} of other sessions than "
+                       f"{report.session_id}, {report.requests_unmatched} matched to no step{of})")  # fmt: skip
     return report
