@@ -470,7 +470,7 @@ def _idle(world: World) -> list[int]:
     return [i for i in _enabling(world, lambda i: SendPrompt(i, "")) if world.instance(i).phase is Phase.IDLE]
 
 
-def _inbox_inputs(world: World) -> list[Action]:
+def _inbox_inputs(world: World) -> list[SendPrompt | Steer | Cancel]:
     """Return the inputs whose answer is the inbox's (LOOP-13): a prompt to a busy instance, a steer or cancel when idle.
 
     Throttle: one waiting prompt per instance; no idle steer where the last turn was one already.
