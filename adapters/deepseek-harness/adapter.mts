@@ -13,11 +13,15 @@ import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import ToolRegistry from '@deepseek-ai/dsh-tools'
 import AgentRegistry from '@deepseek-ai/dsh-agent'
 import AgentLoop from '@deepseek-ai/dsh-agent-loop'
-import TokenMeterService from '@deepseek-ai/dsh-token-meter'
 import BasicCompactService from '@deepseek-ai/dsh-compact-basic'
 import { pathToFileURL } from 'node:url'
+// LEGACY: older checkouts' API shapes, feature-detected; every hook below is marked `LEGACY:`.
+import * as legacy from './legacy.mts'
+import { HAS, NoCounterpart } from './legacy.mts'
+// LEGACY: older checkouts have no token meter.
+const TokenMeterService: any = await import('@deepseek-ai/dsh-token-meter').then(m => m.default, () => undefined)
 
-const IMPLEMENTATION = 'deepseek-harness a55f148516 (reference adapter)'
+const IMPLEMENTATION = `deepseek-harness a55f148516 (reference adapter)${legacy.SHIMMED ? ' with legacy shims' : ''}` // LEGACY
 const log = (...args: unknown[]): void => { process.stderr.write(args.map(a => typeof a === 'string' ? a : (a instanceof Error ? (a.stack ?? a.message) : JSON.stringify(a))).join(' ') + '\n') }
 
 // Actions this adapter drives faithfully. Left out: none of the alphabet is faked; see README.
@@ -90,6 +94,7 @@ function instOf(agent: any): Inst | undefined { return byAgent.get(agent) }
 function text(t: string): ContentBlock { return { type: 'text', text: t } as ContentBlock }
 
 function configOf(c: Json): Json {
+  if (!HAS.providers) return legacy.configOf(c) // LEGACY: routing by one model name
   const out: Json = { provider: c.provider, model: c.model }
   if (c.reasoningEffort != null) out.reasoningEffort = c.reasoningEffort
   if (c.temperature != null) out.temperature = c.temperature
@@ -99,6 +104,7 @@ function configOf(c: Json): Json {
 }
 
 function optionsOf(o: Json): Json {
+  if (!HAS.providers) return legacy.optionsOf(o) // LEGACY: routing by one model name
   const out: Json = {}
   if (o.provider != null) out.provider = o.provider
   if (o.model != null) out.model = o.model
@@ -116,6 +122,7 @@ function replyChunks(r: Json): Json[] {
 }
 
 function failureError(r: Json): Error {
+  legacy.noteFailure(r.failureMessage ?? 'request failed', r.failure ?? undefined) // LEGACY: the older turn/end error shape
   // The adapter's own error class: its code and message become the step's failure (LLM/adapter-failure.ts).
   return new HarnessError(r.failureMessage ?? 'request failed', r.failure)
 }
@@ -136,8 +143,9 @@ class GateAdapter extends LlmAdapter {
     const copy: Json = { ...options }
     delete copy.signal
     const inst = bySession.get(String(options.sessionId))
-    const loopRequest = (options as Json).purpose === undefined
-    sent.push({ instance: inst?.id ?? -1, loopRequest, request: JSON.parse(JSON.stringify(copy)), session: String(options.sessionId), step: inst?.step ?? 0, turn: inst?.turn ?? 0 })
+    const loopRequest = legacy.isLoopRequest(options) // LEGACY: older requests carry no purpose
+    const request = legacy.requestShape(JSON.parse(JSON.stringify(copy)), options, sessions.get(String(options.sessionId))) // LEGACY
+    sent.push({ instance: inst?.id ?? -1, loopRequest, request, session: String(options.sessionId), step: inst?.step ?? 0, turn: inst?.turn ?? 0 })
     if (!loopRequest || inst === undefined) {
       const summary = summaries.length > 0 ? summaries.shift()! : 'summary'
       yield { type: 'block-end', index: 0, block: { type: 'text', text: summary } } as StreamChunk
@@ -149,7 +157,7 @@ class GateAdapter extends LlmAdapter {
       inst.toolOutputs = undefined
       inst.toolIndex = 0
       if (reply.failure != null && reply.stream == null) throw failureError(reply)
-      for (const chunk of replyChunks(reply)) yield chunk as StreamChunk
+      for (const chunk of replyChunks(reply)) yield legacy.chunkShape(chunk) as StreamChunk // LEGACY: older finish errors
       if (reply.more) continue
       if (reply.failure != null) throw failureError(reply)
       return
@@ -183,8 +191,9 @@ class PolicyCompactService extends BasicCompactService {
 // The harness frames a checkpoint with its own fixed preamble (CB/summarizer.ts frameSummary); the
 // model takes the preamble as configuration (§15 D-15), so the adapter reports it as the policy's.
 // It is read from the harness at run time (the framing of no summary), never restated here.
-const summarizer = await import(pathToFileURL(`${process.env.HARNESS_DIR}/packages/compact/compact-basic/src/summarizer.ts`).href)
-const HARNESS_PREAMBLE = (summarizer.frameSummary([])[0] as { text: string }).text.replace(/\n\n<compacted-summary>$/, '')
+// LEGACY: older services have no summarizer module; they frame in a private method.
+const summarizer = HAS.summarizer ? await import(pathToFileURL(`${process.env.HARNESS_DIR}/packages/compact/compact-basic/src/summarizer.ts`).href) : undefined
+const HARNESS_PREAMBLE = ((summarizer?.frameSummary([]) ?? legacy.frameNoSummary())[0] as { text: string }).text.replace(/\n\n<compacted-summary>$/, '')
 const TRANSLATE_PREAMBLE = process.env.DSH_ADAPTER_TRANSLATE_PREAMBLE !== '0'
 
 function translate(value: Json): Json {
@@ -194,7 +203,8 @@ function translate(value: Json): Json {
   return JSON.parse(s.split(JSON.stringify(HARNESS_PREAMBLE).slice(1, -1)).join(JSON.stringify(policy.preamble).slice(1, -1)))
 }
 
-function eventJson(e: Json): Json {
+function eventJson(raw: Json, events: Json[], index: number): Json {
+  const e = legacy.eventShape(raw, events, index) // LEGACY: the older log vocabulary
   const out: Json = { type: e.type, seq: e.seq, data: translate(e.data) }
   if (e.sourceEventSeqs !== undefined) out.sourceEventSeqs = e.sourceEventSeqs
   if (e.surfaceOp !== undefined) out.surfaceOp = e.surfaceOp
@@ -215,26 +225,29 @@ async function reset(): Promise<void> {
   await ctx.plugin(SystemPrompt, { persona: '' })
   await ctx.plugin(ToolRegistry)
   await ctx.plugin(AgentRegistry)
-  await ctx.plugin(TokenMeterService)
+  if (TokenMeterService !== undefined) await ctx.plugin(TokenMeterService) // LEGACY
   await ctx.plugin(AgentLoop, { agents: [] })
-  ctx.llm.registerAdapter(['mock'], new GateAdapter(generation))
+  const gate = new GateAdapter(generation)
+  legacy.reset(ctx, gate) // LEGACY: without providers, configOf/optionsOf register each `mock/<model>` route
+  if (HAS.providers) ctx.llm.registerAdapter(['mock'], gate)
   const c = ctx as Json
 
   // BeginStep (a): the turn-stop seam, awaited after step/end when the turn goes on.
-  c.on('agent/turn-continuation', async (agent: Json, _turn: number, _d: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
-    const decision = await next()
+  // LEGACY: without agent/post-step and agent/turn-stop, the continuation waterfall is the first
+  // awaited seam after the tool batch (PostStep gates before it) and the last one before the next
+  // step (BeginStep gates after it); older seams pass no signal.
+  c.on('agent/turn-continuation', async (agent: Json, ...args: Json[]) => {
+    const next = legacy.last<() => Promise<Json>>(args)
     const inst = instOf(agent)
+    if (inst && !HAS.postStep) { await postStep(inst); await postCompact(agent, undefined) } // LEGACY
+    const decision = await next()
     if (inst) inst.decision = decision
+    if (inst && !HAS.turnStop) await turnStop(inst) // LEGACY
     return decision
   })
   c.on('agent/turn-stop', async (agent: Json) => {
     const inst = instOf(agent)
-    if (!inst) return undefined
-    const goesOn = inst.decision?.action === 'continue' || inst.pendingSteers > 0
-    inst.decision = undefined
-    if (!goesOn) return undefined
-    await park(inst, 'begin')
-    inst.passedBegin = true
+    if (inst) await turnStop(inst)
     return undefined
   })
   // BeginStep (b): system-prompt assembly, when no turn-stop gate stood before it (step 1, a retry).
@@ -250,11 +263,12 @@ async function reset(): Promise<void> {
   // Compose: the first agent/session-prefix listener awaits the action, then delegates.
   c.on('agent/session-prefix', async (agent: Json, _prefix: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
     const inst = instOf(agent)
-    if (inst) await park(inst, 'compose')
+    if (inst && !legacy.spendCompose(inst)) await park(inst, 'compose') // LEGACY: diagnostic mode only
     return next()
   })
   // PreStep: the agent/pre-step seam; then a listener's own replacement and compactRegion call.
-  c.on('agent/pre-step', async (agent: Json, turn: number, step: number, signal: AbortSignal) => {
+  c.on('agent/pre-step', async (agent: Json, turn: number, step: number, ...args: Json[]) => {
+    const signal = legacy.last<AbortSignal>(args) // LEGACY: older seams pass the system prompt (and prefix) before it
     const inst = instOf(agent)
     if (!inst) return
     inst.turn = turn; inst.step = step
@@ -264,18 +278,19 @@ async function reset(): Promise<void> {
     const session = agent.session
     if (action.replace != null) {
       const r = action.replace
-      const nodes: number[] = [...session.surface.nodes]
+      const nodes = legacy.seqs(session) // LEGACY: older surface nodes are objects
       const shadowed = nodes.slice(r.start, r.end + 1)
       session.append('user/message', { content: [text(r.text)], source: r.source },
         { surfaceOp: { op: 'replace', start: shadowed[0], end: shadowed[shadowed.length - 1] }, sourceEventSeqs: shadowed })
     }
     if (action.compact != null) {
-      const nodes: number[] = [...session.surface.nodes]
-      await c.compact.compactRegion(nodes[action.compact[0]], nodes[action.compact[1]], agent, signal)
+      const nodes = legacy.seqs(session)
+      await legacy.compactRegion(nodes[action.compact[0]]!, nodes[action.compact[1]]!, agent, signal) // LEGACY: argument order
     }
   })
   // Dispatch: the agent/request seam (optionally replacing the config).
-  c.on('agent/request', async (agent: Json, turn: number, step: number, _config: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
+  c.on('agent/request', async (agent: Json, turn: number, step: number, _config: Json, ...args: Json[]) => {
+    const next = legacy.last<() => Promise<Json>>(args) // LEGACY: older seams pass no signal
     const inst = instOf(agent)
     if (!inst) return next()
     inst.turn = turn; inst.step = step
@@ -291,15 +306,14 @@ async function reset(): Promise<void> {
   // PostStep: the agent/post-step seam; the service's pressure listener runs after it.
   c.on('agent/post-step', async (agent: Json) => {
     const inst = instOf(agent)
-    if (!inst) return
-    postAction = await park(inst, 'post-step')
-    summaries = [...(postAction.summaries ?? [])]
+    if (inst) await postStep(inst)
   })
   await mountCompaction(DEFAULT_POLICY)
   // SendPrompt: the prompt-submit seam decides block / contexts.
   // A queued prompt's answer is found by its text: the inbox snapshots the content, so identity is lost.
   // A turn opened by steering (idle, or left by an error or cancel) has no entry and takes the default.
-  c.on('agent/prompt-submit', async (agent: Json, content: Json, _source: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
+  c.on('agent/prompt-submit', async (agent: Json, content: Json, _source: Json, ...args: Json[]) => {
+    const next = legacy.last<() => Promise<Json>>(args) // LEGACY: older seams pass no signal
     const inst = instOf(agent)
     const said = content.length === 1 && content[0].type === 'text' ? content[0].text : undefined
     const at = inst?.pendingPrompts.findIndex((p: Json) => p.text === said) ?? -1
@@ -309,7 +323,7 @@ async function reset(): Promise<void> {
     const ctxOf = (x: Json, placement: string): Json => ({ content: [text(x.text)], source: x.source, ...placement === 'prompt-prefix' ? { placement } : {}, ...x.meta == null ? {} : { meta: x.meta } })
     const additional = [...p.promptPrefix.map((x: Json) => ctxOf(x, 'prompt-prefix')), ...p.contexts.map((x: Json) => ctxOf(x, 'separate'))]
     if (additional.length === 0) return next()
-    return { kind: 'allow', additionalContexts: additional }
+    return legacy.allowWith(additional) // LEGACY: older checkouts take one additionalContext
   })
   c.on('session/event', (session: Json, event: Json) => {
     const inst = bySession.get(String(session.id))
@@ -322,17 +336,36 @@ async function reset(): Promise<void> {
 /** A post-step listener's compactRegion call, registered after the compaction service's pressure listener. */
 function registerPostCompact(): void {
   postCompactDispose?.()
+  if (!HAS.postStep) return // LEGACY: run from the continuation gate
   postCompactDispose = (ctx as Json).on('agent/post-step', async (agent: Json, _turn: number, _step: number, signal: AbortSignal) => {
-    const inst = instOf(agent)
-    const action = postAction
-    postAction = undefined
-    if (!inst || action?.compact == null || signal.aborted) return
-    const nodes: number[] = [...agent.session.surface.nodes]
-    const [i, j] = action.compact
-    if (!(0 <= i && i <= j && j < nodes.length)) return // a listener that finds fewer nodes calls nothing
-    if ((ctx as Json).compact === undefined) throw new Error('no compaction service loaded')
-    await (ctx as Json).compact.compactRegion(nodes[i], nodes[j], agent, signal)
+    await postCompact(agent, signal)
   })
+}
+
+async function postStep(inst: Inst): Promise<void> {
+  postAction = await park(inst, 'post-step')
+  summaries = [...(postAction.summaries ?? [])]
+}
+
+async function turnStop(inst: Inst): Promise<void> {
+  const goesOn = inst.decision?.action === 'continue' || inst.pendingSteers > 0
+  inst.decision = undefined
+  if (!goesOn) return
+  await park(inst, 'begin')
+  inst.passedBegin = true
+}
+
+async function postCompact(agent: Json, signal: AbortSignal | undefined): Promise<void> {
+  const inst = instOf(agent)
+  const action = postAction
+  postAction = undefined
+  if (!inst || action?.compact == null) return
+  if (signal?.aborted ?? legacy.interrupted(agent, inst.disposed)) return // LEGACY: older seams pass no signal
+  const nodes = legacy.seqs(agent.session)
+  const [i, j] = action.compact
+  if (!(0 <= i && i <= j && j < nodes.length)) return // a listener that finds fewer nodes calls nothing
+  if ((ctx as Json).compact === undefined) throw new Error('no compaction service loaded')
+  await legacy.compactRegion(nodes[i]!, nodes[j]!, agent, signal)
 }
 
 function scriptedListener(l: ScriptedListener) {
@@ -348,29 +381,36 @@ function scriptedListener(l: ScriptedListener) {
       case 'ShortCircuit': return held
       case 'Append': return [...await next(), ...held]
       case 'InjectThenPrepend':
-        agent.inject([text(call.text)])
+        agent.inject([text(call.text)], legacy.injectOptions({})) // LEGACY: name a55f148516's default source
         return [...held, ...await next()]
       case 'CancelThenPrepend':
-        agent.cancel({ kind: 'user' })
+        legacy.cancel(agent) // LEGACY: older cancel(reason?: string)
         return [...held, ...await next()]
       default: return [...held, ...await next()]
     }
   }
 }
 
+/** A tool call's body: the first call of a batch parks for RunTools; outputs are handed out in call order. */
+async function runTool(inst: Inst, name: string): Promise<Json> {
+  if (inst.toolOutputs === undefined) inst.toolOutputs = (await park(inst, 'tools')).outputs ?? []
+  const k = inst.toolIndex++
+  return [text(k < inst.toolOutputs!.length ? inst.toolOutputs![k]! : `${name} done`)]
+}
+
 async function setTools(inst: Inst, tools: Json[]): Promise<void> {
+  inst.tools = tools
+  if (!HAS.scopedAgents) { // LEGACY: one global registry, a call served by its exec.agent's instance
+    legacy.setSharedTools(inst, inst.disposed ? [] : tools, (agent: Json, name: string) => runTool(instOf(agent)!, name))
+    return
+  }
   for (const d of inst.toolDisposers) d()
   inst.toolDisposers = []
-  inst.tools = tools
   for (const schema of tools) {
     const dispose = inst.agent.ctx.tools.register({
       name: schema.name, description: schema.description, parameters: schema.parameters,
       output: { schema: { type: 'array', items: { type: 'object' } }, render: (_a: Json, v: Json) => v },
-      execute: async () => {
-        if (inst.toolOutputs === undefined) inst.toolOutputs = (await park(inst, 'tools')).outputs ?? []
-        const k = inst.toolIndex++
-        return [text(k < inst.toolOutputs!.length ? inst.toolOutputs![k]! : `${schema.name} done`)]
-      },
+      execute: () => runTool(inst, schema.name),
     })
     inst.toolDisposers.push(dispose)
   }
@@ -382,6 +422,7 @@ async function newInstance(agentName: string, sessionId: string, options: Json, 
     turn: 0, step: 0, passedBegin: false, pendingSteers: 0, pendingPrompts: [], toolIndex: 0, disposed: false,
   }
   const handle = await (ctx as Json).agents.create({
+    ...legacy.agentId(agentName, inst.id), // LEGACY: older checkouts require an agentId
     sessionId: SessionId(sessionId), agentOptions: optionsOf(options),
     ...seed === undefined ? {} : { seed }, ...meta === undefined ? {} : { meta },
   })
@@ -460,7 +501,7 @@ async function apply(a: Json): Promise<void> {
       const drivers = insts.filter(i => i.sessionId === a.sessionId && !i.disposed)
       if (drivers.some(i => turnOpen(i) || i.gate !== undefined)) throw new Refused('a driver of the session is running')
       // A restart: the old agents are gone (disposed while idle: no event), a new agent drives the stored log.
-      for (const d of drivers) { d.disposed = true; await d.handle.dispose() }
+      for (const d of drivers) { d.disposed = true; await d.handle.dispose(); if (!HAS.scopedAgents) await setTools(d, []) } // LEGACY: shared tools
       const events = old.events.map((e: Json) => structuredClone(e))
       await newInstance(a.agent, a.sessionId, a.options, a.system, a.tools, events)
       return
@@ -507,7 +548,9 @@ async function mountCompaction(p: Json): Promise<void> {
   {
       policy = p
       if (compactFiber !== undefined) { compactFiber.dispose(); compactFiber = undefined }
-      compactFiber = (ctx as Json).plugin(PolicyCompactService, {
+      // LEGACY: older services take their window in the config and have no instruction hook.
+      if (!HAS.summarizer) compactFiber = (ctx as Json).plugin(BasicCompactService, legacy.compactConfig(p))
+      else compactFiber = (ctx as Json).plugin(PolicyCompactService, {
         thresholdRatio: p.thresholdRatio, retainRatio: p.retainRatio, ...p.retainTokens == null ? {} : { retainTokens: p.retainTokens },
         summarizationProvider: p.summarizationProvider, summarizationModel: p.summarizationModel,
         maxTokens: p.maxTokens, compactionRetries: p.compactionRetries,
@@ -521,16 +564,24 @@ async function applyLoop(a: Json): Promise<void> {
   switch (a.action) {
     case 'SendPrompt': {
       const inst = live(a.instance)
+      legacy.checkContexts(a) // LEGACY: no-counterpart for what one additionalContext cannot carry
       inst.pendingPrompts.push(a)
-      inst.agent.followup([text(a.text)])
+      legacy.followup(inst.agent, [text(a.text)]) // LEGACY: older send()
       return
     }
     case 'BeginStep': release(instance(a.instance), 'begin'); return
-    case 'Compose': release(instance(a.instance), 'compose'); return
+    case 'Compose': {
+      const inst = instance(a.instance)
+      if (!legacy.bankCompose(inst, inst.gate?.kind)) release(inst, 'compose') // LEGACY: diagnostic mode only
+      return
+    }
     case 'PreStep': release(instance(a.instance), 'pre-step', a); return
-    case 'Dispatch': release(instance(a.instance), 'dispatch', a); return
+    case 'Dispatch':
+      legacy.checkConfig(a.config) // LEGACY: no-counterpart effort
+      release(instance(a.instance), 'dispatch', a); return
     case 'Reply': {
       const inst = instance(a.instance)
+      legacy.checkReply(a) // LEGACY: no-counterpart retry or failure status
       inst.reply = a
       release(inst, 'stream', a)
       return
@@ -539,7 +590,7 @@ async function applyLoop(a: Json): Promise<void> {
     case 'PostStep': release(instance(a.instance), 'post-step', a); return
     case 'Inject': {
       const inst = live(a.instance)
-      inst.agent.inject([text(a.text)], { ...a.source == null ? {} : { source: a.source }, ...a.meta == null ? {} : { meta: a.meta } })
+      inst.agent.inject([text(a.text)], legacy.injectOptions({ ...a.source == null ? {} : { source: a.source }, ...a.meta == null ? {} : { meta: a.meta } })) // LEGACY
       return
     }
     case 'Steer': {
@@ -552,13 +603,14 @@ async function applyLoop(a: Json): Promise<void> {
       const inst = live(a.instance)
       inst.pendingSteers = 0 // the inbox is cleared
       inst.pendingPrompts = []
-      inst.agent.cancel({ kind: 'user' })
+      legacy.cancel(inst.agent) // LEGACY: older cancel(reason?: string)
       return
     }
     case 'Dispose': {
       const inst = live(a.instance)
       inst.disposed = true
       void Promise.resolve(inst.handle.dispose()).catch((e: unknown) => log('dispose failed', e))
+      if (!HAS.scopedAgents) await setTools(inst, []) // LEGACY: release shared tools (scoped ones go with the agent)
       return
     }
     case 'SetSystem': live(a.instance).system = a.text; return
@@ -572,7 +624,7 @@ function collect(): Json {
   for (const [sid, session] of sessions) {
     const events = session.events
     const from = reported.get(sid) ?? 0
-    appended[sid] = events.slice(from).map(eventJson)
+    appended[sid] = events.slice(from).map((e: Json, k: number) => eventJson(e, events, from + k))
     reported.set(sid, events.length)
   }
   const requests = sent.map(r => ({ ...r, request: translate(r.request) }))
@@ -596,6 +648,7 @@ async function handle(req: Json): Promise<Json> {
         await settle()
         collect() // whatever moved is not this action's
         if (error instanceof Refused) return { id, error: { code: 'refused', message: `${params.action.action}: ${error.message}` } }
+        if (error instanceof NoCounterpart) return { id, error: { code: 'no-counterpart', message: error.message } } // LEGACY
         log(error)
         return { id, error: { code: 'bad-action', message: String((error as Error)?.message ?? error) } }
       }
