@@ -135,12 +135,16 @@ def test_check_cli_on_the_real_log_and_a_tampered_capture(tmp_path: Path) -> Non
 def test_check_that_checks_nothing_is_unusable(tmp_path: Path) -> None:
     world = run_witness(HARNESS)
     log, capture = write_session(world, "s1", tmp_path, "persisted")
-    with pytest.raises(Unusable):
+    with pytest.raises(Unusable, match=r"contradicts .* \(CHK-1\)"):
         check_log(log, capture, "another-session")
     other = tmp_path / "aux.jsonl"
     other.write_text(json.dumps({"provider": "p", "model": "m", "messages": [], "agentLoopRequest": False}) + "\n")
-    with pytest.raises(Unusable):
+    with pytest.raises(Unusable, match=r"none of its 1 requests could be checked .* \(CHK-1\)$"):
         check_log(log, other)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(Exception, match="FMT-1|CHK-1"):
+        check_log(empty)
 
 
 @pytest.mark.spec("CHK-1", "REC-1", "CLI-6")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -136,3 +138,18 @@ def test_check_reads_a_log_piped_on_standard_input(form: str, tmp_path: Path) ->
     assert report["checked"] == expected["checked"] and report["checked"]["requests"]["checked"] > 0
     empty = subprocess.run([sys.executable, "-m", "prefix_model.cli", "check", "-"], input=b"", capture_output=True, text=False, timeout=60)
     assert empty.returncode == 2 and empty.stderr.decode().count("\n") == 1 and b"FMT-1" in empty.stderr
+
+
+@pytest.mark.spec("CLI-6")
+def test_check_reads_standard_input_from_a_fifo_whose_writer_has_closed(tmp_path: Path) -> None:
+    """``check -`` reads the descriptor it was given: opened again by path, this FIFO would block forever."""
+    world = run_witness(HARNESS)
+    log, _ = write_session(world, world.sessions[0].id, tmp_path, "memory")
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(log.read_bytes()))
+    writer.start()
+    with fifo.open("rb") as reading:
+        writer.join(timeout=60)  # the writer has written everything and closed before the check starts
+        result = subprocess.run([sys.executable, "-m", "prefix_model.cli", "check", "-"], stdin=reading, capture_output=True, timeout=60)
+    assert result.returncode == 0 and b"conforms" in result.stdout, result.stderr

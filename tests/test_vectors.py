@@ -180,6 +180,75 @@ def test_regenerating_into_the_same_directory_rewrites_it_and_a_foreign_director
 
 
 @pytest.mark.spec("VEC-1")
+def test_an_unusable_out_is_one_line_exit_2_and_nothing_is_written_outside_it(
+    generated: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    here, _ = generated
+    outside = tmp_path / "outside"
+    outside.mkdir()
+
+    def refused(out: Path, says: str) -> None:
+        capsys.readouterr()
+        assert generate(out) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and says in err and "Traceback" not in err, err
+
+    a_file = tmp_path / "a-file"
+    a_file.write_text("mine")
+    refused(a_file, "is not a directory")
+    refused(Path("/proc/self/prefix-model-vectors"), "/proc/self/prefix-model-vectors")  # cannot be created
+    planted = tmp_path / "planted"
+    shutil.copytree(here, planted)
+    shutil.rmtree(planted / "invalid")
+    (planted / "invalid").symlink_to(outside, target_is_directory=True)
+    refused(planted, "symbolic link")
+    for listed in ("manifest.json", "loop"):  # a stale manifest naming itself, or a directory
+        stale = tmp_path / f"stale-{listed.split('.')[0]}"
+        shutil.copytree(here, stale)
+        manifest = json.loads((stale / "manifest.json").read_text())
+        manifest["cases"].append({"id": "x/y", "file": listed, "sha256": "0" * 64})
+        (stale / "manifest.json").write_text(json.dumps(manifest))
+        refused(stale, "not a case file of earlier vectors")
+        assert files(stale).keys() >= files(here).keys() - {"manifest.json"} and (stale / "manifest.json").is_file()  # nothing removed
+    assert list(outside.iterdir()) == [] and a_file.read_text() == "mine"
+
+
+@pytest.mark.spec("VEC-3")
+def test_the_consumer_reads_only_regular_case_files_inside_the_directory_and_fails_a_malformed_case_unrun(
+    generated: tuple[Path, Path], tmp_path: Path
+) -> None:
+    here, _ = generated
+    target = tmp_path / "vectors"
+    shutil.copytree(here, target)
+    manifest = json.loads((target / "manifest.json").read_text())
+    entries = {e["id"]: e for e in manifest["cases"]}
+    os.mkfifo(target / "a-pipe")
+    hostile = {"a/absolute": "/dev/zero", "a/up": "../../../../dev/zero", "a/pipe": "a-pipe", "a/dir": "loop"}
+    manifest["cases"] += [{"id": ident, "file": file, "sha256": "0" * 64} for ident, file in hostile.items()]
+    # Malformed cases, hashed as the manifest says, each broken in another way the schema names.
+    broken = {
+        "loop/no-listener": lambda c: c | {"actions": 5},
+        "loop/max-tokens": lambda c: {k: v for k, v in c.items() if k != "expected"},
+        "stream/error-finish": lambda c: c | {"refused": ["two"]},
+        "inject/sources-and-meta": lambda c: c | {"actions": [{"action": "Inject"}]},
+        "invalid/surf-8/provenance-misses-shadowed": lambda c: c | {"log": 7},
+        "persisted/zstd-frames": lambda c: c | {"file": {"bytes": None}},
+    }
+    for ident, breaking in broken.items():
+        path = target / entries[ident]["file"]
+        text = json.dumps(breaking(json.loads(path.read_text())))
+        path.write_text(text)
+        entries[ident]["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    problems = {r.id: r.problems for r in consume_report(target)}
+    for ident in hostile:
+        assert len(problems[ident]) == 1 and ("outside the vectors directory" in problems[ident][0] or "not a regular file" in problems[ident][0]), problems[ident]
+    for ident in broken:
+        assert len(problems[ident]) == 1 and "not a case under vector.schema.json at /" in problems[ident][0], (ident, problems[ident])
+    assert all(problems[e["id"]] == () for e in manifest["cases"] if e["id"] not in hostile and e["id"] not in broken)
+
+
+@pytest.mark.spec("VEC-1")
 def test_every_case_and_the_manifest_are_valid_under_their_schemas(generated: tuple[Path, Path]) -> None:
     here, _ = generated
     vector, manifest = schema("vector.schema.json"), schema("manifest.schema.json")

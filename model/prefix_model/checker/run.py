@@ -29,6 +29,9 @@ __all__ = ["Report", "Unusable", "check_log"]
 _SHOWN = 10  # requests matched in order, listed in the human report (the JSON report lists all)
 
 
+STDIN = Path("/dev/stdin")  # what the command line passes for "-"
+
+
 class Unusable(Exception):
     """Input that reads but gives the check nothing to judge (CHK-1)."""
 
@@ -165,7 +168,9 @@ def _rereadable(path: Path) -> Iterator[Path]:
         return
     with tempfile.NamedTemporaryFile(prefix="prefix-model-") as copy:
         try:
-            with path.open("rb") as source:
+            # Standard input is read from the descriptor it is: opened again by path, a FIFO whose
+            # writer has closed would block forever.
+            with open(0, "rb", closefd=False) if path == STDIN else path.open("rb") as source:
                 shutil.copyfileobj(source, copy)
         except OSError as error:
             raise LogReadError(str(path), None, "FMT-1", error.strerror or str(error)) from None
@@ -187,7 +192,7 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
     report = Report(str(log_path), "", False, session_id, 0, 0, None)
     header = stream.read_header()
     if header is not None and session_id is not None and header.id != session_id:
-        raise Unusable(f"{log_path}: --session {session_id} contradicts the session its header names ({header.id})")
+        raise Unusable(f"{log_path}: line 1: --session {session_id} contradicts the session its header names ({header.id}) (CHK-1)")
     # The persisted header names the session; --session names it for the in-memory form; else the capture may.
     named = session_id if session_id is not None else (header.id if header is not None else None)
     report.session_source = "--session" if session_id is not None else "header" if named is not None else None
@@ -213,15 +218,15 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
         turn, step = checker.open_at_end
         report.open_turn = f"turn {turn}" + ("" if step is None else f", step {step} open")
     if checker.events == 0:
-        raise Unusable(f"{log_path}: no event to check")
+        raise Unusable(f"{log_path}: no event to check (CHK-1)")
     sessions = ", ".join(sorted(report.capture_sessions))
     if report.session_source == "capture" and len(report.capture_sessions) > 1:
         # Never a guess: which of them is the log's, only the user knows (findings so far are dropped).
         raise Unusable(f"{requests_path}: holds the requests of sessions {sessions}, and {log_path} names no session "
-                       "(the in-memory form): say which is the log's with --session")  # fmt: skip
+                       "(the in-memory form): say which is the log's with --session (CHK-1)")  # fmt: skip
     if requests_path is not None and checker.requests_checked == 0:
         of = f"; the capture's are of session(s) {sessions}" if report.requests_other_session else ""
         raise Unusable(f"{requests_path}: none of its {report.requests_total} requests could be checked against the log "
                        f"({report.requests_auxiliary} auxiliary, {report.requests_other_session} of other sessions than "
-                       f"{report.session_id}, {report.requests_unmatched} matched to no step{of})")  # fmt: skip
+                       f"{report.session_id}, {report.requests_unmatched} matched to no step{of}) (CHK-1)")  # fmt: skip
     return report

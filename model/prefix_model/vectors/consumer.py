@@ -17,8 +17,13 @@ import json
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
+
+import jsonschema
+from jsonschema.exceptions import best_match
 
 from prefix_model.checker.run import Unusable, check_log
 from prefix_model.contracts import RejectedError
@@ -57,6 +62,9 @@ __all__ = [
 
 JsonObject = dict[str, Any]
 LIMIT = 240
+MAX_CASE_BYTES = 16 * 1024 * 1024  # the largest case the generator writes is about 40 KB
+# Package data (spec/schema/vector.schema.json links to it), so an installed wheel validates cases too.
+VECTOR_SCHEMA_PATH = resources.files("prefix_model") / "spec" / "schema" / "vector.schema.json"
 
 
 class VectorsUnreadable(ValueError):
@@ -422,7 +430,7 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
             loaded.append((str(entry["id"]), None, (f"{entry['file']}: outside the vectors directory",)))
             continue
         try:
-            data = path.read_bytes()
+            data = _case_bytes(path)
         except OSError as error:
             loaded.append((entry["id"], None, (f"{entry['file']}: {error.strerror or error}",)))
             continue
@@ -439,8 +447,31 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
             named = case.get("id") if isinstance(case, dict) else None
             loaded.append((entry["id"], None, (f"{entry['file']} holds case {named!r}",)))
             continue
+        invalid = best_match(_case_validator().iter_errors(case))
+        if invalid is not None:  # a malformed case fails unrun, never as a crash of whoever runs it
+            at = pointer(tuple(invalid.absolute_path)) or "/"
+            loaded.append((entry["id"], None, (f"{entry['file']}: not a case under vector.schema.json at {at}: {_short(invalid.message)}",)))
+            continue
         loaded.append((entry["id"], case, ()))
     return loaded
+
+
+def _case_bytes(path: Path) -> bytes:
+    """Return a case file's bytes: a regular file of at most ``MAX_CASE_BYTES`` (never a pipe or a device)."""
+    if not path.is_file():
+        raise OSError("not a regular file" if path.exists() else "no such file")
+    with path.open("rb") as handle:
+        data = handle.read(MAX_CASE_BYTES + 1)
+    if len(data) > MAX_CASE_BYTES:
+        raise OSError(f"larger than {MAX_CASE_BYTES} bytes, no case is")
+    return data
+
+
+@cache
+def _case_validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(VECTOR_SCHEMA_PATH.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
 
 
 def consume_report(

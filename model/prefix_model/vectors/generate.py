@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -189,14 +190,30 @@ def example_text(case_id: str = EXAMPLE_CASE) -> str:
     return case_text(next(c for c in catalogue() if c.id == case_id))
 
 
-def _clear(out: Path) -> str | None:
-    """Remove what a previous generation wrote to ``out``; return why ``out`` cannot be used, or None."""
+def _links_in(out: Path) -> Path | None:
+    """Return a symbolic link inside ``out`` (never followed), or None: writing through one could land outside."""
+    for root, dirs, files in os.walk(out):
+        for name in dirs + files:
+            if (Path(root) / name).is_symlink():
+                return Path(root) / name
+    return None
+
+
+def _clear(out: Path, remove: bool = True) -> str | None:
+    """Remove what a previous generation wrote to ``out`` (only look, unless ``remove``); return why ``out`` cannot be used, or None.
+
+    Nothing is removed unless every file the old manifest names is a regular file (or gone) inside
+    ``out`` and ``out`` holds no symbolic link.
+    """
     if not out.exists():
         return None
     if not out.is_dir():
         return f"{out} is not a directory"
+    link = _links_in(out)
+    if link is not None:
+        return f"{out} holds a symbolic link, {link}: vectors are never written through one"
     manifest = out / "manifest.json"
-    if not manifest.exists():
+    if not manifest.is_file():
         return None if not any(out.iterdir()) else f"{out} is not empty and holds no manifest.json of earlier vectors"
     try:
         old = json.loads(manifest.read_text(encoding="utf-8"))
@@ -206,6 +223,10 @@ def _clear(out: Path) -> str | None:
     for path in files:
         if out.resolve() not in path.resolve().parents:
             return f"{manifest} names a file outside {out}: {path}"
+        if path.resolve() == manifest.resolve() or (path.exists() and not path.is_file()):
+            return f"{manifest} names {path}, which is not a case file of earlier vectors"
+    if not remove:
+        return None
     for path in files:
         path.unlink(missing_ok=True)
         for parent in path.parents:
@@ -218,6 +239,13 @@ def _clear(out: Path) -> str | None:
 
 def generate(out: Path) -> int:
     """Write the vectors to ``out``; print a one-line summary and return 0, or one line on stderr and non-zero."""
+    try:  # an unusable DIR is refused before any work
+        refused = _clear(out, remove=False)
+    except OSError as error:
+        refused = f"{error.filename or out}: {error.strerror or error}"
+    if refused is not None:
+        print(f"prefix-model vectors: {refused}", file=sys.stderr)
+        return 2
     cases = catalogue()
     problems = audit(cases, spec_ids(SPEC_PATH.read_text(encoding="utf-8")), pending_cases())
     if problems:
@@ -227,10 +255,23 @@ def generate(out: Path) -> int:
     if failed:
         print(f"prefix-model vectors: {len(failed)} case(s) fail the re-check: {failed[0]}", file=sys.stderr)
         return 1
-    refused = _clear(out)
-    if refused is not None:
-        print(f"prefix-model vectors: {refused}", file=sys.stderr)
+    try:
+        refused = _clear(out)
+        if refused is not None:
+            print(f"prefix-model vectors: {refused}", file=sys.stderr)
+            return 2
+        _write(out, cases)
+    except OSError as error:
+        print(f"prefix-model vectors: {error.filename or out}: {error.strerror or error}", file=sys.stderr)
         return 2
+    valid = sum(1 for c in cases if isinstance(c, Scenario) or c.valid)
+    pending = f"; {len(PENDING_MODEL_BUGS)} held back pending a model fix" if PENDING_MODEL_BUGS else ""
+    print(f"prefix-model vectors: {len(cases)} cases ({valid} valid, {len(cases) - valid} invalid) written to {out}{pending}")
+    return 0
+
+
+def _write(out: Path, cases: Sequence[Case]) -> None:
+    """Write every case file, then the manifest last: a run cut short leaves no manifest naming a missing file."""
     entries = []
     for case in cases:
         data = case_text(case).encode("utf-8")
@@ -239,10 +280,6 @@ def generate(out: Path) -> int:
         path.write_bytes(data)
         entries.append((case.id, f"{case.id}/case.json", hashlib.sha256(data).hexdigest()))
     (out / "manifest.json").write_bytes(manifest_text(entries).encode("utf-8"))
-    valid = sum(1 for c in cases if isinstance(c, Scenario) or c.valid)
-    pending = f"; {len(PENDING_MODEL_BUGS)} held back pending a model fix" if PENDING_MODEL_BUGS else ""
-    print(f"prefix-model vectors: {len(cases)} cases ({valid} valid, {len(cases) - valid} invalid) written to {out}{pending}")
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
