@@ -15,6 +15,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import jsonschema
@@ -226,7 +227,7 @@ def test_the_consumer_reads_only_regular_case_files_inside_the_directory_and_fai
     hostile = {"a/absolute": "/dev/zero", "a/up": "../../../../dev/zero", "a/pipe": "a-pipe", "a/dir": "loop"}
     manifest["cases"] += [{"id": ident, "file": file, "sha256": "0" * 64} for ident, file in hostile.items()]
     # Malformed cases, hashed as the manifest says, each broken in another way the schema names.
-    broken = {
+    broken: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "loop/no-listener": lambda c: c | {"actions": 5},
         "loop/max-tokens": lambda c: {k: v for k, v in c.items() if k != "expected"},
         "stream/error-finish": lambda c: c | {"refused": ["two"]},
