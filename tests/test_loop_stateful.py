@@ -21,10 +21,14 @@ windows of streamed replies were reached in eight and ten of the eleven runs, an
 1 (the ci run reaches each five times or more). Since the compaction service (issue 10, item 3)
 the runs are the ci run (the whole suite's equals the module's own) and ``global_force_seed`` 1 to
 9; "pressure compaction" was reached in nine of the ten, and its floor is 1 (the ci run reaches it
-eleven times). Since the inbox (LOOP-13) and listeners that cancel while composing, the same ten
-runs: "cancel while composing" and "undrained steering opens a turn" were reached in nine of
-them and "interrupted mid-stream" in eight, and their floor is 1 (the ci run reaches them 23, 7
-and 10 times).
+eleven times). Since the inbox (LOOP-13) and listeners that cancel while composing, Hypothesis's
+draws from the literals of every loaded module are switched off (tests/conftest.py): with them
+on, the ci run of the module alone and of the whole suite differed (118 and 115 examples), so a
+floor measured on one did not hold on the other. The runs are the ci run (now the same in both)
+and ``global_force_seed`` 1 to 9, measured by a script that imports tests/conftest.py first;
+"inject before header" was reached in eight of them, and its floor is 1 (the ci run reaches it
+11 times). Every rule fires in the ci run; in one of the nine random runs each, inject_before_header,
+reply_failure and streamed_reply_to_post_step did not.
 """
 
 from __future__ import annotations
@@ -40,57 +44,57 @@ IDS = ("PFX-1", "PFX-2", "PFX-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "
 
 # Every window, reached at least this often (ci count, lowest over ten runs).
 WINDOW_FLOORS = {
-    "composition cancelled": 50,  # 63, 54
-    "composition disposed": 25,  # 42, 29
-    "resume with drift": 15,  # 23, 15
-    "resume without drift": 2,  # 16, 2
-    "compaction mid-turn": 3,  # 12, 3
-    "refused compaction": 50,  # 92, 51
-    "pressure compaction": 1,  # 13, 1
-    "listener replace": 25,  # 30, 29
-    "inject while composing": 40,  # 48, 42
-    "cancel while composing": 1,  # 23, 0; reached in 9 of the ten runs
-    "inject before header": 6,  # 6, 6
-    "inject behind tools": 2,  # 19, 2
-    "one-shot injection turn": 10,  # 46, 14
-    "fork then drive": 10,  # 29, 12
-    "throwing listener": 20,  # 47, 20
-    "empty composition": 15,  # 26, 17
-    "non-empty prefix sent": 105,  # 156, 106
-    "blocked prompt": 6,  # 6, 6
-    "retry": 2,  # 15, 2
-    "request failure": 10,  # 14, 14
-    "change snapshot": 20,  # 28, 21
-    "config change": 25,  # 56, 29
-    "cancel after composition": 10,  # 25, 13
-    "second turn without recomposition": 45,  # 51, 47
-    "streamed reply": 9,  # 33, 9
-    "interrupted mid-stream": 1,  # 10, 0; reached in 8 of the ten runs
-    "usage-anchored pressure": 9,  # 31, 9
-    "queued prompt opens a turn": 10,  # 21, 12
-    "undrained steering opens a turn": 1,  # 7, 0; reached in 9 of the ten runs
-    "idle steer or cancel": 8,  # 25, 8
+    "composition cancelled": 45,  # 69, 47
+    "composition disposed": 20,  # 57, 22
+    "resume with drift": 10,  # 13, 12
+    "resume without drift": 1,  # 1, 1
+    "compaction mid-turn": 3,  # 7, 3
+    "refused compaction": 80,  # 80, 80
+    "pressure compaction": 1,  # 16, 1
+    "listener replace": 45,  # 64, 48
+    "inject while composing": 25,  # 82, 29
+    "cancel while composing": 7,  # 7, 7
+    "inject before header": 1,  # 11, 0; reached in 8 of the ten runs
+    "inject behind tools": 10,  # 22, 14
+    "one-shot injection turn": 10,  # 53, 13
+    "fork then drive": 10,  # 38, 11
+    "throwing listener": 20,  # 30, 21
+    "empty composition": 10,  # 21, 11
+    "non-empty prefix sent": 120,  # 122, 122
+    "blocked prompt": 15,  # 43, 16
+    "retry": 8,  # 20, 8
+    "request failure": 3,  # 8, 3
+    "change snapshot": 20,  # 40, 23
+    "config change": 40,  # 63, 42
+    "cancel after composition": 40,  # 51, 44
+    "second turn without recomposition": 70,  # 79, 74
+    "streamed reply": 10,  # 36, 10
+    "interrupted mid-stream": 15,  # 18, 18
+    "usage-anchored pressure": 9,  # 29, 9
+    "queued prompt opens a turn": 10,  # 14, 10
+    "undrained steering opens a turn": 2,  # 2, 2
+    "idle steer or cancel": 15,  # 28, 17
 }
 
 # Every property, judging at least this many subjects summed over the final worlds of a run's
 # examples (ci count, lowest over ten runs): requests for REC-1, 'measured' marks for TOK-1, ...
 SUBJECT_FLOORS = {
-    "PFX-1": 80,  # 111, 81
-    "REC-1": 155,  # 186, 155
-    "REC-2": 155,  # 186, 155
-    "PFX-2": 110,  # 137, 112
-    "PFX-3": 120,  # 149, 123
-    "LOOP-3": 200,  # 252, 202
-    "PFX-4": 95,  # 105, 99
-    "PFX-5": 95,  # 121, 98
-    "PFX-6": 135,  # 174, 138
-    "PFX-7": 155,  # 186, 155
-    "PFX-8": 110,  # 137, 112
-    "CMP-1": 75,  # 135, 77
-    "FORK-8": 30,  # 36, 33
-    "TOK-1": 70,  # 109, 70
-    "REC-3": 25,  # 53, 26
-    "HDR-15": 20,  # 31, 21
+    "PFX-1": 85,  # 89, 86
+    "REC-1": 160,  # 164, 164
+    "REC-2": 160,  # 164, 164
+    "PFX-2": 110,  # 110, 110
+    "PFX-3": 130,  # 135, 130
+    "LOOP-3": 230,  # 230, 230
+    "PFX-4": 85,  # 126, 85
+    "PFX-5": 95,  # 95, 95
+    "PFX-6": 140,  # 153, 141
+    "PFX-7": 160,  # 164, 164
+    "PFX-8": 110,  # 110, 110
+    "CMP-1": 85,  # 98, 86
+    "FORK-8": 35,  # 62, 36
+    "TOK-1": 70,  # 75, 72
+    "REC-3": 35,  # 56, 37
+    "HDR-15": 20,  # 41, 23
 }
 
 # Every rule, fired at least this often; for a single-segment rule (``SEGMENT_RULES``), its action

@@ -195,7 +195,7 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
         raise Unusable(f"{log_path}: line 1: --session {session_id} contradicts the session its header names ({header.id}) (CHK-1)")
     # The persisted header names the session; --session names it for the in-memory form; else the capture may.
     named = session_id if session_id is not None else (header.id if header is not None else None)
-    report.session_source = "--session" if session_id is not None else "header" if named is not None else None
+    report.session_id, report.session_source = named, "--session" if session_id is not None else "header" if named is not None else None
 
     def adopt(inferred: str) -> None:
         checker.session_id, report.session_id, report.session_source = inferred, inferred, "capture"
