@@ -173,6 +173,24 @@ def test_a_capture_of_several_sessions_is_never_guessed_at(tmp_path: Path) -> No
     assert check_log(persisted, everyone).conforms
 
 
+@pytest.mark.spec("CLI-6", "CHK-1")
+def test_check_shows_the_first_findings_then_how_many_more_and_a_count_per_rule(tmp_path: Path) -> None:
+    world = run_witness(next(v for v in VARIANTS if v.name == "prefix-not-logged").semantics)
+    log, capture = write_session(world, "s1", tmp_path, "persisted")
+    report = check_log(log, capture)
+    total, by_rule = len(report.findings), report.by_rule()
+    assert total >= 3 and sum(by_rule.values()) == total and list(by_rule.values()) == sorted(by_rule.values(), reverse=True)
+    text = report.as_text(2).splitlines()
+    assert sum(1 for line in text if line.startswith("  REC-") or line.startswith("  PFX-")) == 2
+    assert f"  ... and {total - 2} more finding(s) (all of them: --max-findings 0)" in text
+    assert "  by rule: " + ", ".join(f"{r} {n}" for r, n in by_rule.items()) in text and text[-1] == f"result: violates: {total} finding(s)"
+    capped = report.as_json(2)
+    assert len(capped["findings"]) == 2 and capped["summary"] == {"findings": total, "shown": 2, "byRule": by_rule}  # type: ignore[arg-type]
+    whole = subprocess.run([sys.executable, "-m", "prefix_model.cli", "check", str(log), "--requests", str(capture), "--json", "--max-findings", "0"],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert whole.returncode == 1 and len(json.loads(whole.stdout)["findings"]) == total
+
+
 @pytest.mark.spec("CLI-6", "FMT-2", "CAP-1")
 def test_check_cli_reports_unusable_input_in_one_line(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -39,6 +39,7 @@ from prefix_model.world import SentRequest, World
 __all__ = ["main", "build_parser"]
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_UNUSABLE = 0, 1, 2
+DEFAULT_MAX_FINDINGS = 50  # a page a person reads; the summary counts every finding
 
 _REQUEST_HELP = """\
 Print, as one line of JSON, the request that step (TURN, STEP) of a harness session log must
@@ -165,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--session", metavar="ID", help="the log's session id: the persisted form names it itself; for the in-memory form "
                        "a capture of one session names it, and a capture of several needs it")
     check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
+    check.add_argument("--max-findings", metavar="N", type=_count, default=DEFAULT_MAX_FINDINGS,
+                       help=f"show the first N findings, then how many more and a count per rule (default {DEFAULT_MAX_FINDINGS}; 0: all)")
     vectors = commands.add_parser(
         "vectors",
         help="write the conformance vectors (deterministic JSON cases, a SHA-256 manifest)",
@@ -264,15 +267,27 @@ def _run_check(args: argparse.Namespace) -> int:
         bundled = resources.files("prefix_model.examples")
         with resources.as_file(bundled / EXAMPLE_FILE) as log, resources.as_file(bundled / EXAMPLE_REQUESTS_FILE) as capture:
             requests = capture if args.requests is None else Path(args.requests)
-            return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args.json)
+            return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args)
     given = None if args.requests is None else Path(args.requests)
     log = Path("/dev/stdin") if args.log == "-" else Path(args.log)
-    return _print_check(check_log(log, given, args.session), args.json)
+    return _print_check(check_log(log, given, args.session), args)
 
 
-def _print_check(report: Report, as_json: bool) -> int:
-    print(json.dumps(report.as_json(), ensure_ascii=False) if as_json else report.as_text())
+def _print_check(report: Report, args: argparse.Namespace) -> int:
+    cap = args.max_findings or None  # 0: every finding
+    print(json.dumps(report.as_json(cap), ensure_ascii=False) if args.json else report.as_text(cap))
     return EXIT_OK if report.conforms else EXIT_VIOLATIONS
+
+
+def _count(text: str) -> int:
+    """A non-negative integer argument (argparse reports anything else in one line, exit 2)."""
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+_count.__name__ = "non-negative integer"  # argparse names the type in its one-line error
 
 
 def _run_variants(as_json: bool) -> int:

@@ -9,6 +9,7 @@ what was found. Unreadable input raises ``LogReadError``; a check that checked n
 from __future__ import annotations
 
 import gc
+from collections import Counter
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -64,8 +65,14 @@ class Report:
         """Return whether nothing was found."""
         return not self.findings
 
-    def as_json(self) -> dict[str, object]:
-        """Return the machine report."""
+    def by_rule(self) -> dict[str, int]:
+        """Return how many findings each requirement drew, most first (ties by ID)."""
+        counts = Counter(f.rule for f in self.findings)
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def as_json(self, max_findings: int | None = None) -> dict[str, object]:
+        """Return the machine report: the first ``max_findings`` findings (all when None), and a summary of all."""
+        shown = self.findings if max_findings is None else self.findings[:max_findings]
         return {
             "log": self.log,
             "form": self.form,
@@ -79,12 +86,13 @@ class Report:
                              "unmatched": self.requests_unmatched, "byTurnStep": self.requests_by_step,
                              "inOrder": [m._asdict() for m in self.in_order]},
             },  # fmt: skip
-            "findings": [f.as_json() for f in self.findings],
+            "findings": [f.as_json() for f in shown],
+            "summary": {"findings": len(self.findings), "shown": len(shown), "byRule": self.by_rule()},
             "result": "conforms" if self.conforms else "violates",
         }
 
-    def as_text(self) -> str:
-        """Return the human report."""
+    def as_text(self, max_findings: int | None = None) -> str:
+        """Return the human report: the first ``max_findings`` findings (all when None), then how many each rule drew."""
         form = self.form + (", zstd" if self.compressed else "")
         named = f", session {self.session_id}" + (" (inferred: the capture's only session)" if self.session_source == "capture" else "") if self.session_id else ""
         lines = [f"prefix-model check: {self.log} ({form}{named})"]
@@ -104,8 +112,13 @@ class Report:
                 lines.append(f"    request {match.request} (line {match.line}) -> turn {match.turn} step {match.step}")
             if len(self.in_order) > _SHOWN:
                 lines.append(f"    ... and {len(self.in_order) - _SHOWN} more matched in order (all of them: --json, checked.requests.inOrder)")
-        for finding in self.findings:
+        shown = self.findings if max_findings is None else self.findings[:max_findings]
+        for finding in shown:
             lines.append(f"  {finding}")
+        if len(shown) < len(self.findings):
+            lines.append(f"  ... and {len(self.findings) - len(shown)} more finding(s) (all of them: --max-findings 0)")
+        if self.findings:
+            lines.append("  by rule: " + ", ".join(f"{rule} {count}" for rule, count in self.by_rule().items()))
         verdict = "conforms" if self.conforms else f"violates: {len(self.findings)} finding(s)"
         lines.append(f"result: {verdict}")
         return "\n".join(lines)
