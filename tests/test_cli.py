@@ -16,7 +16,8 @@ from prefix_model.examples.loop_demo import DEMO_ACTIONS
 from prefix_model.loop import run as loop_run
 from prefix_model.semantics import HARNESS
 from prefix_model.variants import VARIANTS, run_witness
-from prefix_model.json_values import json_text
+from prefix_model.vectors.codec import action_from_json
+from prefix_model.json_values import freeze, json_text
 from prefix_model.requests import Request, reconstruct_request, request_to_json
 from tests.reference import REAL_LOG_DIR
 from tests.test_checker import write_session
@@ -95,6 +96,9 @@ def test_demo_runs_the_loop_scenario_and_explains_every_request() -> None:
     ]
     assert "(resume)" in explained[-1] and "(initial)" in explained[0]
     assert lines[-1].endswith("properties checked: all hold")
+    # The actions print as the vectors' JSON, and read back to the very actions the demo ran.
+    spelled = [line.removeprefix("#   ") for line in lines[1 : 1 + len(DEMO_ACTIONS)]]
+    assert tuple(action_from_json(freeze(json.loads(text))) for text in spelled) == DEMO_ACTIONS
 
 
 @pytest.mark.spec("CLI-4", "VAR-1")

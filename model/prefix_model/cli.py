@@ -20,6 +20,7 @@ from prefix_model.checker.run import Report, Unusable, check_log
 from prefix_model.conform.client import AdapterFailure, AdapterProcess
 from prefix_model.conform.run import FAIL, as_json, as_junit, as_text, run_cases
 from prefix_model.conform.server import serve
+from prefix_model.vectors.codec import action_to_json
 from prefix_model.vectors.consumer import VectorsUnreadable
 from prefix_model.contracts import Rejection
 from prefix_model.events import REQUEST_HEADER
@@ -244,9 +245,9 @@ def _explain(world: World, sent: SentRequest) -> str:
 
 def _run_demo() -> int:
     world = run(DEMO_ACTIONS)
-    print(f"# the scenario: {len(DEMO_ACTIONS)} actions; any run replays from its action list")
+    print(f"# the scenario: {len(DEMO_ACTIONS)} actions, as the vectors spell them (spec/vectors.md §5); any run replays from its action list")
     for action in DEMO_ACTIONS:
-        print(f"#   {action!r}")
+        print(f"#   {json_text(action_to_json(action))}")
     for session in world.sessions:
         print(f"\n# session {session.id}: {len(session.log.events)} events, as the harness writes them")
         for event in session.log.events:
