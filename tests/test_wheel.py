@@ -32,7 +32,7 @@ def build_wheel(work: Path) -> Path:
     """Return the wheel built from a copy of the project (the build's scratch files stay out of the repo)."""
     source = work / "source"
     shutil.copytree(ROOT / "model", source / "model", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, source / name)
     pip = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
     built = run([*pip, "--wheel-dir", str(work / "dist"), str(source)])
@@ -59,6 +59,17 @@ def prefix_model(scripts: Path, cwd: Path, *args: str) -> tuple[int, str, str]:
     env = os.environ | {"PYTHONPATH": os.pathsep.join(dict.fromkeys((paths["purelib"], paths["platlib"])))}
     done = run([str(scripts / "prefix-model"), *args], cwd, env)
     return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.spec("VEC-1", "CAP-1")
+def test_the_wheel_ships_the_whole_specification_and_every_schema(scripts: Path) -> None:
+    """What ``--help`` and the docs point at is there for a pip user: every file of the repo's spec/, byte for byte."""
+    purelib = Path(run([str(scripts / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    shipped = purelib / "prefix_model" / "spec"
+    wanted = sorted(p.relative_to(ROOT / "spec") for p in (ROOT / "spec").rglob("*") if p.is_file())
+    assert len(wanted) >= 8 and all((shipped / name).read_bytes() == (ROOT / "spec" / name).read_bytes() for name in wanted), wanted
+    licenses = list(purelib.glob("session_prefix_model-*.dist-info/licenses/LICENSE"))
+    assert len(licenses) == 1 and "MIT License" in licenses[0].read_text(encoding="utf-8")
 
 
 @pytest.mark.spec("CLI-6")
