@@ -65,6 +65,25 @@ def test_request_on_the_real_log_equals_each_captured_request() -> None:
 
 
 @pytest.mark.spec("CLI-2", "REQ-5")
+@pytest.mark.spec("CLI-1", "FMT-9")
+@pytest.mark.parametrize("form", ["persisted", "zstd"])
+def test_request_reads_what_check_reads_and_names_the_headers_session(form: str, tmp_path: Path) -> None:
+    world = run_witness(HARNESS)
+    session = world.sessions[0].id
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "stored").mkdir()
+    memory, _ = write_session(world, session, tmp_path / "memory", "memory")
+    stored, _ = write_session(world, session, tmp_path / "stored", form)
+    for sent in [r for r in world.requests if r.session_id == session and r.loop_request][:3]:
+        step = ("--turn", str(sent.turn), "--step", str(sent.step))
+        expected = json_text(request_to_json(sent.request))
+        from_memory = run("request", str(memory), *step, "--session-id", session)
+        from_file = run("request", str(stored), *step)  # the persisted header names the session
+        piped = subprocess.run([sys.executable, "-m", "prefix_model.cli", "request", "-", *step], input=stored.read_bytes(), capture_output=True, timeout=60)
+        assert from_memory.returncode == from_file.returncode == piped.returncode == 0, (from_file.stderr, piped.stderr)
+        assert from_memory.stdout.strip() == from_file.stdout.strip() == piped.stdout.decode().strip() == expected
+
+
 def test_request_for_a_missing_step_exits_2_with_one_line() -> None:
     assert_one_line_error(run("request", "--example", "--turn", "7", "--step", "1"), "REQ-5", "turn 7 step 1")
 

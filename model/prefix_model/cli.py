@@ -16,7 +16,7 @@ from pathlib import Path
 from importlib import resources
 
 from prefix_model import __version__
-from prefix_model.checker.run import Report, Unusable, check_log
+from prefix_model.checker.run import STDIN, Report, Unusable, check_log, rereadable
 from prefix_model.conform.client import AdapterFailure, AdapterProcess
 from prefix_model.conform.run import FAIL, as_json, as_junit, as_text, run_cases
 from prefix_model.conform.server import serve
@@ -27,8 +27,9 @@ from prefix_model.events import REQUEST_HEADER
 from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
 from prefix_model.examples.loop_demo import DEMO_ACTIONS
 from prefix_model.formats.events_jsonl import LogReadError, event_to_line, read_log
+from prefix_model.formats.session_jsonl import LogStream
 from prefix_model.json_values import json_text
-from prefix_model.log import Log
+from prefix_model.log import Log, seed_log
 from prefix_model.loop import run
 from prefix_model.properties import PROPERTIES, check_all
 from prefix_model.requests import find_step, reconstruct_request, request_to_json
@@ -47,14 +48,18 @@ Print, as one line of JSON, the request that step (TURN, STEP) of a harness sess
 have sent: the header in force for that step (the latest request/header before the step's
 first assistant/chunk), its messagePrefix, then deriveMessages of every event before the step's
 step/start. Field names are the harness's: provider, model, reasoningEffort, messages, system,
-tools, temperature, maxTokens, stop, sessionId (only with --session-id).
+tools, temperature, maxTokens, stop, sessionId (the one --session-id gives, or the persisted
+header names).
 
-LOG is the in-memory event form: one JSON event object per line (type, seq, time, data,
-surfaceOp, sourceEventSeqs). Compare the output with what your adapter received; JSON text is
-JSON.stringify's, so equal requests print equal bytes.
+LOG is what check reads: the in-memory event form (one JSON event object per line: type, seq,
+time, data, surfaceOp, sourceEventSeqs) or the persisted session.jsonl[.zstd], or - for standard
+input. Compare the output with what your adapter received; JSON text is JSON.stringify's, so
+equal requests print equal bytes.
 
 example:
   prefix-model request session.events.jsonl --turn 3 --step 1 --session-id s-42
+  prefix-model request ~/.dsh/sessions/_no-cwd/s-42/session.jsonl.zstd --turn 3 --step 1
+  zstdcat session.jsonl.zstd | prefix-model request - --turn 3 --step 1
   prefix-model request --example --turn 1 --step 2
 
 exit status: 0 printed; 2 unreadable log or no such step (one line on stderr: file:line: rule: reason)
@@ -140,11 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     source = request.add_mutually_exclusive_group(required=True)
-    source.add_argument("log", nargs="?", metavar="LOG", help="session log, in-memory event lines (JSONL)")
+    source.add_argument("log", nargs="?", metavar="LOG",
+                        help="session log: in-memory event lines or persisted session.jsonl[.zstd]; - reads standard input")
     source.add_argument("--example", action="store_true", help="use the example log bundled with the package")
     request.add_argument("--turn", type=int, required=True, help="turn number (from turn/start)")
     request.add_argument("--step", type=int, required=True, help="step number within the turn (from 1)")
-    request.add_argument("--session-id", help="sessionId to put in the request (default: the example's id with --example, else omitted)")
+    request.add_argument("--session-id", help="sessionId to put in the request (default: the one the persisted header or the example names, else omitted)")
     commands.add_parser(
         "demo",
         help="run the loop scenario and print its log and the requests it sent, each explained",
@@ -206,12 +212,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(path: str | None, example: bool) -> tuple[Log, str]:
+def _load(path: str | None, example: bool) -> tuple[Log, str, str | None]:
+    """Return the log at ``path`` (- : standard input) in either form, zstd included, its name, and the session its header names."""
     if example:
         with resources.as_file(resources.files("prefix_model.examples") / EXAMPLE_FILE) as bundled:
-            return read_log(bundled), EXAMPLE_FILE
+            return read_log(bundled), EXAMPLE_FILE, EXAMPLE_SESSION_ID
     assert path is not None
-    return read_log(path), path
+    name = "<stdin>" if path == "-" else path
+    with rereadable(STDIN if path == "-" else Path(path)) as readable:
+        stream = LogStream(readable, name)
+        if stream.read_header() is None:  # the in-memory form: its own reader, with file:line errors
+            return read_log(readable), name, None
+        events = tuple(event for _, event in stream)
+        session = stream.header.id if stream.header is not None else None
+    log = seed_log(events)
+    if isinstance(log, Rejection):
+        raise _Unusable(f"{name}: {log}")
+    return log, name, session
 
 
 def _request_line(log: Log, turn: int, step: int, session_id: str | None, name: str) -> str:
@@ -222,8 +239,8 @@ def _request_line(log: Log, turn: int, step: int, session_id: str | None, name: 
 
 
 def _run_request(args: argparse.Namespace) -> int:
-    log, name = _load(args.log, args.example)
-    session_id = args.session_id if args.session_id is not None or not args.example else EXAMPLE_SESSION_ID
+    log, name, named = _load(args.log, args.example)
+    session_id = args.session_id if args.session_id is not None else named  # the persisted header names it
     print(_request_line(log, args.turn, args.step, session_id, name))
     return EXIT_OK
 

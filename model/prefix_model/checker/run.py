@@ -169,7 +169,7 @@ def _captured(path: Path, session_id: str | None, report: Report, known: Callabl
 
 
 @contextmanager
-def _rereadable(path: Path) -> Iterator[Path]:
+def rereadable(path: Path) -> Iterator[Path]:
     """Yield ``path``, or for a pipe (``/dev/stdin``, a FIFO) a temporary copy of what it holds.
 
     The check opens the log twice — its first line names the session before the pass — and
@@ -197,7 +197,7 @@ def check_log(log_path: Path, requests_path: Path | None = None, session_id: str
     One pass over both files: the capture is read as the log's steps reach its requests, so
     memory follows the log's live surface and one request, not the files. The log may be a pipe.
     """
-    with _rereadable(log_path) as readable:
+    with rereadable(log_path) as readable:
         return _check(LogStream(readable, str(log_path)), log_path, requests_path, session_id)
 
 
