@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import select
+import struct
 import subprocess
 import sys
+import termios
 import threading
 from pathlib import Path
 
@@ -161,6 +165,27 @@ def test_check_reads_a_log_piped_on_standard_input(form: str, tmp_path: Path) ->
     assert report["checked"] == expected["checked"] and report["checked"]["requests"]["checked"] > 0
     empty = subprocess.run([sys.executable, "-m", "prefix_model.cli", "check", "-"], input=b"", capture_output=True, text=False, timeout=60)
     assert empty.returncode == 2 and empty.stderr.decode().count("\n") == 1 and b"FMT-1" in empty.stderr
+
+
+@pytest.mark.spec("CLI-6")
+def test_check_shows_progress_on_a_terminal_and_nothing_on_a_pipe(tmp_path: Path) -> None:
+    world = run_witness(HARNESS)
+    log, capture = write_session(world, world.sessions[0].id, tmp_path, "persisted")
+    command = [sys.executable, "-m", "prefix_model.cli", "check", str(log), "--requests", str(capture)]
+    piped = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 0 and piped.stderr == ""  # not a terminal: no bar
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal has a size; 0 columns draw nothing
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=follower, timeout=60)
+        shown = b""
+        while select.select([leader], [], [], 0.5)[0]:  # what the terminal holds, read before its other end closes
+            shown += os.read(leader, 65536)
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert done.returncode == 0 and done.stdout.decode() == piped.stdout
+    assert b"checking s1.session.jsonl: " in shown and b" event" in shown, shown  # the bar, on the terminal, cleared when done
 
 
 @pytest.mark.spec("CLI-6")

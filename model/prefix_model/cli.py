@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from importlib import resources
 
+from tqdm import tqdm
+
 from prefix_model import __version__
 from prefix_model.checker.run import STDIN, Report, Unusable, check_log, rereadable
 from prefix_model.conform.client import AdapterFailure, AdapterProcess
@@ -288,7 +290,14 @@ def _run_check(args: argparse.Namespace) -> int:
             return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args)
     given = None if args.requests is None else Path(args.requests)
     log = Path("/dev/stdin") if args.log == "-" else Path(args.log)
-    return _print_check(check_log(log, given, args.session), args)
+    # Progress on a terminal only (stderr): a pipe or a file gets the report and nothing else.
+    with tqdm(desc=f"checking {Path(args.log).name}", unit=" events", unit_scale=True, leave=False, disable=not sys.stderr.isatty()) as bar:
+
+        def advance(events: int) -> None:
+            bar.update(events)
+
+        report = check_log(log, given, args.session, None if bar.disable else advance)
+    return _print_check(report, args)
 
 
 def _print_check(report: Report, args: argparse.Namespace) -> int:

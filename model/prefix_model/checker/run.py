@@ -191,17 +191,23 @@ def rereadable(path: Path) -> Iterator[Path]:
         yield Path(copy.name)
 
 
-def check_log(log_path: Path, requests_path: Path | None = None, session_id: str | None = None) -> Report:
+PROGRESS_EVERY = 4096  # events between two progress reports: a report costs nothing next to them
+
+
+def check_log(
+    log_path: Path, requests_path: Path | None = None, session_id: str | None = None, progress: Callable[[int], None] | None = None
+) -> Report:
     """Return the report of checking ``log_path`` (and the capture at ``requests_path``).
 
     One pass over both files: the capture is read as the log's steps reach its requests, so
     memory follows the log's live surface and one request, not the files. The log may be a pipe.
+    ``progress``, when given, is called with the number of events read since its last call.
     """
     with rereadable(log_path) as readable:
-        return _check(LogStream(readable, str(log_path)), log_path, requests_path, session_id)
+        return _check(LogStream(readable, str(log_path)), log_path, requests_path, session_id, progress)
 
 
-def _check(stream: LogStream, log_path: Path, requests_path: Path | None, session_id: str | None) -> Report:
+def _check(stream: LogStream, log_path: Path, requests_path: Path | None, session_id: str | None, progress: Callable[[int], None] | None = None) -> Report:
     report = Report(str(log_path), "", False, session_id, 0, 0, None)
     header = stream.read_header()
     if header is not None and session_id is not None and header.id != session_id:
@@ -221,6 +227,10 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
     with _no_cycle_collection():
         for line, event in stream.plain_events():
             checker.feed(line, event)
+            if progress is not None and checker.events % PROGRESS_EVERY == 0:
+                progress(PROGRESS_EVERY)
+        if progress is not None:
+            progress(checker.events % PROGRESS_EVERY)
         checker.finish()
     report.form, report.compressed = stream.form, stream.compressed
     report.events, report.steps, report.findings = checker.events, checker.steps, list(checker.findings)
