@@ -47,6 +47,7 @@ thorough: setup
 ## bench: check throughput against json.loads and its growth with size (not a test; prints figures)
 bench: setup
 	$(BIN)/python bench/check_bench.py --sizes 10000,100000
+	$(BIN)/python bench/startup_bench.py
 
 ## conform-harness: the vectors through the real deepseek-harness loop (HARNESS_DIR: a built checkout; Node >= 22 on PATH)
 conform-harness: setup

@@ -12,33 +12,26 @@ import json
 import sys
 import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from importlib import resources
-
-from tqdm import tqdm
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prefix_model import __version__
 from prefix_model.checker.run import STDIN, Report, Unusable, check_log, rereadable
-from prefix_model.conform.client import AdapterFailure, AdapterProcess
-from prefix_model.conform.run import FAIL, as_json, as_junit, as_text, run_cases
-from prefix_model.conform.server import serve
-from prefix_model.vectors.codec import action_to_json
-from prefix_model.vectors.consumer import VectorsUnreadable
 from prefix_model.contracts import Rejection
 from prefix_model.events import REQUEST_HEADER
 from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
-from prefix_model.examples.loop_demo import DEMO_ACTIONS
 from prefix_model.formats.events_jsonl import LogReadError, event_to_line, read_log
 from prefix_model.formats.session_jsonl import LogStream
 from prefix_model.json_values import json_text
 from prefix_model.log import Log, seed_log
-from prefix_model.loop import run
-from prefix_model.properties import PROPERTIES, check_all
 from prefix_model.requests import find_step, reconstruct_request, request_to_json
-from prefix_model.semantics import HARNESS
-from prefix_model.variants import VARIANTS, judge, run_witness
-from prefix_model.vectors.generate import generate as generate_vectors
-from prefix_model.world import SentRequest, World
+
+if TYPE_CHECKING:
+    from prefix_model.world import SentRequest, World
+
+# The loop, the variants, the vectors and the adapter protocol are imported by the commands that
+# use them: check and request start without them (start-up is part of every check in a script).
 
 __all__ = ["main", "build_parser"]
 
@@ -263,6 +256,11 @@ def _explain(world: World, sent: SentRequest) -> str:
 
 
 def _run_demo() -> int:
+    from prefix_model.examples.loop_demo import DEMO_ACTIONS
+    from prefix_model.loop import run
+    from prefix_model.properties import PROPERTIES, check_all
+    from prefix_model.vectors.codec import action_to_json
+
     world = run(DEMO_ACTIONS)
     print(f"# the scenario: {len(DEMO_ACTIONS)} actions, as the vectors spell them (spec/vectors.md §5); any run replays from its action list")
     for action in DEMO_ACTIONS:
@@ -288,6 +286,8 @@ def _run_check(args: argparse.Namespace) -> int:
         with resources.as_file(bundled / EXAMPLE_FILE) as log, resources.as_file(bundled / EXAMPLE_REQUESTS_FILE) as capture:
             requests = capture if args.requests is None else Path(args.requests)
             return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args)
+    from tqdm import tqdm
+
     given = None if args.requests is None else Path(args.requests)
     log = Path("/dev/stdin") if args.log == "-" else Path(args.log)
     # Progress on a terminal only (stderr): a pipe or a file gets the report and nothing else.
@@ -318,6 +318,10 @@ _count.__name__ = "non-negative integer"  # argparse names the type in its one-l
 
 
 def _run_variants(as_json: bool) -> int:
+    from prefix_model.properties import check_all
+    from prefix_model.semantics import HARNESS
+    from prefix_model.variants import VARIANTS, judge, run_witness
+
     verdicts = [judge(variant) for variant in VARIANTS]
     harness = check_all(run_witness(HARNESS))
     for variant, verdict in zip(VARIANTS, verdicts):
@@ -334,6 +338,11 @@ def _run_variants(as_json: bool) -> int:
 
 
 def _run_conform(args: argparse.Namespace) -> int:
+    from prefix_model.conform.client import AdapterFailure, AdapterProcess
+    from prefix_model.conform.run import FAIL, as_json, as_junit, as_text, run_cases
+    from prefix_model.vectors.consumer import VectorsUnreadable
+    from prefix_model.vectors.generate import generate as generate_vectors
+
     with tempfile.TemporaryDirectory(prefix="prefix-model-conform-") as scratch:
         directory = Path(args.vectors) if args.vectors is not None else Path(scratch)
         if args.vectors is None:
@@ -372,8 +381,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             return _run_check(args)
         if args.command == "vectors":
+            from prefix_model.vectors.generate import generate as generate_vectors
+
             return generate_vectors(Path(args.out))
         if args.command == "adapter":
+            from prefix_model.conform.server import serve
+
             return serve(sys.stdin, sys.stdout)
         if args.command == "conform":
             return _run_conform(args)

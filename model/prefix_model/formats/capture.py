@@ -18,15 +18,16 @@ from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema.exceptions import best_match
 
 from prefix_model.contracts import Rejection
 from prefix_model.formats.events_jsonl import MAX_LINE_BYTES, LogReadError, parse_json_line
 from prefix_model.formats.plain_json import Known, NotPlain, Spans, plain_loads, plain_members
 from prefix_model.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, thaw
+
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = ["CapturedRequest", "PlainCapturedRequest", "iter_capture", "iter_plain_capture", "capture_shape_ok", "messages_shape_ok", "line_error", "CAPTURE_SCHEMA_PATH", "capture_schema"]
 
@@ -58,6 +59,8 @@ class CapturedRequest:
 def capture_schema() -> Mapping[str, Any]:
     """Return the capture schema (spec/schema/capture.schema.json), checked as a draft 2020-12 schema."""
     schema = json.loads(CAPTURE_SCHEMA_PATH.read_text(encoding="utf-8"))
+    import jsonschema  # here, not at import: only a line the fast lane declines needs the schema (start-up)
+
     jsonschema.Draft202012Validator.check_schema(schema)
     assert isinstance(schema, dict)
     return schema
@@ -65,6 +68,8 @@ def capture_schema() -> Mapping[str, Any]:
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema
+
     return jsonschema.Draft202012Validator(capture_schema())
 
 
@@ -74,6 +79,8 @@ def _one_line(text: str) -> str:
 
 
 def _schema_error(value: object) -> str | None:
+    from jsonschema.exceptions import best_match
+
     error = best_match(_validator().iter_errors(value))
     if error is None:
         return None
