@@ -15,6 +15,7 @@ import pytest
 from prefix_model import cli
 from prefix_model.properties import PROPERTIES, check_all
 from prefix_model.semantics import HARNESS
+from prefix_model import variants
 from prefix_model.variants import VARIANTS, WITNESS, Verdict, judge, run_witness
 from prefix_model.json_values import json_text
 from prefix_model.requests import request_to_json
@@ -88,9 +89,12 @@ VARIANTS_CLI = pytest.mark.skipif(not _has_variants_command(), reason="`prefix-m
 
 @pytest.fixture
 def cached_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Serve the CLI the verdicts this module already computed (the witness runs are the slow part)."""
-    monkeypatch.setattr(cli, "judge", lambda variant: verdict(variant.name))
-    monkeypatch.setattr(cli, "run_witness", lambda semantics: _harness_witness() if semantics == HARNESS else run_witness(semantics))
+    """Serve the CLI the verdicts this module already computed (the witness runs are the slow part).
+
+    The CLI imports them from ``prefix_model.variants`` when the command runs, so they are served there.
+    """
+    monkeypatch.setattr(variants, "judge", lambda variant: verdict(variant.name))
+    monkeypatch.setattr(variants, "run_witness", lambda semantics: _harness_witness() if semantics == HARNESS else run_witness(semantics))
 
 
 @VARIANTS_CLI
