@@ -6,12 +6,17 @@ Every test names the requirement IDs of ``spec/SPEC.md`` it exercises with
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.internal.conjecture import providers
 from hypothesis.internal.constants_ast import Constants
+
+from prefix_model.checker.run import Report
 
 # Hypothesis draws about 5 % of its choices from the literals of every local module loaded in
 # sys.modules (providers._get_local_constants, since 6.131). A derandomized run then depends on
@@ -22,6 +27,20 @@ from hypothesis.internal.constants_ast import Constants
 assert callable(getattr(providers, "_get_local_constants", None)), "Hypothesis changed: re-check the local-constants switch"
 _NO_LOCAL_CONSTANTS = Constants()
 providers._get_local_constants = lambda: _NO_LOCAL_CONSTANTS
+
+# Every --json report a test produces in this process must be valid under its schema (SPEC CLI-6):
+# Report.as_json is wrapped once, here, so no report escapes the contract unchecked.
+REPORT_SCHEMA = jsonschema.Draft202012Validator(json.loads((Path(__file__).resolve().parent.parent / "spec" / "schema" / "check-report.schema.json").read_text(encoding="utf-8")))
+_report_as_json = Report.as_json
+
+
+def _validated_report(self: Report, max_findings: int | None = None) -> dict[str, object]:
+    produced = _report_as_json(self, max_findings)
+    REPORT_SCHEMA.validate(json.loads(json.dumps(produced)))  # as --json prints it
+    return produced
+
+
+Report.as_json = _validated_report  # type: ignore[method-assign]
 
 settings.register_profile(
     "ci",

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from prefix_model.checker.engine import captured_request, check_events
@@ -22,6 +23,7 @@ from prefix_model.requests import request_to_json
 from prefix_model.semantics import HARNESS, Semantics
 from prefix_model.variants import VARIANTS, run_witness
 from prefix_model.world import World
+from tests.conftest import REPORT_SCHEMA
 from tests.reference import REAL_LOG_DIR
 
 # What the checker can see from a log and its requests alone, per variant; the rest need the
@@ -126,9 +128,12 @@ def test_check_cli_on_the_real_log_and_a_tampered_capture(tmp_path: Path) -> Non
     assert bad.returncode == 1
     report = json.loads(bad.stdout)
     first = report["findings"][0]
-    assert (first["rule"], first["request"], first["path"]) == ("REC-1", 1, "messages[0]")
-    assert "tool catalog v1" in first["expected"] and '"go"' in first["actual"]
+    assert (first["rule"], first["request"], first["path"], first["file"]) == ("REC-1", 1, "/messages/0", str(tampered))
+    # The first differing message, whole and as JSON: the prefix message expected, the prompt found.
+    assert first["expected"] == json.loads(lines[1])["request"]["messages"][0] and first["actual"] == second["request"]["messages"][0]
+    assert "tool catalog v1" in json.dumps(first["expected"]) and first["line"] == 2
     assert report["checked"]["requests"]["checked"] == 3 and report["result"] == "violates"
+    REPORT_SCHEMA.validate(report)
 
 
 @pytest.mark.spec("CHK-1", "CLI-6")
@@ -145,6 +150,23 @@ def test_check_that_checks_nothing_is_unusable(tmp_path: Path) -> None:
     empty.write_text("")
     with pytest.raises(Exception, match="FMT-1|CHK-1"):
         check_log(empty)
+
+
+@pytest.mark.spec("CLI-6")
+def test_the_report_schema_holds_every_report_and_refuses_a_broken_one(tmp_path: Path) -> None:
+    """Every report an in-process check produces is validated (tests/conftest.py); here the schema is shown able to fail."""
+    world = run_witness(next(v for v in VARIANTS if v.name == "prefix-not-logged").semantics)
+    log, capture = write_session(world, "s1", tmp_path, "persisted")
+    report = json.loads(json.dumps(check_log(log, capture).as_json()))
+    REPORT_SCHEMA.validate(report)
+    finding = report["findings"][0]
+    for broken in ({**finding, "path": "messages[0]"}, {**finding, "line": 0}, {k: v for k, v in finding.items() if k != "file"},
+                   {**finding, "status": "found"}):  # fmt: skip
+        with pytest.raises(jsonschema.ValidationError):
+            REPORT_SCHEMA.validate(report | {"findings": [broken]})
+    for key in ("summary", "reportVersion", "capture"):
+        with pytest.raises(jsonschema.ValidationError):
+            REPORT_SCHEMA.validate({k: v for k, v in report.items() if k != key})
 
 
 @pytest.mark.spec("CHK-1", "REC-1", "CLI-6")
@@ -236,7 +258,8 @@ def test_a_log_that_ends_inside_a_turn_is_read_as_written_and_the_report_says_so
     report = check_log(log)
     chunk = events[cut - 1]
     assert report.conforms and report.open_turn == f"turn {chunk.field('turn')}, step {chunk.field('step')} open"
-    assert "crash the harness repairs" in report.as_text() and report.as_json()["checked"]["openTurn"] == report.open_turn  # type: ignore[index]
+    assert "crash the harness repairs" in report.as_text()
+    assert report.as_json()["checked"]["openTurn"] == {"turn": chunk.field("turn"), "step": chunk.field("step")}  # type: ignore[index]
     whole = tmp_path / "whole.events.jsonl"
     whole.write_text("".join(event_to_line(e) + "\n" for e in events), encoding="utf-8")
     assert check_log(whole).open_turn is None

@@ -23,6 +23,7 @@ from prefix_model.variants import VARIANTS, run_witness
 from prefix_model.vectors.codec import action_from_json
 from prefix_model.json_values import freeze, json_text
 from prefix_model.requests import Request, reconstruct_request, request_to_json
+from tests.conftest import REPORT_SCHEMA
 from tests.reference import REAL_LOG_DIR
 from tests.test_checker import write_session
 
@@ -163,8 +164,14 @@ def test_check_reads_a_log_piped_on_standard_input(form: str, tmp_path: Path) ->
     assert piped.returncode == direct.returncode == 0, piped.stderr
     report, expected = json.loads(piped.stdout), json.loads(direct.stdout)
     assert report["checked"] == expected["checked"] and report["checked"]["requests"]["checked"] > 0
+    REPORT_SCHEMA.validate(report)
     empty = subprocess.run([sys.executable, "-m", "prefix_model.cli", "check", "-"], input=b"", capture_output=True, text=False, timeout=60)
     assert empty.returncode == 2 and empty.stderr.decode().count("\n") == 1 and b"FMT-1" in empty.stderr
+    # With --json, an unusable input is a JSON object on stdout too, valid under the report schema.
+    unusable = subprocess.run([sys.executable, "-m", "prefix_model.cli", "check", "-", "--json"], input=b"", capture_output=True, timeout=60)
+    error = json.loads(unusable.stdout)
+    assert unusable.returncode == 2 and error["result"] == "unusable" and error["error"]["rule"] == "FMT-1"
+    REPORT_SCHEMA.validate(error)
 
 
 @pytest.mark.spec("CLI-6")

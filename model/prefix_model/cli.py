@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefix_model import __version__
-from prefix_model.checker.run import STDIN, Report, Unusable, check_log, rereadable
+from prefix_model.checker.run import REPORT_VERSION, STDIN, Report, Unusable, check_log, rereadable
 from prefix_model.contracts import Rejection
 from prefix_model.events import REQUEST_HEADER
 from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
@@ -306,6 +306,16 @@ def _print_check(report: Report, args: argparse.Namespace) -> int:
     return EXIT_OK if report.conforms else EXIT_VIOLATIONS
 
 
+def _unusable_json(error: Exception) -> dict[str, object]:
+    """The --json report of an unusable input: the error (file, line and rule where the reader names them)."""
+    described: dict[str, object] = {"message": str(error)}
+    if isinstance(error, LogReadError):
+        described |= {"file": error.path, "line": error.line, "rule": error.rule, "reason": error.reason}
+    elif isinstance(error, Unusable):
+        described["rule"] = "CHK-1"
+    return {"reportVersion": REPORT_VERSION, "result": "unusable", "error": described}
+
+
 def _count(text: str) -> int:
     """A non-negative integer argument (argparse reports anything else in one line, exit 2)."""
     value = int(text)
@@ -393,6 +403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_demo()
     except (LogReadError, _Unusable, Unusable) as error:
         print(f"prefix-model: {error}", file=sys.stderr)
+        if args.command == "check" and args.json:  # the machine reader gets its verdict too, never an empty stdout
+            print(json.dumps(_unusable_json(error), ensure_ascii=False))
         return EXIT_UNUSABLE
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
         sys.stderr.close()

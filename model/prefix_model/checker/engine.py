@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from prefix_model.checker.findings import Finding, first_difference, shorten
+from prefix_model.checker.findings import MISSING, Finding, first_difference
 from prefix_model.checker.plain_rules import DEEP, append_provenance_ok, derive_plain, envelope_ok
 from prefix_model.contracts import Rejection, RejectedError
 from prefix_model.events import (
@@ -49,7 +49,7 @@ from prefix_model.formats.events_jsonl import LogReadError
 from prefix_model.formats.plain_events import PlainEvent, from_event, to_event
 from prefix_model.formats.plain_json import Known, Spans, plain_text
 from prefix_model.headers import CHANGE, INITIAL, EpochHeader, canonical_header, check_header_event, header_equals, header_of
-from prefix_model.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text, thaw
+from prefix_model.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze, json_text, thaw
 from prefix_model.requests import Request, build_request, request_to_json
 from prefix_model.surface import _check_provenance, _check_tool_result_rewrite
 
@@ -219,6 +219,7 @@ class LogChecker:
     _header: EpochHeader | None = None
     _expected: _Expectation | None = None
     _anchor_prefix: str | None = None
+    _anchor_value: JsonValue = ()  # the anchor's prefix itself, for the finding
     _instances: int = 0
     _open_turn: int | None = None
     _next_turn: int = 1
@@ -334,9 +335,9 @@ class LogChecker:
                 self._find("HDR-15", "a change snapshot equal to the header in force", event, line)
             if self._anchor_prefix is not None and prefix != self._anchor_prefix:
                 self._find("PFX-3", "a change snapshot carries another prefix than its instance's anchor", event, line,
-                           expected=shorten(self._anchor_prefix), actual=shorten(prefix))  # fmt: skip
+                           path="/messagePrefix", expected=self._anchor_value, actual=header.message_prefix or ())  # fmt: skip
         else:
-            self._anchor_prefix = prefix
+            self._anchor_prefix, self._anchor_value = prefix, header.message_prefix or ()
             self._instances += 1
             self._previous.clear()  # no later step belongs to an earlier instance: keep one request, not one per instance
         self._header = header
@@ -532,21 +533,21 @@ class LogChecker:
         if not messages_equal:
             index, want, got = first_difference(want_messages, got_messages)
             self.findings.append(Finding("REC-1", "messages are not messagePrefix ++ the boundary derivation",
-                                         path=f"messages[{index}]", expected=want, actual=got, **where))
+                                         path=f"/messages/{index}", expected=want, actual=got, **where))
         for name in _COMPANION_FIELDS:
             want_value, got_value = expected.get(name), fields.get(name)
             if name == "tools":
                 want_value, got_value = want_value or (), got_value or ()
             if json_text(want_value) != json_text(got_value):
-                self.findings.append(Finding("REC-1", f"{name} differs from the folded header", path=name,
-                                             expected=shorten(json_text(want_value)), actual=shorten(json_text(got_value)), **where))
+                self.findings.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}",
+                                             expected=want_value, actual=got_value, **where))
         names = [k for k in expected if k != "sessionId"] + [k for k in fields if k not in expected and k != "sessionId"]
         differing = [k for k in names if (not messages_equal if k == "messages" else json_text(expected.get(k)) != json_text(fields.get(k)))]
         if differing:
             name = differing[0]
             self.findings.append(Finding("REC-2", f"the request is not the one built from the fold and the boundary "
-                                         f"({len(differing)} field(s) differ: {', '.join(differing)})", path=name,
-                                         expected=shorten(json_text(expected.get(name))), actual=shorten(json_text(fields.get(name))), **where))  # fmt: skip
+                                         f"({len(differing)} field(s) differ: {', '.join(differing)})", path=f"/{name}",
+                                         expected=expected.get(name, MISSING), actual=fields.get(name, MISSING), **where))  # fmt: skip
         return len(self.findings) == before
 
     def _monotonic(self, result: StepResult, request: Captured, exact: bool) -> None:
@@ -567,7 +568,7 @@ class LogChecker:
             index, want, got = first_difference(before, after[: len(before)])
             self.findings.append(Finding("REC-3", "the request does not extend the instance's previous request",
                                          request=request.index, line=request.line, seq=result.start_seq,
-                                         path=f"messages[{index}]", expected=want, actual=got))  # fmt: skip
+                                         path=f"/messages/{index}", expected=want, actual=got))  # fmt: skip
 
     @property
     def open_at_end(self) -> tuple[int, int | None] | None:

@@ -22,7 +22,7 @@ from prefix_model.checker.findings import Finding
 from prefix_model.formats.capture import iter_plain_capture
 from prefix_model.formats.events_jsonl import LogReadError
 from prefix_model.formats.plain_json import Known
-from prefix_model.formats.session_jsonl import LogStream
+from prefix_model.formats.session_jsonl import LogStream, TornTail
 
 __all__ = ["Report", "Unusable", "check_log"]
 
@@ -31,6 +31,7 @@ _SHOWN = 10  # requests matched in order, listed in the human report (the JSON r
 
 
 STDIN = Path("/dev/stdin")  # what the command line passes for "-"
+REPORT_VERSION = 1  # of the --json report (spec/schema/check-report.schema.json)
 
 
 class Unusable(Exception):
@@ -59,6 +60,9 @@ class Report:
     capture_sessions: dict[str, int] = field(default_factory=dict)  # loop requests per session the capture names
     in_order: list[InOrder] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    capture: str | None = None  # the --requests file
+    torn: TornTail | None = None  # the torn tail, structured (``torn_tail`` is its text)
+    open_at: tuple[int, int | None] | None = None  # the turn (and step) open at the end (``open_turn`` is its text)
 
     @property
     def conforms(self) -> bool:
@@ -73,23 +77,34 @@ class Report:
     def as_json(self, max_findings: int | None = None) -> dict[str, object]:
         """Return the machine report: the first ``max_findings`` findings (all when None), and a summary of all."""
         shown = self.findings if max_findings is None else self.findings[:max_findings]
+        torn = None if self.torn is None else {"file": self.log, "line": self.torn.line, "reason": self.torn.reason}
+        open_at = None if self.open_at is None else {"turn": self.open_at[0], "step": self.open_at[1]}
         return {
+            "reportVersion": REPORT_VERSION,
             "log": self.log,
+            "capture": self.capture,
             "form": self.form,
             "compressed": self.compressed,
             "sessionId": self.session_id,
             "sessionFrom": self.session_source,
             "checked": {
-                "events": self.events, "steps": self.steps, "tornTail": self.torn_tail, "openTurn": self.open_turn,
+                "events": self.events, "steps": self.steps, "tornTail": torn, "openTurn": open_at,
                 "requests": {"total": self.requests_total, "checked": self.requests_checked,
                              "auxiliary": self.requests_auxiliary, "otherSession": self.requests_other_session,
                              "unmatched": self.requests_unmatched, "byTurnStep": self.requests_by_step,
                              "inOrder": [m._asdict() for m in self.in_order]},
             },  # fmt: skip
-            "findings": [f.as_json() for f in shown],
+            "findings": [self._located(f) for f in shown],
             "summary": {"findings": len(self.findings), "shown": len(shown), "byRule": self.by_rule()},
             "result": "conforms" if self.conforms else "violates",
         }
+
+    def _located(self, finding: Finding) -> dict[str, object]:
+        """A finding as JSON with the file its line is in: the capture's for a request, else the log's."""
+        fields = finding.as_json()
+        if finding.line is not None:
+            fields["file"] = self.capture if finding.request is not None else self.log
+        return fields
 
     def as_text(self, max_findings: int | None = None) -> str:
         """Return the human report: the first ``max_findings`` findings (all when None), then how many each rule drew."""
@@ -208,7 +223,7 @@ def check_log(
 
 
 def _check(stream: LogStream, log_path: Path, requests_path: Path | None, session_id: str | None, progress: Callable[[int], None] | None = None) -> Report:
-    report = Report(str(log_path), "", False, session_id, 0, 0, None)
+    report = Report(str(log_path), "", False, session_id, 0, 0, None, capture=None if requests_path is None else str(requests_path))
     header = stream.read_header()
     if header is not None and session_id is not None and header.id != session_id:
         raise Unusable(f"{log_path}: line 1: --session {session_id} contradicts the session its header names ({header.id}) (CHK-1)")
@@ -234,11 +249,12 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
         checker.finish()
     report.form, report.compressed = stream.form, stream.compressed
     report.events, report.steps, report.findings = checker.events, checker.steps, list(checker.findings)
+    report.torn = stream.torn_tail
     report.torn_tail = None if stream.torn_tail is None else f"line {stream.torn_tail.line} ({stream.torn_tail.reason})"
     report.requests_checked, report.requests_unmatched = checker.requests_checked, checker.requests_unmatched
     report.requests_by_step, report.in_order = checker.requests_by_step, checker.in_order
     if checker.open_at_end is not None:
-        turn, step = checker.open_at_end
+        turn, step = report.open_at = checker.open_at_end
         report.open_turn = f"turn {turn}" + ("" if step is None else f", step {step} open")
     if checker.events == 0:
         raise Unusable(f"{log_path}: no event to check (CHK-1)")
