@@ -181,18 +181,30 @@ def test_check_shows_progress_on_a_terminal_and_nothing_on_a_pipe(tmp_path: Path
     command = [sys.executable, "-m", "prefix_model.cli", "check", str(log), "--requests", str(capture)]
     piped = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert piped.returncode == 0 and piped.stderr == ""  # not a terminal: no bar
+    done, shown = on_a_terminal(command)
+    assert done.returncode == 0 and done.stdout.decode() == piped.stdout
+    assert b"checking s1.session.jsonl: " in shown and b" event" in shown, shown  # the bar, on the terminal, cleared when done
+
+
+def on_a_terminal(command: list[str]) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """Run ``command`` with its stderr on a pseudo-terminal of 100 columns; return the run and what the terminal showed."""
     leader, follower = os.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal has a size; 0 columns draw nothing
     try:
-        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=follower, timeout=60)
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=follower, timeout=120)
         shown = b""
         while select.select([leader], [], [], 0.5)[0]:  # what the terminal holds, read before its other end closes
             shown += os.read(leader, 65536)
     finally:
         os.close(follower)
         os.close(leader)
-    assert done.returncode == 0 and done.stdout.decode() == piped.stdout
-    assert b"checking s1.session.jsonl: " in shown and b" event" in shown, shown  # the bar, on the terminal, cleared when done
+    return done, shown
+
+
+@pytest.mark.spec("CLI-4")
+def test_variants_shows_progress_on_a_terminal() -> None:
+    done, shown = on_a_terminal([sys.executable, "-m", "prefix_model.cli", "variants"])
+    assert done.returncode == 0 and b"judging variants" in shown and b"UNDETECTED" not in done.stdout, shown
 
 
 @pytest.mark.spec("CLI-6")

@@ -331,8 +331,10 @@ def _run_variants(as_json: bool) -> int:
     from prefix_model.properties import check_all
     from prefix_model.semantics import HARNESS
     from prefix_model.variants import VARIANTS, judge, run_witness
+    from tqdm import tqdm
 
-    verdicts = [judge(variant) for variant in VARIANTS]
+    # Each variant runs the witness: seconds in all, so a terminal sees them go by (stderr only).
+    verdicts = [judge(variant) for variant in tqdm(VARIANTS, desc="judging variants", unit=" variants", leave=False, disable=not sys.stderr.isatty())]
     harness = check_all(run_witness(HARNESS))
     for variant, verdict in zip(VARIANTS, verdicts):
         if as_json:
