@@ -48,8 +48,8 @@ class Report:
     session_id: str | None
     events: int
     steps: int
-    torn_tail: str | None
-    open_turn: str | None = None  # where the log ends inside a turn (a crash; the harness appends closers on load)
+    torn: TornTail | None = None  # the tolerated torn tail (FMT-7)
+    open_at: tuple[int, int | None] | None = None  # the turn (and step) open where the log ends: a crash the harness repairs on load
     requests_total: int = 0
     requests_checked: int = 0
     requests_auxiliary: int = 0
@@ -61,8 +61,19 @@ class Report:
     in_order: list[InOrder] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     capture: str | None = None  # the --requests file
-    torn: TornTail | None = None  # the torn tail, structured (``torn_tail`` is its text)
-    open_at: tuple[int, int | None] | None = None  # the turn (and step) open at the end (``open_turn`` is its text)
+
+    @property
+    def torn_tail(self) -> str | None:
+        """The torn tail as the text report says it: ``line N (reason)``."""
+        return None if self.torn is None else f"line {self.torn.line} ({self.torn.reason})"
+
+    @property
+    def open_turn(self) -> str | None:
+        """The open turn as the text report says it: ``turn T`` or ``turn T, step S open``."""
+        if self.open_at is None:
+            return None
+        turn, step = self.open_at
+        return f"turn {turn}" + ("" if step is None else f", step {step} open")
 
     @property
     def conforms(self) -> bool:
@@ -223,7 +234,7 @@ def check_log(
 
 
 def _check(stream: LogStream, log_path: Path, requests_path: Path | None, session_id: str | None, progress: Callable[[int], None] | None = None) -> Report:
-    report = Report(str(log_path), "", False, session_id, 0, 0, None, capture=None if requests_path is None else str(requests_path))
+    report = Report(str(log_path), "", False, session_id, 0, 0, capture=None if requests_path is None else str(requests_path))
     header = stream.read_header()
     if header is not None and session_id is not None and header.id != session_id:
         raise Unusable(f"{log_path}: line 1: --session {session_id} contradicts the session its header names ({header.id}) (CHK-1)")
@@ -249,13 +260,9 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
         checker.finish()
     report.form, report.compressed = stream.form, stream.compressed
     report.events, report.steps, report.findings = checker.events, checker.steps, list(checker.findings)
-    report.torn = stream.torn_tail
-    report.torn_tail = None if stream.torn_tail is None else f"line {stream.torn_tail.line} ({stream.torn_tail.reason})"
+    report.torn, report.open_at = stream.torn_tail, checker.open_at_end
     report.requests_checked, report.requests_unmatched = checker.requests_checked, checker.requests_unmatched
     report.requests_by_step, report.in_order = checker.requests_by_step, checker.in_order
-    if checker.open_at_end is not None:
-        turn, step = report.open_at = checker.open_at_end
-        report.open_turn = f"turn {turn}" + ("" if step is None else f", step {step} open")
     if checker.events == 0:
         raise Unusable(f"{log_path}: no event to check (CHK-1)")
     sessions = ", ".join(sorted(report.capture_sessions))
