@@ -42,7 +42,7 @@ proofs-deep: setup
 
 ## thorough: the loop machine, and the faulty variants through it (shrunk), with the long Hypothesis profile
 thorough: setup
-	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest tests/test_loop_stateful.py tests/test_variants_machine.py tests/test_loop.py tests/test_properties.py
+	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest tests/loop/test_loop_stateful.py tests/loop/test_variants_machine.py tests/loop/test_loop.py tests/loop/test_properties.py
 
 ## bench: check throughput against json.loads and its growth with size (not a test; prints figures)
 bench: setup

@@ -35,9 +35,9 @@ import zstandard
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "model"))
 
-from prefix_model.checker.run import check_log  # noqa: E402
-from prefix_model.contracts import ENABLED  # noqa: E402
-from prefix_model.formats.session_jsonl import SESSION_FORMAT_VERSION, ZSTD_MAGIC, LogStream, SessionHeaderLine, write_persisted  # noqa: E402
+from prefix_model.core.contracts import ENABLED  # noqa: E402
+from prefix_model.edge.checker import check_log  # noqa: E402
+from prefix_model.edge.formats.session_jsonl import SESSION_FORMAT_VERSION, ZSTD_MAGIC, LogStream, SessionHeaderLine, write_persisted  # noqa: E402
 
 PREFIX = [{"role": "user", "content": [{"type": "text", "text": "<system-reminder>skills catalog v1</system-reminder>"}]}]
 HEADER = {"config": {"provider": "mock", "model": "mock-model"}, "system": "You are careful.",
@@ -157,7 +157,7 @@ def _check_seconds(log: Path, capture: Path) -> float:
 def _peak_rss_mb(log: Path, capture: Path) -> float:
     """Return the peak resident memory of a fresh process that checks the pair (the CLI's cost)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    code = "import sys; from pathlib import Path; from prefix_model.checker.run import check_log; check_log(Path(sys.argv[1]), Path(sys.argv[2]))"
+    code = "import sys; from pathlib import Path; from prefix_model.edge.checker import check_log; check_log(Path(sys.argv[1]), Path(sys.argv[2]))"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "model"))
     subprocess.run([sys.executable, "-c", code, str(log), str(capture)], check=True, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

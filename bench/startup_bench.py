@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-COMMAND = [sys.executable, "-m", "prefix_model.cli", "check", "--example"]
+COMMAND = [sys.executable, "-m", "prefix_model.edge.cli", "check", "--example"]
 
 
 def wall_times(runs: int) -> list[float]:
@@ -31,7 +31,7 @@ def wall_times(runs: int) -> list[float]:
 
 def heaviest_imports(count: int = 8) -> list[tuple[int, str]]:
     """Return the ``count`` modules with the largest cumulative import time (microseconds) when the CLI is imported."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import prefix_model.cli"], check=True, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import prefix_model.edge.cli"], check=True, capture_output=True, text=True)
     rows = []
     for line in done.stderr.splitlines():
         parts = line.split("|")
@@ -46,7 +46,7 @@ def main() -> None:
     runs = parser.parse_args().runs
     times = wall_times(runs)
     print(f"prefix-model check --example: median {statistics.median(times):.3f} s over {runs} runs (min {min(times):.3f}, max {max(times):.3f})")
-    print("heaviest imports of prefix_model.cli (cumulative):")
+    print("heaviest imports of prefix_model.edge.cli (cumulative):")
     for micros, name in heaviest_imports():
         print(f"  {micros / 1000:7.1f} ms  {name}")
 

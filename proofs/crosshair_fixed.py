@@ -1,6 +1,6 @@
 """``crosshair check`` with a path-count budget, and a count of what it explored.
 
-    python proofs/crosshair_fixed.py --max_iterations 60 check prefix_model.meter --analysis_kind=icontract ...
+    python proofs/crosshair_fixed.py --max_iterations 60 check prefix_model.loop.meter --analysis_kind=icontract ...
 
 CrossHair's own budget (``--per_condition_timeout``) is CPU seconds, so a busy machine explores
 fewer paths than an idle one and the verdict can change with the load. ``max_iterations`` (paths

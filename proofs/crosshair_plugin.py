@@ -17,7 +17,7 @@ change below lives in the CrossHair process only; no file of the model is touche
    ``object``/``tuple`` (the recursive alias crashes CrossHair), and CrossHair's ``object``
    factory then invents values of arbitrary classes (an ``IntEnum`` member reached ``json_text``),
    which are not JSON values even by the static type. Before any module that imports the names
-   is loaded, they are rebound in ``prefix_model.json_values`` to ``None | bool | int | float |
+   is loaded, they are rebound in ``prefix_model.core.json_values`` to ``None | bool | int | float |
    str | tuple[scalar, ...] | FrozenMap`` with scalars only inside: the static alias cut at depth
    one. If such a module is already imported, the plugin raises instead of silently not applying.
 
@@ -43,17 +43,16 @@ import sys
 from collections.abc import Callable
 from typing import Union
 
+import prefix_model.core.json_values
 from crosshair.core import _SIMPLE_PROXIES, SymbolicFactory, register_type
-
-import prefix_model.json_values
-from prefix_model.json_values import FrozenMap, JsonValue
+from prefix_model.core.json_values import FrozenMap, JsonValue
 
 
 def _symbolic_frozen_map(factory: SymbolicFactory) -> FrozenMap:
     """Return a FrozenMap wrapped around a symbolic ``dict[str, None | bool | int | str]``."""
     from typing import Union
 
-    from prefix_model.json_values import FrozenMap
+    from prefix_model.core.json_values import FrozenMap
 
     items = factory(dict[str, Union[None, bool, int, str]], "_items")
     frozen = object.__new__(FrozenMap)
@@ -66,7 +65,7 @@ def _plain_value(factory: SymbolicFactory) -> object:
     """Return a symbolic plain Python value of JSON shape (one level deep), for ``object`` parameters."""
     from typing import Union
 
-    from prefix_model.json_values import FrozenMap
+    from prefix_model.core.json_values import FrozenMap
 
     scalar = Union[None, bool, int, float, str]
     shape = Union[
@@ -78,7 +77,7 @@ def _plain_value(factory: SymbolicFactory) -> object:
 
 def _rebuild_frozen_map(items: dict[str, JsonValue]) -> FrozenMap:
     """Return a FrozenMap around ``items`` (already a copy), bypassing the immutable ``__setattr__``."""
-    from prefix_model.json_values import FrozenMap
+    from prefix_model.core.json_values import FrozenMap
 
     frozen = object.__new__(FrozenMap)
     object.__setattr__(frozen, "_items", items)
@@ -101,10 +100,10 @@ _SIMPLE_PROXIES[object] = _plain_value  # replaces CrossHair's own (register_typ
 _ALREADY_BOUND = sorted(
     name
     for name in sys.modules
-    if name.startswith("prefix_model.") and name not in ("prefix_model.contracts", "prefix_model.json_values")
+    if name.startswith("prefix_model.") and name not in ("prefix_model.core", "prefix_model.core.contracts", "prefix_model.core.json_values")
 )
 if _ALREADY_BOUND:
     raise RuntimeError(f"crosshair_plugin: load it before {', '.join(_ALREADY_BOUND)} (they bound JsonValue already)")
 _JsonScalar = Union[None, bool, int, float, str]
-setattr(prefix_model.json_values, "JsonArray", tuple[_JsonScalar, ...])
-setattr(prefix_model.json_values, "JsonValue", Union[None, bool, int, float, str, tuple[_JsonScalar, ...], FrozenMap])
+setattr(prefix_model.core.json_values, "JsonArray", tuple[_JsonScalar, ...])
+setattr(prefix_model.core.json_values, "JsonValue", Union[None, bool, int, float, str, tuple[_JsonScalar, ...], FrozenMap])

@@ -15,8 +15,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.internal.conjecture import providers
 from hypothesis.internal.constants_ast import Constants
-
-from prefix_model.checker.run import Report
+from prefix_model.edge.checker import Report
 
 # Hypothesis draws about 5 % of its choices from the literals of every local module loaded in
 # sys.modules (providers._get_local_constants, since 6.131). A derandomized run then depends on

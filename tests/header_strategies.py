@@ -17,12 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
-
-from prefix_model.derive import derive_messages
-from prefix_model.headers import REASONS, EpochHeader, LlmCallConfig, canonical_header, header_to_json
-from prefix_model.json_values import FrozenMap, JsonValue, freeze, freeze_object
-from prefix_model.log import EMPTY_LOG, Log
-from prefix_model.request_log import record_request_header
+from prefix_model.core.derive import derive_messages
+from prefix_model.core.headers import REASONS, EpochHeader, LlmCallConfig, canonical_header, header_to_json
+from prefix_model.core.json_values import FrozenMap, JsonValue, freeze_object
+from prefix_model.core.log import EMPTY_LOG, Log
+from prefix_model.core.request_log import record_request_header
 
 __all__ = [
     "obj",

@@ -36,8 +36,11 @@ from hypothesis import HealthCheck, event, note, settings, target
 from hypothesis import Phase as Search
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-
-from prefix_model.actions import (
+from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, COMPACT_END, COMPACT_START, REQUEST_HEADER, STEP_START, TURN_END, TURN_START, USER_MESSAGE
+from prefix_model.core.headers import CHANGE, LlmCallConfig, fold_request_header
+from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
+from prefix_model.examples.streams import text_stream
+from prefix_model.loop.actions import (
     Action,
     BeginStep,
     Cancel,
@@ -62,17 +65,13 @@ from prefix_model.actions import (
     SetTools,
     Steer,
 )
-from prefix_model.compaction import CompactPolicy
-from prefix_model.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, COMPACT_END, COMPACT_START, REQUEST_HEADER, STEP_START, TURN_END, TURN_START, USER_MESSAGE
-from prefix_model.headers import CHANGE, LlmCallConfig, fold_request_header, header_equals
-from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text
-from prefix_model.loop import apply, enabled
-from prefix_model.meter import measure
-from prefix_model.properties import PROPERTIES, Check, check_all
-from prefix_model.semantics import HARNESS, Semantics
-from prefix_model.examples.streams import text_stream
-from prefix_model.waterfall import active_listeners, compose
-from prefix_model.world import (
+from prefix_model.loop.compaction import CompactPolicy
+from prefix_model.loop.meter import measure
+from prefix_model.loop.properties import PROPERTIES, Check, check_all
+from prefix_model.loop.semantics import HARNESS, Semantics
+from prefix_model.loop.transitions import apply, enabled
+from prefix_model.loop.waterfall import active_listeners, compose
+from prefix_model.loop.world import (
     EMPTY_WORLD,
     AgentOptions,
     Append,

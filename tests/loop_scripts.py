@@ -7,7 +7,10 @@ so a script that silently stops matching the loop fails loudly instead of being 
 
 from __future__ import annotations
 
-from prefix_model.actions import (
+from prefix_model.core.events import REQUEST_HEADER, Event
+from prefix_model.core.headers import EpochHeader, LlmCallConfig, header_of
+from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
+from prefix_model.loop.actions import (
     Action,
     BeginStep,
     Compose,
@@ -19,12 +22,9 @@ from prefix_model.actions import (
     RunTools,
     SendPrompt,
 )
-from prefix_model.events import REQUEST_HEADER, Event
-from prefix_model.headers import EpochHeader, LlmCallConfig, header_of
-from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text
-from prefix_model.loop import apply, enabled
-from prefix_model.semantics import HARNESS, Semantics
-from prefix_model.world import (
+from prefix_model.loop.semantics import HARNESS, Semantics
+from prefix_model.loop.transitions import apply, enabled
+from prefix_model.loop.world import (
     Append,
     InjectThenPrepend,
     Listener,

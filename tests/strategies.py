@@ -31,8 +31,7 @@ from typing import TypeVar
 
 from hypothesis import settings
 from hypothesis import strategies as st
-
-from prefix_model.events import (
+from prefix_model.core.events import (
     APPEND,
     ASSISTANT_CHUNK,
     ASSISTANT_MESSAGE,
@@ -57,8 +56,8 @@ from prefix_model.events import (
     SurfaceOp,
     is_surface_type,
 )
-from prefix_model.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze
-from prefix_model.log import EMPTY_LOG, Log
+from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze
+from prefix_model.core.log import EMPTY_LOG, Log
 
 __all__ = [
     "INDEX_LIKE_KEYS",

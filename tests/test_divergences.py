@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from prefix_model.core.contracts import RejectedError
+from prefix_model.core.derive import derive_messages
+from prefix_model.core.headers import CHANGE, EpochHeader, LlmCallConfig, fold_request_header, header_equals
+from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
+from prefix_model.core.log import EMPTY_LOG, Log
+from prefix_model.core.request_log import record_request_header
+from prefix_model.core.requests import build_request, request_to_json
 
-from prefix_model.contracts import RejectedError
-from prefix_model.derive import derive_messages
-from prefix_model.headers import CHANGE, EpochHeader, LlmCallConfig, fold_request_header, header_equals
-from prefix_model.json_values import FrozenMap, JsonValue, freeze, json_text
-from prefix_model.log import EMPTY_LOG, Log
-from prefix_model.request_log import record_request_header
-from prefix_model.requests import build_request, request_to_json
 
 def frozen_list(value: object) -> tuple[JsonValue, ...]:
     frozen = freeze(value)
@@ -98,9 +98,9 @@ def test_model_built_events_carry_the_callers_time_or_zero() -> None:
 
 @pytest.mark.spec("D-11", "PFX-8")
 def test_listener_contributions_are_lossless_json_messages() -> None:
-    from prefix_model.json_values import is_json_value
-    from prefix_model.waterfall import compose
-    from prefix_model.world import Listener, Prepend, text_message
+    from prefix_model.core.json_values import is_json_value
+    from prefix_model.loop.waterfall import compose
+    from prefix_model.loop.world import Listener, Prepend, text_message
 
     listener = Listener("catalog", None, (Prepend((text_message("<prefix catalog v1>"),)),))
     product = compose((listener,), "main").product
@@ -110,7 +110,7 @@ def test_listener_contributions_are_lossless_json_messages() -> None:
 
 @pytest.mark.spec("D-12", "TOK-3")
 def test_the_meter_prices_the_assistant_message_not_its_chunks() -> None:
-    from prefix_model.meter import estimate_header, estimate_message, measure, surface_tokens
+    from prefix_model.loop.meter import estimate_header, estimate_message, measure, surface_tokens
 
     header = EpochHeader(LlmCallConfig("p", "m"), "sys", None, PREFIX)
     log = record_request_header(opened().append("step/start", {"turn": 1, "step": 1}), False, header)
@@ -127,8 +127,9 @@ def test_the_meter_prices_the_assistant_message_not_its_chunks() -> None:
 
 @pytest.mark.spec("D-14", "STRM-3")
 def test_a_reply_given_as_text_is_the_shortest_stream_of_its_message() -> None:
-    from prefix_model.actions import Reply, SendPrompt
-    from prefix_model.stream import assemble
+    from prefix_model.loop.actions import Reply, SendPrompt
+    from prefix_model.loop.stream import assemble
+
     from tests.loop_scripts import play, start, step
 
     actions = (start(), SendPrompt(0, "go"), *step(0, Reply(0, text="hey", tool_calls=(("c1", "echo", "{}"),)), compose=True))

@@ -13,7 +13,7 @@ import pytest
 
 from proofs.run import DRIVER, PLUGIN, README, ROOT, Budget, Stats, child_env, readme_with_block
 
-TARGET = "prefix_model.events"  # one contracted function, one postcondition
+TARGET = "prefix_model.core.events"  # one contracted function, one postcondition
 
 
 def _crosshair(paths: int) -> tuple[str, Stats]:

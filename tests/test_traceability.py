@@ -1,7 +1,10 @@
 """Spec, code and tests agree: every requirement ID is tested, every tested ID is specified.
 
-Also: the model's rejections and contract descriptions name only specified IDs, and the pure
-core imports nothing that does I/O (style guide: I/O lives at the edge).
+Also: the model's rejections and contract descriptions name only specified IDs; the chapter
+packages (core, loop, conformance) import nothing that does I/O and nothing from the edge; no
+module imports another's private name; the edge names no requirement ID; and the layout tables
+of README.md and SPEC.md agree with each other and with the folders, one chapter to one package
+folder and its test folder.
 """
 
 from __future__ import annotations
@@ -10,14 +13,13 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec" / "SPEC.md"
 MODEL = ROOT / "model" / "prefix_model"
 ID = r"[A-Z]+-\d+"
 DEFINED = re.compile(rf"^- \*\*({ID})\*\* —", re.MULTILINE)
-EDGE_MODULES = ("cli.py", "contracts.py")
+PURE_PACKAGES = ("core", "loop", "conformance")  # the model; "edge" and "examples" may do I/O
+READS_THE_ENVIRONMENT = ("core/contracts.py",)  # the contracts switch reads PREFIX_MODEL_CONTRACTS once
 IO_MODULES = ("io", "os", "pathlib", "sys", "time", "datetime", "random", "socket", "subprocess", "shutil", "tempfile")
 
 
@@ -28,13 +30,13 @@ def ids_in_spec() -> list[str]:
 def ids_named_by_tests() -> dict[str, set[str]]:
     """Return, per test file, the IDs named by ``pytest.mark.spec(...)`` decorators."""
     found: dict[str, set[str]] = {}
-    for path in sorted((ROOT / "tests").glob("test_*.py")):
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "spec":
                 for arg in node.args:
                     if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                        found.setdefault(arg.value, set()).add(path.name)
+                        found.setdefault(arg.value, set()).add(path.relative_to(ROOT).as_posix())
     return found
 
 
@@ -68,28 +70,117 @@ def test_every_id_the_model_names_is_in_the_spec() -> None:
     assert unknown == [], f"the model names IDs the spec lacks: {unknown}"
 
 
-def test_the_pure_core_imports_no_io() -> None:
+def _imports(path: Path) -> list[ast.ImportFrom | ast.Import]:
+    return [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def _pure_modules() -> list[Path]:
+    return [p for package in PURE_PACKAGES for p in sorted((MODEL / package).glob("*.py"))]
+
+
+def test_the_pure_model_imports_no_io() -> None:
     offenders = []
-    for path in MODEL.glob("*.py"):
-        if path.name in EDGE_MODULES:
+    for path in _pure_modules():
+        if path.relative_to(MODEL).as_posix() in READS_THE_ENVIRONMENT:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in IO_MODULES]
+        for node in _imports(path):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            offenders += [f"{path.relative_to(MODEL)}: {n}" for n in names if n.split(".")[0] in IO_MODULES]
     assert offenders == []
 
 
-def test_every_chapter_module_is_listed_in_the_spec_table() -> None:
+ALLOWED = {"core": {"core"}, "conformance": {"core", "conformance"}, "loop": {"core", "conformance", "loop"}}
+
+
+def test_the_packages_depend_downwards_only() -> None:
+    """core ← conformance ← loop ← edge: a chapter package imports only the ones before it, never the edge."""
+    offenders = []
+    for path in _pure_modules():
+        package = path.parent.name
+        for node in _imports(path):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for module in modules:
+                parts = module.split(".")
+                if parts[0] == "prefix_model" and len(parts) > 1 and parts[1] not in ALLOWED[package]:
+                    offenders.append(f"{path.relative_to(MODEL)} imports {module}")
+    assert offenders == []
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    offenders = []
+    sources = [*MODEL.rglob("*.py"), *(ROOT / "tests").rglob("*.py"), *(ROOT / "proofs").rglob("*.py"), *(ROOT / "bench").glob("*.py")]
+    for path in sorted(sources):
+        for node in _imports(path):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("prefix_model"):
+                offenders += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_") and not a.name.endswith("__")]
+    assert offenders == []
+
+
+# The vectors' case catalogue, their audit and the persisted-form cases label each case with the
+# requirements it covers: data about the spec, not a rule stated at the edge.
+LABELS_REQUIREMENTS = ("edge/vectors/cases.py", "edge/vectors/generate.py", "edge/vectors/persisted.py")
+
+
+def test_the_edge_names_no_requirement_id() -> None:
+    """Findings and rejections are built in the model; the edge only reports the IDs it is handed."""
+    known = set(ids_in_spec())
+    offenders = []
+    for path in sorted((MODEL / "edge").rglob("*.py")):
+        if path.relative_to(MODEL).as_posix() in LABELS_REQUIREMENTS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                named = set(re.findall(rf"\b({ID})\b", node.value)) & known
+                offenders += [f"{path.relative_to(MODEL)}:{node.lineno}: {i}" for i in sorted(named)]
+    assert offenders == []
+
+
+# --- the layout: README's table, SPEC's table and the folders agree ---
+
+ROW = re.compile(r"^\| (§[\d.]+) ([^|]+?) \| (`[\w/]+/`|—) \| ([^|]+) \| ([^|]+) \|$", re.MULTILINE)
+PROJECT_TESTS = ("test_traceability.py", "test_readme.py", "test_wheel.py", "test_proofs.py")
+Row = tuple[str, str, str, tuple[str, ...], tuple[str, ...]]
+
+
+def _cells(text: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"`([^`]+)`", text))
+
+
+def layout_rows(path: Path) -> list[Row]:
+    """Return the layout table of ``path``: (chapter, title, package folder or "", modules, tests)."""
+    rows = ROW.findall(path.read_text(encoding="utf-8"))
+    return [(n, title, package.strip("`").replace("—", ""), _cells(modules), _cells(tests)) for n, title, package, modules, tests in rows]
+
+
+def test_readme_and_spec_show_the_same_layout() -> None:
+    spec, readme = layout_rows(SPEC), layout_rows(ROOT / "README.md")
+    assert len(spec) >= 15
+    assert readme == spec
+
+
+def test_each_layout_row_is_a_chapter_of_the_spec() -> None:
     text = SPEC.read_text(encoding="utf-8")
-    modules = [p.relative_to(MODEL.parent).as_posix() for p in MODEL.glob("*.py") if p.name not in ("__init__.py", "contracts.py")]
-    assert [m for m in modules if f"`{m}`" not in text] == []
+    headings = {m.group(1): m.group(2).strip() for m in re.finditer(r"^#{2,3} (\d+(?:\.\d+)?)\.? (.+)$", text, re.MULTILINE)}
+    wrong = [f"{n} {title}" for n, title, *_ in layout_rows(SPEC) if headings.get(n[1:]) != title]
+    assert wrong == [], f"rows whose chapter is not a heading of SPEC.md: {wrong}"
+
+
+def test_the_layout_table_covers_the_tree_one_to_one() -> None:
+    """Every module and every test module sits in exactly one row; a row's tests sit in its package's test folder."""
+    rows = layout_rows(SPEC)
+    listed_modules = [f"{package}{m}" for _, _, package, modules, _ in rows for m in modules]
+    listed_tests = [f"tests/{package.split('/')[0] + '/' if package else ''}{t}" for _, _, package, _, tests in rows for t in tests]
+    assert len(listed_modules) == len(set(listed_modules)) and len(listed_tests) == len(set(listed_tests))
+    modules = sorted(p.relative_to(MODEL).as_posix() for folder in (*PURE_PACKAGES, "edge") for p in (MODEL / folder).rglob("*.py") if p.name != "__init__.py")
+    assert sorted(listed_modules) == modules
+    tests = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("test_*.py") if p.parent != ROOT / "tests" or p.name not in PROJECT_TESTS)
+    assert sorted(listed_tests) == tests
+    assert sorted(p.name for p in MODEL.glob("*.py")) == ["__init__.py"], "every module of the model sits in a package folder"
 
 
 CORE_MODULES = (
-    "json_values", "events", "surface", "log", "derive", "headers", "request_log", "requests", "fork",
-    "waterfall", "meter", "loop",
+    "core.json_values", "core.events", "core.surface", "core.log", "core.derive", "core.headers", "core.request_log",
+    "core.requests", "core.fork", "loop.waterfall", "loop.meter", "loop.transitions",
 )  # fmt: skip
 
 

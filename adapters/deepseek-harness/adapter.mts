@@ -533,7 +533,7 @@ async function apply(a: Json): Promise<void> {
   throw new Error(`unknown action ${a.action}`)
 }
 
-// The model's CompactPolicy() defaults (model/prefix_model/compaction.py): the basic service is
+// The model's CompactPolicy() defaults (model/prefix_model/loop/compaction.py): the basic service is
 // always loaded (no capacity: no pressure). A vector that compacts frames with these texts.
 const DEFAULT_POLICY = {
   compactionRetries: 1, contextWindow: null, instruction: 'Summarize the conversation above.', maxTokens: 8192,

@@ -6,10 +6,11 @@ messages from the plugin. Expected refutation: REQ-2 (prefix, then boundary).
 
 from __future__ import annotations
 
-from prefix_model.derive import Message
-from prefix_model.headers import EpochHeader
-from prefix_model.requests import Request
-from prefix_model.requests import build_request as core_build_request
+from prefix_model.core.derive import Message
+from prefix_model.core.headers import EpochHeader
+from prefix_model.core.requests import Request
+from prefix_model.core.requests import build_request as core_build_request
+
 from proofs.bugs_detected import under_contracts_of
 
 CAUGHT_BY = "REQ-2"

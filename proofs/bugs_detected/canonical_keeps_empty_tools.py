@@ -5,8 +5,9 @@ Core kernel: ``headers.canonical_header``. Expected refutation: HDR-3 (no empty 
 
 from __future__ import annotations
 
-from prefix_model.headers import EpochHeader
-from prefix_model.headers import canonical_header as core_canonical_header
+from prefix_model.core.headers import EpochHeader
+from prefix_model.core.headers import canonical_header as core_canonical_header
+
 from proofs.bugs_detected import under_contracts_of
 
 CAUGHT_BY = "HDR-3"

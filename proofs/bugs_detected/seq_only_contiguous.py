@@ -6,9 +6,10 @@ plugin's FrozenMap factory or CrossHair's ``object`` factory). Expected refutati
 
 from __future__ import annotations
 
-from prefix_model.contracts import Rejection
-from prefix_model.events import Event, is_safe_seq
-from prefix_model.events import check_event as core_check_event
+from prefix_model.core.contracts import Rejection
+from prefix_model.core.events import Event, is_safe_seq
+from prefix_model.core.events import check_event as core_check_event
+
 from proofs.bugs_detected import under_contracts_of
 
 CAUGHT_BY = "LOG-2"

@@ -5,7 +5,8 @@ Core kernel: ``surface.splice_nodes``. Expected refutation: SURF-6 (the range co
 
 from __future__ import annotations
 
-from prefix_model.surface import splice_nodes as core_splice_nodes
+from prefix_model.core.surface import splice_nodes as core_splice_nodes
+
 from proofs.bugs_detected import under_contracts_of
 
 CAUGHT_BY = "SURF-6"

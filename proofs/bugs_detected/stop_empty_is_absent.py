@@ -6,8 +6,9 @@ same stop list; absent is equal only to absent).
 
 from __future__ import annotations
 
-from prefix_model.headers import LlmCallConfig
-from prefix_model.headers import call_config_equals as core_call_config_equals
+from prefix_model.core.headers import LlmCallConfig
+from prefix_model.core.headers import call_config_equals as core_call_config_equals
+
 from proofs.bugs_detected import under_contracts_of
 
 CAUGHT_BY = "HDR-5"

@@ -1,4 +1,4 @@
-"""A deliberately broken adapter for tests/test_conform.py: the model's, with planted faults.
+"""A deliberately broken adapter for tests/edge/test_conform.py: the model's, with planted faults.
 
 - events: every ``user/message`` loses its ``meta`` (the cases with a sourced, meta'd message fail);
 - ``SetTools`` crashes the process (after a line on stderr), the steer "steer during tools" hangs, ``Dispose`` answers garbage;
@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from prefix_model.conform.server import Server, serve
+from prefix_model.edge.runner.server import Server, serve
 
 
 class Broken(Server):

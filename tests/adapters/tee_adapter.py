@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterator
 from typing import IO
 
-from prefix_model.conform.server import serve
+from prefix_model.edge.runner.server import serve
 
 
 class _TeeIn:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from prefix_model.contracts import Rejection
-from prefix_model.events import (
+from prefix_model.core.contracts import Rejection
+from prefix_model.core.events import (
     APPEND,
     ASSISTANT_CHUNK,
     ASSISTANT_MESSAGE,
@@ -25,11 +25,11 @@ from prefix_model.events import (
     USER_MESSAGE,
     SurfaceOp,
 )
-from prefix_model.headers import EpochHeader, LlmCallConfig
-from prefix_model.json_values import FrozenMap, freeze, json_text
-from prefix_model.log import EMPTY_LOG, Log
-from prefix_model.request_log import record_request_header
-from prefix_model.requests import reconstruct_request, request_to_json
+from prefix_model.core.headers import EpochHeader, LlmCallConfig
+from prefix_model.core.json_values import FrozenMap, freeze, json_text
+from prefix_model.core.log import EMPTY_LOG, Log
+from prefix_model.core.request_log import record_request_header
+from prefix_model.core.requests import reconstruct_request, request_to_json
 
 __all__ = ["EXAMPLE_SESSION_ID", "EXAMPLE_FILE", "EXAMPLE_REQUESTS_FILE", "EXAMPLE_STEPS", "example_header", "example_log", "example_capture_lines"]
 

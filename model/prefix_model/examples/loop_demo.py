@@ -8,7 +8,8 @@ instance recomposes and its ``resume`` snapshot records the drift.
 
 from __future__ import annotations
 
-from prefix_model.actions import (
+from prefix_model.core.json_values import freeze
+from prefix_model.loop.actions import (
     Action,
     BeginStep,
     Cancel,
@@ -24,8 +25,7 @@ from prefix_model.actions import (
     RunTools,
     SendPrompt,
 )
-from prefix_model.json_values import freeze
-from prefix_model.world import Listener, Prepend, text_message
+from prefix_model.loop.world import Listener, Prepend, text_message
 
 __all__ = ["DEMO_ACTIONS"]
 

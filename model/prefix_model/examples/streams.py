@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import icontract
 
-from prefix_model.contracts import ENABLED
-from prefix_model.events import is_safe_seq
-from prefix_model.json_values import FrozenMap, freeze_object
-from prefix_model.stream import check_stream
+from prefix_model.core.contracts import ENABLED
+from prefix_model.core.events import is_safe_seq
+from prefix_model.core.json_values import FrozenMap, freeze_object
+from prefix_model.loop.stream import check_stream
 
 __all__ = ["text_stream", "tool_call_stream"]
 

@@ -1,0 +1,644 @@
+"""Spec §14 — conformance as a fold: one pass over a log, its captured requests compared as they come.
+
+``LogChecker.step(line, event)`` folds one event and returns what it finds; ``finish`` ends the
+log. Its arms follow the spec: the envelope and the record rules of §2 and §5 (LOG-*, HDR-*,
+PFX-6, CMP-1, as ``check_event``/``check_header_event`` and the record arm state them), the
+enclosure of turns and steps (ENC-1..3), the surface (§3, the core's own
+``replacement_range``/``check_provenance``/``check_tool_result_rewrite``), then each step's
+request: matched with the capture (MATCH-1, MATCH-2) and compared (REC-1, REC-2, REC-3). The loop's
+log-visible properties (``loop.properties``) are "this fold finds nothing over the run".
+
+The state — the live surface (each node's plain message and its compact text), the folded
+header, the open step — is updated in place, so memory follows the surface, not the file. The
+fold works on ``PlainEvent`` values and asks a screen (``conformance.screens``) whether the
+common case is plainly fine; when it is not, the event or request is frozen and judged by the
+spec's function. Each screen carries a contract stating that implication, checked at every call
+when contracts are on (the test suite). A captured request that equals the expected one text for
+text passes without being frozen; any other is frozen and compared field by field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import icontract
+
+from prefix_model.conformance.findings import MISSING, Finding, first_difference
+from prefix_model.conformance.plain import Known, PlainEvent, Spans, from_event, plain_text, to_event
+from prefix_model.conformance.screens import DEEP, append_provenance_ok, derive_plain, envelope_ok
+from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.events import (
+    APPEND,
+    ASSISTANT_CHUNK,
+    ASSISTANT_MESSAGE,
+    COMPACT_END,
+    COMPACT_START,
+    REQUEST_HEADER,
+    STEP_END,
+    STEP_START,
+    SURFACE_TYPES,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_END,
+    TURN_START,
+    Event,
+    Replace,
+    check_event,
+)
+from prefix_model.core.headers import CHANGE, INITIAL, EpochHeader, canonical_header, check_header_event, header_equals, header_of
+from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze, json_text, thaw
+from prefix_model.core.requests import Request, build_request, request_to_json
+from prefix_model.core.surface import check_provenance, check_tool_result_rewrite, replacement_range
+
+__all__ = ["Captured", "InOrder", "StepResult", "LogChecker", "check_events", "captured_request", "findings_of_run"]
+
+_STEP_SCOPED = frozenset((ASSISTANT_CHUNK, ASSISTANT_MESSAGE, TOOL_CALL))
+_SURFACE = frozenset(SURFACE_TYPES)
+_STEP_EDGES = frozenset((STEP_START, ASSISTANT_CHUNK, STEP_END, TURN_END))  # the events ``_step_events`` acts on
+_COMPANION_FIELDS = ("model", "system", "temperature", "maxTokens", "stop", "tools")
+_SESSION_ID = frozenset(("sessionId",))  # REC-2 compares every field but the session id
+
+
+@dataclass(slots=True)  # not frozen: one is built per request, and a frozen one builds field by field through object.__setattr__
+class Captured:
+    """A request from the capture: its place, its plain request fields, and the step it names."""
+
+    index: int
+    line: int
+    fields: dict[str, object]
+    turn: int | None = None
+    step: int | None = None
+    source: str = "<capture>"
+    shallow: bool = True  # its text nests at most MAX_DEPTH levels; else only ``exact`` can tell JSON-7
+    text: str = ""  # the capture line, when read from one
+    spans: Spans = field(default_factory=dict)  # where each field's value sits in ``text`` (a compact line)
+    messages_checked: bool = True  # the reader checked each message's shape (else ``check_messages`` does)
+
+    def same(self, name: str, want: str) -> bool:
+        """Return whether field ``name`` has the compact text ``want`` (its own text first: no re-encoding)."""
+        span = self.spans.get(name)
+        if span is not None and span[1] - span[0] == len(want) and self.text.startswith(want, span[0]):
+            return True
+        return plain_text(self.fields[name]) == want
+
+    @property
+    def named(self) -> bool:
+        """Return whether the capture says which step sent it."""
+        return self.turn is not None and self.step is not None
+
+    def check_messages(self) -> None:
+        """Check each message's shape, where a reader left it (a capture line's CAP-1); a model-built request has it."""
+
+    def shape_ok(self, messages: list[object]) -> bool:
+        """Return whether ``messages`` need no check of their shape in this request (a model-built request: always)."""
+        return True
+
+    def read_whole(self) -> None:
+        """Check all the reader left to the fold: the messages' shape, and JSON-7 for a deeply nested value."""
+        self.check_messages()
+        if not self.shallow:
+            self.exact()
+
+    def exact(self) -> FrozenMap:
+        """Return the request frozen, as the spec compares it (``freeze`` raises on a lossy value)."""
+        value = freeze(self.fields)
+        assert isinstance(value, FrozenMap)
+        return value
+
+
+class InOrder(NamedTuple):
+    """A captured request that names no step, and the dispatching step it was matched to in order."""
+
+    request: int
+    line: int
+    turn: int
+    step: int
+
+
+@dataclass(slots=True)
+class StepResult:
+    """One step of the log: where it starts, its instance, and how its request was resolved."""
+
+    turn: int
+    step: int
+    start_seq: int
+    instance: int
+    boundary_nodes: int
+    dispatched: bool | None = None  # True: a header or chunk proves it; None: cannot tell
+
+
+@dataclass(slots=True)
+class _Open:
+    step: StepResult
+    header_seen: bool = False
+    resolved: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Expectation:
+    """What every request sent under one header carries besides its history, as compact texts."""
+
+    header: EpochHeader
+    fields: dict[str, str]  # request field name -> text (every field but messages and sessionId)
+    prefix: str  # the messagePrefix messages' texts, each followed by a comma
+    prefix_items: list[object]  # the messagePrefix messages, plain
+    shallow: bool  # nests little enough that an equal request nests within JSON-7's limit
+    names: frozenset[str]  # the fields an expected request has (messages included; sessionId aside)
+
+
+def _expectation(header: EpochHeader, depth: int) -> _Expectation:
+    fields = {k: plain_text(thaw(v)) for k, v in request_to_json(build_request(header, ())).items() if k != "messages"}
+    items = [thaw(m) for m in header.message_prefix or ()]
+    prefix = "".join(plain_text(m) + "," for m in items)
+    return _Expectation(header, fields, prefix, items, depth <= DEEP, frozenset(fields) | {"messages"})
+
+
+@dataclass(slots=True)
+class _Previous:
+    """An instance's last compared request, for prompt-cache monotonicity (REC-3)."""
+
+    request: Captured
+    header: EpochHeader
+    generation: int
+    exact: bool  # it equals the request the log expects
+
+
+class _CaptureQueue:
+    """The capture, read lazily in file order: the head is matched against the log's steps."""
+
+    def __init__(self, captured: Iterable[Captured]) -> None:
+        self._source: Iterator[Captured] = iter(captured)
+        self._head: Captured | None = None
+        self._done = False
+
+    def head(self) -> Captured | None:
+        if self._head is None and not self._done:
+            self._head = next(self._source, None)
+            self._done = self._head is None
+        return self._head
+
+    def pop(self) -> Captured:
+        head = self.head()
+        assert head is not None
+        self._head = None
+        return head
+
+
+@dataclass
+class LogChecker:
+    """Feed events in order with ``feed``; then ``finish``. Findings accumulate in ``findings``."""
+
+    session_id: str | None = None
+    captured: Iterable[Captured] = ()
+    seed_length: int = 0  # a fork child's inherited events: their steps sent the parent's requests
+    findings: list[Finding] = field(default_factory=list)
+    steps: int = 0
+    events: int = 0
+    requests_checked: int = 0
+    requests_unmatched: int = 0
+    requests_by_step: int = 0  # matched by the turn/step they name
+    in_order: list[InOrder] = field(default_factory=list)  # the requests matched in order (they name no step), and where
+    # --- state ---
+    _queue: _CaptureQueue = field(init=False)
+    _nodes: list[int] = field(default_factory=list)
+    _live: dict[int, PlainEvent] = field(default_factory=dict)
+    _messages: dict[int, dict[str, object] | None] = field(default_factory=dict)
+    _pieces: list[str | None] = field(default_factory=list)  # per node: its message's text and a comma ("" for none); None until needed
+    _filled: int = 0  # every piece before this position is known
+    _head: tuple[_Expectation, int, int, str] | None = None  # the last messages head written: for whom, generation, boundary
+    _deep_nodes: int = 0
+    _odd_nodes: int = 0  # live nodes whose message's content is no array (LOG-15 was reported)
+    _generation: int = 0
+    _header: EpochHeader | None = None
+    _expected: _Expectation | None = None
+    _anchor_prefix: str | None = None
+    _anchor_value: JsonValue = ()  # the anchor's prefix itself, for the finding
+    _instances: int = 0
+    _open_turn: int | None = None
+    _next_turn: int = 1
+    _open_step: _Open | None = None
+    _next_step: int = 1
+    _pending_calls: set[str] = field(default_factory=set)
+    _compacting: bool = False
+    _in_order_blocked: bool = False
+    _previous: dict[int, _Previous] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._queue = _CaptureQueue(self.captured)
+
+    # --- findings ---
+
+    def _find(self, rule: str, message: str, event: PlainEvent | None = None, line: int | None = None, **more: object) -> None:
+        seq = event.seq if event is not None else None
+        self.findings.append(Finding(rule, message, seq=seq, line=line, **more))  # type: ignore[arg-type]
+
+    # --- the pass ---
+
+    def step(self, line: int, event: PlainEvent) -> tuple[Finding, ...]:
+        """Fold one event (``line`` is where the log holds it) and return what it finds: the fold's transition."""
+        before = len(self.findings)
+        self.feed(line, event)
+        return tuple(self.findings[before:])
+
+    def feed(self, line: int, event: PlainEvent) -> None:
+        """Check one event at its place in the log and fold it, accumulating the findings in ``findings``."""
+        self.events += 1
+        if event.type == ASSISTANT_CHUNK and self._plain_chunk(event):
+            return
+        if not envelope_ok(event):
+            frozen = to_event(event)
+            rejection = check_event(frozen, event.seq) or check_header_event(frozen)
+            if rejection is not None:
+                self._find(rejection.rule, rejection.reason, event, line)
+        if event.seq != self.events - 1:
+            self._find("LOG-2", f"seq {event.seq} is not contiguous; expected {self.events - 1}", event, line)
+        self._enclosure(line, event)
+        kind = event.type
+        if kind == COMPACT_START or kind == COMPACT_END:
+            self._compacting = kind == COMPACT_START
+        elif kind == REQUEST_HEADER:
+            if self._compacting:
+                self._find("CMP-1", "a request/header was written during compaction", event, line)
+            frozen = to_event(event)
+            if check_header_event(frozen) is None:
+                self._record(line, event, frozen)
+        elif kind in _SURFACE:
+            self._surface(line, event)
+        if kind in _STEP_EDGES:
+            self._step_events(event)
+
+    @icontract.ensure(
+        lambda self, event, result: not result or (envelope_ok(event) and check_event(to_event(event), self.events - 1) is None),
+        "CHK-2: a chunk folded on the screen is one the envelope rules and LOG-2 accept",
+        enabled=ENABLED,
+    )
+    def _plain_chunk(self, event: PlainEvent) -> bool:
+        """Fold a chunk of the open step that every rule plainly passes (the most frequent event); else False.
+
+        What ``feed`` would do for it, less the rules that cannot fire: ``envelope_ok`` holds,
+        its seq is the next, it names the open step (ENC-3), and it dispatches that step.
+        """
+        open_step, data, time = self._open_step, event.data, event.time
+        if open_step is None or type(data) is not dict or event.seq != self.events - 1 or type(time) is not int or not 0 <= time <= MAX_SAFE_INTEGER:
+            return False
+        step = open_step.step
+        if event.surface_op is not None or event.source_event_seqs is not None or data.get("turn") != step.turn or data.get("step") != step.step:
+            return False
+        step.dispatched = True
+        if not open_step.resolved:
+            self._resolve_open()
+        return True
+
+    def _enclosure(self, line: int, event: PlainEvent) -> None:
+        """ENC-1..ENC-3: every event sits in its turn and step (S/invariant.ts:55-155)."""
+        data, kind = event.data, event.type
+        turn, step = (data.get("turn"), data.get("step")) if type(data) is dict else (None, None)
+        if kind == TURN_START:
+            if self._open_turn is not None:
+                self._find("ENC-1", f"turn/start {turn} while turn {self._open_turn} is open", event, line)
+            if turn != self._next_turn:
+                self._find("ENC-1", f"turn/start expected turn {self._next_turn}, got {_text(turn)}", event, line)
+            self._open_turn = turn if isinstance(turn, int) else self._next_turn
+            self._next_step = 1
+        elif kind == TURN_END:
+            if self._open_turn != turn or self._open_step is not None:
+                self._find("ENC-1", f"turn/end {_text(turn)} does not close the open turn {self._open_turn} (step open: {self._open_step is not None})", event, line)
+            self._open_turn = None
+            self._next_turn += 1
+        elif kind == STEP_START:
+            if self._open_turn != turn or self._open_step is not None or step != self._next_step:
+                self._find("ENC-2", f"step/start {_text(turn)}/{_text(step)}: expected step {self._next_step} of open turn {self._open_turn}", event, line)
+        elif kind == STEP_END:
+            if self._open_step is None or (self._open_step.step.turn, self._open_step.step.step) != (turn, step):
+                self._find("ENC-2", f"step/end {_text(turn)}/{_text(step)} does not close the open step", event, line)
+            self._next_step += 1
+        elif kind in _STEP_SCOPED or (kind == TOOL_RESULT and event.surface_op == APPEND):
+            open_step = self._open_step
+            if open_step is None or (open_step.step.turn, open_step.step.step) != (turn, step):
+                self._find("ENC-3", f"{kind} names turn {_text(turn)} step {_text(step)}, not the open step", event, line)
+            call = event.field("callId")
+            if kind == TOOL_CALL and isinstance(call, str):
+                self._pending_calls.add(call)
+            elif kind == TOOL_RESULT and call not in self._pending_calls and not _not_started(event):
+                self._find("ENC-3", f"tool/result for {_text(call)} with no tool/call in this step", event, line)
+        elif self._open_turn is None:
+            self._find("ENC-3", f"{kind} outside any open turn", event, line)
+
+    def _record(self, line: int, event: PlainEvent, frozen: Event) -> None:
+        """HDR-9, HDR-15, PFX-3, PFX-6: what the record rule leaves in the log."""
+        header = canonical_header(header_of(frozen))
+        reason = frozen.field("reason")
+        raw = frozen.field("header")
+        if isinstance(raw, FrozenMap) and any(raw.get(k) in ("", ()) for k in ("system", "tools", "messagePrefix")):
+            self._find("PFX-6", "the snapshot writes an empty system, tools or messagePrefix", event, line)
+        if (reason == INITIAL) != (self._header is None):
+            self._find("HDR-9", f"reason {json_text(reason)} with {'no' if self._header is None else 'a'} header earlier in the log", event, line)
+        prefix = json_text(header.message_prefix or ())
+        if reason == CHANGE:
+            if self._header is not None and header_equals(self._header, header):
+                self._find("HDR-15", "a change snapshot equal to the header in force", event, line)
+            if self._anchor_prefix is not None and prefix != self._anchor_prefix:
+                self._find("PFX-3", "a change snapshot carries another prefix than its instance's anchor", event, line,
+                           path="/messagePrefix", expected=self._anchor_value, actual=header.message_prefix or ())  # fmt: skip
+        else:
+            self._anchor_prefix, self._anchor_value = prefix, header.message_prefix or ()
+            self._instances += 1
+            self._previous.clear()  # no later step belongs to an earlier instance: keep one request, not one per instance
+        self._header = header
+        self._expected = _expectation(header, event.depth)
+        if self._open_step is not None:
+            self._open_step.header_seen = True
+
+    def _surface(self, line: int, event: PlainEvent) -> None:
+        op = event.surface_op
+        found: Rejection | None = None
+        if op == APPEND:
+            if not append_provenance_ok(event):
+                found = check_provenance(to_event(event), ())
+            if found is None:
+                self._push(event)
+        elif isinstance(op, Replace):
+            self._resolve_open()
+            found = self._replace(event, op)
+        elif op is not None:
+            found = Rejection("SURF-3", f"{event.type} carries an invalid surfaceOp {op!r}")
+        if found is not None:
+            self._find(found.rule, found.reason, event, line)
+
+    def _push(self, event: PlainEvent) -> None:
+        self._nodes.append(event.seq)
+        self._pieces.append(None)
+        self._add_node(event)
+
+    def _add_node(self, event: PlainEvent) -> None:
+        message = self._messages[event.seq] = derive_plain(event)
+        self._live[event.seq] = event
+        self._deep_nodes += event.depth > DEEP
+        self._odd_nodes += message is not None and type(message["content"]) is not list
+
+    def _drop_node(self, seq: int) -> None:
+        message = self._messages.pop(seq)
+        self._deep_nodes -= self._live.pop(seq).depth > DEEP
+        self._odd_nodes -= message is not None and type(message["content"]) is not list
+
+    def _replace(self, event: PlainEvent, op: Replace) -> Rejection | None:
+        positions = replacement_range(self._nodes, op)
+        if isinstance(positions, Rejection):
+            return positions
+        i, j = positions
+        shadowed = tuple(self._nodes[i : j + 1])
+        frozen = to_event(event)
+        found = check_provenance(frozen, shadowed) or check_tool_result_rewrite(frozen, shadowed, _Lookup(self._live))
+        if found is not None:
+            return found
+        for seq in shadowed:
+            self._drop_node(seq)
+        self._nodes[i : j + 1] = [event.seq]
+        self._pieces[i : j + 1] = [None]
+        self._filled = min(self._filled, i)
+        self._add_node(event)
+        self._generation += 1
+        return None
+
+    # --- steps and their requests ---
+
+    def _step_events(self, event: PlainEvent) -> None:
+        kind = event.type
+        if kind == STEP_START:
+            self._resolve_open()
+            turn, step = event.field("turn"), event.field("step")
+            result = StepResult(turn if isinstance(turn, int) else -1, step if isinstance(step, int) else -1,
+                                event.seq, self._instances, len(self._nodes))  # fmt: skip
+            self.steps += 1
+            self._open_step = _Open(result)
+        elif kind == ASSISTANT_CHUNK and self._open_step is not None:
+            self._open_step.step.dispatched = True
+            self._resolve_open()
+        elif kind == STEP_END or kind == TURN_END:
+            self._resolve_open()
+            self._open_step = None
+            self._pending_calls.clear()
+
+    def _resolve_open(self) -> None:
+        """Resolve the open step's request: its header is the fold now, its boundary the snapshot."""
+        open_step = self._open_step
+        if open_step is None or open_step.resolved:
+            return
+        open_step.resolved = True
+        result = open_step.step
+        result.instance = self._instances  # the step's own anchor sits after its step/start
+        if open_step.header_seen:
+            result.dispatched = True
+        self._match(result)
+
+    def _match(self, result: StepResult) -> None:
+        """Match the capture's head with this step: requests naming it, else the next unnamed one."""
+        key = (result.turn, result.step)
+        took = False
+        while (head := self._queue.head()) is not None and head.named and (head.turn, head.step) <= key:
+            request = self._queue.pop()
+            if (request.turn, request.step) < key:
+                self._unmatched(request)
+            else:
+                self.requests_by_step += 1
+                self._compare(result, request)
+                took = True
+        if took or head is None or head.named or self._in_order_blocked or result.start_seq < self.seed_length:
+            return
+        if result.dispatched is None and self._header is None:
+            return  # no header in force and no chunk: the step sent nothing (a request is recorded first, L/loop.ts:707-713)
+        if result.dispatched is None:
+            self._in_order_blocked = True
+            self.findings.append(Finding("MATCH-2", f"turn {result.turn} step {result.step} may or may not have sent a request "
+                                         "(no header, no chunk); requests without turn/step are not matched past it",
+                                         seq=result.start_seq))  # fmt: skip
+            return
+        request = self._queue.pop()
+        self.in_order.append(InOrder(request.index, request.line, result.turn, result.step))
+        self._compare(result, request)
+
+    def _unmatched(self, request: Captured) -> None:
+        """Count a request no step took; a named one is a MATCH-1 finding. Its value is still read whole (CAP-1)."""
+        request.read_whole()
+        self.requests_unmatched += 1
+        if not request.named:
+            return
+        self.findings.append(Finding("MATCH-1", f"the log has no dispatching step turn {request.turn} step {request.step} "
+                                     "where the capture's order puts this request", request=request.index, line=request.line))  # fmt: skip
+
+    def _messages_head(self, expected: _Expectation, boundary: int) -> str:
+        """Return the compact text of messagePrefix ++ the derivation of the first ``boundary`` nodes, less its ``]``."""
+        last = self._head
+        if last is not None and last[0] is expected and last[1] == self._generation and last[2] == boundary:
+            return last[3]
+        pieces, messages = self._pieces, self._messages
+        for position in range(self._filled, boundary):  # each node's text is written once
+            if pieces[position] is None:
+                message = messages[self._nodes[position]]
+                pieces[position] = "" if message is None else plain_text(message) + ","
+        self._filled = max(self._filled, boundary)
+        body = expected.prefix + "".join(pieces[:boundary])  # type: ignore[arg-type]  # filled above
+        head = "[" + body[:-1]
+        self._head = (expected, self._generation, boundary, head)
+        return head
+
+    def known_messages(self) -> Known | None:
+        """Return the messages a request sent now would carry: the capture reader's guess at the next request's history.
+
+        A request extends the one before it until a replacement or a new header, so the reader
+        decodes only what is new (``plain_members``); a wrong guess only costs a comparison. The
+        last request's expected history serves when it is still the surface's (no text written
+        again); else the whole surface.
+        """
+        expected, last = self._expected, self._head
+        if expected is None:
+            return None
+        boundary = last[2] if last is not None and last[0] is expected and last[1] == self._generation else len(self._nodes)
+        messages = self._messages
+        items = expected.prefix_items + [m for m in (messages[s] for s in self._nodes[:boundary]) if m is not None]
+        return self._messages_head(expected, boundary), items
+
+    def _is_expected(self, result: StepResult, request: Captured) -> bool:
+        """Return whether ``request`` is, text for text, the request the log expects (no finding possible)."""
+        expected, fields = self._expected, request.fields
+        assert expected is not None
+        if not expected.shallow or self._deep_nodes or fields.keys() - _SESSION_ID != expected.names:
+            return False
+        for name, text in expected.fields.items():
+            if not request.same(name, text):
+                return False
+        return request.same("messages", self._messages_head(expected, result.boundary_nodes) + "]")
+
+    def _compare(self, result: StepResult, request: Captured) -> None:
+        self.requests_checked += 1
+        if self._header is None:
+            request.read_whole()
+            self.findings.append(Finding("REC-1", "no request/header is in force at this step: the request cannot be reconstructed from the log",
+                                         request=request.index, seq=result.start_seq, line=request.line))  # fmt: skip
+            return
+        exact = self._is_expected(result, request)
+        assert self._expected is not None
+        if not (exact and self._odd_nodes == 0 and request.shape_ok(self._expected.prefix_items)):
+            request.check_messages()  # an exact request's messages are the log's, shaped as the schema wants
+        if not exact:
+            exact = self._compare_exactly(result, request)
+        self._monotonic(result, request, exact)
+
+    def _expected_request(self, result: StepResult) -> Request:
+        assert self._header is not None
+        boundary = tuple(freeze(m) for m in (self._messages[s] for s in self._nodes[: result.boundary_nodes]) if m is not None)
+        return build_request(self._header, tuple(m for m in boundary if isinstance(m, FrozenMap)), self.session_id)
+
+    def _compare_exactly(self, result: StepResult, request: Captured) -> bool:
+        """REC-1 and REC-2 on frozen values, field by field; return whether nothing differed."""
+        expected, fields = request_to_json(self._expected_request(result)), request.exact()
+        where = {"request": request.index, "seq": result.start_seq, "line": request.line}
+        before = len(self.findings)
+        got_messages, want_messages = fields.get("messages"), expected["messages"]
+        messages_equal = isinstance(got_messages, tuple) and json_text(got_messages) == json_text(want_messages)
+        if not messages_equal:
+            index, want, got = first_difference(want_messages, got_messages)
+            self.findings.append(Finding("REC-1", "messages are not messagePrefix ++ the boundary derivation",
+                                         path=f"/messages/{index}", expected=want, actual=got, **where))
+        for name in _COMPANION_FIELDS:
+            want_value, got_value = expected.get(name), fields.get(name)
+            if name == "tools":
+                want_value, got_value = want_value or (), got_value or ()
+            if json_text(want_value) != json_text(got_value):
+                self.findings.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}",
+                                             expected=want_value, actual=got_value, **where))
+        names = [k for k in expected if k != "sessionId"] + [k for k in fields if k not in expected and k != "sessionId"]
+        differing = [k for k in names if (not messages_equal if k == "messages" else json_text(expected.get(k)) != json_text(fields.get(k)))]
+        if differing:
+            name = differing[0]
+            self.findings.append(Finding("REC-2", f"the request is not the one built from the fold and the boundary "
+                                         f"({len(differing)} field(s) differ: {', '.join(differing)})", path=f"/{name}",
+                                         expected=expected.get(name, MISSING), actual=fields.get(name, MISSING), **where))  # fmt: skip
+        return len(self.findings) == before
+
+    def _monotonic(self, result: StepResult, request: Captured, exact: bool) -> None:
+        """REC-3: within an instance, with no replacement and no header change, requests extend.
+
+        Two requests that are each the expected one extend by construction (same header, no
+        replacement: the later boundary extends the earlier), so only an inexact pair is compared.
+        """
+        assert self._header is not None
+        previous = self._previous.get(result.instance)
+        self._previous[result.instance] = _Previous(request, self._header, self._generation, exact)
+        if previous is None or (previous.exact and exact):
+            return
+        if previous.generation != self._generation or not header_equals(previous.header, self._header):
+            return
+        before, after = previous.request.exact().get("messages"), request.exact().get("messages")
+        if isinstance(before, tuple) and isinstance(after, tuple) and json_text(after[: len(before)]) != json_text(before):
+            index, want, got = first_difference(before, after[: len(before)])
+            self.findings.append(Finding("REC-3", "the request does not extend the instance's previous request",
+                                         request=request.index, line=request.line, seq=result.start_seq,
+                                         path=f"/messages/{index}", expected=want, actual=got))  # fmt: skip
+
+    @property
+    def open_at_end(self) -> tuple[int, int | None] | None:
+        """Return the turn (and step) still open where the log ends — a crash the harness repairs on load — or None."""
+        if self._open_turn is None:
+            return None
+        return self._open_turn, None if self._open_step is None else self._open_step.step.step
+
+    def finish(self) -> None:
+        """Resolve the last open step; report the captured requests no step took."""
+        self._resolve_open()
+        while self._queue.head() is not None:
+            self._unmatched(self._queue.pop())
+
+
+class _Lookup:
+    """Index live events by seq, frozen on demand, as the tool-result rewrite rule reads them."""
+
+    def __init__(self, live: dict[int, PlainEvent]) -> None:
+        self._live = live
+
+    def __getitem__(self, seq: int) -> Event:
+        return to_event(self._live[seq])
+
+
+def _text(value: object) -> str:
+    """Return a plain value's ``JSON.stringify`` text, for a finding's message."""
+    return json_text(freeze(value))
+
+
+def _not_started(event: PlainEvent) -> bool:
+    error = event.field("error")
+    return event.field("isError") is True and type(error) is dict and error.get("code") == "TOOL_NOT_STARTED"
+
+
+def check_events(
+    events: Iterable[tuple[int, Event | PlainEvent]],
+    captured: Iterable[Captured] = (),
+    session_id: str | None = None,
+    seed_length: int = 0,
+) -> LogChecker:
+    """Return a finished checker over ``events`` (line, event; spec events are thawed) and ``captured``."""
+    checker = LogChecker(session_id, captured, seed_length=seed_length)
+    for line, event in events:
+        checker.feed(line, event if isinstance(event, PlainEvent) else from_event(event))
+    checker.finish()
+    return checker
+
+
+def captured_request(index: int, request: FrozenMap, turn: int | None = None, step: int | None = None) -> Captured:
+    """Return a model-built request as the capture would hold it (line ``index + 1``)."""
+    fields = thaw(request)
+    assert isinstance(fields, dict)
+    return Captured(index, index + 1, fields, turn, step)
+
+
+def findings_of_run(
+    events: Iterable[Event],
+    requests: Iterable[tuple[FrozenMap, int, int]],
+    session_id: str | None = None,
+    seed_length: int = 0,
+) -> tuple[Finding, ...]:
+    """Return every finding of the fold over a session's ``events`` and the loop ``requests`` it sent (each with its turn and step)."""
+    captured = (captured_request(index, request, turn, step) for index, (request, turn, step) in enumerate(requests))
+    return tuple(check_events(enumerate(events, 1), captured, session_id, seed_length).findings)

@@ -1,0 +1,81 @@
+"""Spec §14 — the conformance fold's event form: the envelope of §2 over a plain (unfrozen) ``data``.
+
+``PlainEvent`` mirrors ``core.events.Event`` field for field; ``data`` is a plain JSON value
+(dicts, lists, scalars) and ``depth`` bounds its nesting. The readers build them from lines
+(``edge.formats.plain_events``) or from spec events (``from_event``); ``to_event`` freezes one
+back when a spec function must judge it. ``plain_text`` is the compact text two plain values are
+compared by.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import NamedTuple
+
+from prefix_model.core.events import Event, SurfaceOp
+from prefix_model.core.json_values import MAX_DEPTH, JsonValue, freeze, thaw
+
+__all__ = ["PlainEvent", "from_event", "to_event", "plain_text", "depth", "Spans", "Known"]
+
+
+class PlainEvent(NamedTuple):
+    """One log event with plain JSON ``data`` (dicts, lists, scalars) and a bound on its nesting.
+
+    A named tuple, not a frozen dataclass: one is built per line, and a tuple builds fastest.
+    """
+
+    type: str
+    seq: int
+    time: int
+    data: object
+    surface_op: SurfaceOp | None = None
+    source_event_seqs: tuple[int, ...] | None = None
+    depth: int = MAX_DEPTH
+
+    def field(self, name: str) -> object:
+        """Return ``data[name]``, or ``None`` when data is not an object or lacks the key."""
+        data = self.data
+        return data.get(name) if type(data) is dict else None
+
+
+plain_text: Callable[[object], str] = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""The compact text of a plain value; equal texts mean equal JSON values (see the module note).
+
+One encoder, built once: ``json.dumps`` with options builds a new one per call."""
+
+
+def depth(value: object) -> int:
+    """Return how many arrays and objects ``value`` nests (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+Spans = dict[str, tuple[int, int]]
+"""Where each member's value sits in the line's text: ``text[start:end]`` (a compact line's own text)."""
+
+Known = tuple[str, list[object]]
+"""A guess at a ``messages`` array: a plain list, and its compact text without the closing bracket
+(``plain_text(items)[:-1]``: ``[`` and the elements)."""
+
+
+def from_event(event: Event) -> PlainEvent:
+    """Return the plain form of a spec event (its data thawed)."""
+    data = thaw(event.data)
+    return PlainEvent(event.type, event.seq, event.time, data, event.surface_op, event.source_event_seqs, 1 + depth(data))
+
+
+def to_event(event: PlainEvent) -> Event:
+    """Return the spec event of a plain one (its data frozen, keys in JavaScript order)."""
+    data: JsonValue = freeze(event.data)
+    return Event(event.type, event.seq, event.time, data, event.surface_op, event.source_event_seqs)

@@ -1,0 +1,107 @@
+"""Spec §14 (CHK-2) — the fold's screens: "plainly fine", never a verdict of their own.
+
+Each screen answers for the common case only: True means the spec's function finds nothing
+(``envelope_ok`` ⇒ ``check_event`` and ``check_header_event`` pass; ``append_provenance_ok`` ⇒
+``check_provenance`` passes), False means "ask the spec", which then decides; ``derive_plain`` is
+``derive_event_message`` over plain values. Each states that relation as its contract, so with
+contracts on (the test suite) every call is checked against the spec function it shortcuts;
+``tests/conformance/test_plain_lane.py`` draws the inputs that probe both directions.
+"""
+
+from __future__ import annotations
+
+import icontract
+
+from prefix_model.conformance.plain import PlainEvent, to_event
+from prefix_model.core.contracts import ENABLED
+from prefix_model.core.derive import derive_event_message
+from prefix_model.core.events import (
+    ASSISTANT_MESSAGE,
+    KNOWN_TYPES,
+    LEGACY_HEADER_DELTA,
+    LEGACY_MODE_SET,
+    REQUEST_HEADER,
+    STEERING_MESSAGE,
+    SURFACE_TYPES,
+    TOOL_RESULT,
+    TURN_END,
+    USER_MESSAGE,
+    check_event,
+)
+from prefix_model.core.headers import check_header_event
+from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, freeze, json_text
+from prefix_model.core.surface import check_provenance
+
+__all__ = ["DEEP", "envelope_ok", "append_provenance_ok", "derive_plain"]
+
+DEEP = MAX_DEPTH - 8
+"""A node or header nesting more than this may push an equal captured request past JSON-7's limit."""
+
+_SURFACE = frozenset(SURFACE_TYPES)
+_KNOWN = frozenset(KNOWN_TYPES)
+_SPEC_ONLY = frozenset((REQUEST_HEADER, LEGACY_HEADER_DELTA, LEGACY_MODE_SET))
+
+
+def _spec_accepts(event: PlainEvent) -> bool:
+    frozen = to_event(event)
+    return check_event(frozen, event.seq) is None and check_header_event(frozen) is None
+
+
+@icontract.ensure(lambda event, result: not result or _spec_accepts(event), "CHK-2: a plainly fine envelope is one check_event and check_header_event accept", enabled=ENABLED)
+def envelope_ok(event: PlainEvent) -> bool:
+    """Return True only if ``check_event`` and ``check_header_event`` find nothing (LOG-5, LOG-6, LOG-11, LOG-13..15)."""
+    kind, data, seq, time = event.type, event.data, event.seq, event.time
+    if kind in _SPEC_ONLY or type(seq) is not int or type(time) is not int or not (0 <= seq <= MAX_SAFE_INTEGER and 0 <= time <= MAX_SAFE_INTEGER):
+        return False  # data is lossless by construction: the fast lane's hooks, or thawed from a spec event
+    if kind in _SURFACE:
+        if event.surface_op is None or type(data) is not dict or type(data.get("content")) is not list:
+            return False
+        if kind == TOOL_RESULT:
+            return type(data.get("callId")) is str and type(data.get("isError")) is bool
+        return kind != ASSISTANT_MESSAGE or type(data.get("provenance")) is dict
+    if event.surface_op is not None or event.source_event_seqs is not None:
+        return False
+    if kind in _KNOWN and type(data) is not dict:
+        return False
+    if kind == TURN_END and type(data) is dict:
+        reason = data.get("reason")
+        return not (type(reason) is dict and reason.get("kind") == "aborted" and len(reason) != 1)
+    return True
+
+
+@icontract.ensure(
+    lambda event, result: not result or check_provenance(to_event(event), ()) is None,
+    "CHK-2: plainly fine provenance is provenance check_provenance accepts",
+    enabled=ENABLED,
+)
+def append_provenance_ok(event: PlainEvent) -> bool:
+    """Return True only if an append's ``sourceEventSeqs`` keep SURF-7 (reader-checked: safe integers)."""
+    sources = event.source_event_seqs
+    if sources is None:
+        return True
+    return (bool(sources) or event.type == ASSISTANT_MESSAGE) and len(set(sources)) == len(sources) and max(sources, default=-1) < event.seq
+
+
+def _derived_text(message: object) -> str | None:
+    return None if message is None else json_text(freeze(message))
+
+
+@icontract.ensure(
+    lambda event, result: _derived_text(result) == _derived_text(derive_event_message(to_event(event))),
+    "CHK-2: the plain derivation is derive_event_message's",
+    enabled=ENABLED,
+)
+def derive_plain(event: PlainEvent) -> dict[str, object] | None:
+    """Return the plain message a history node projects to, or None (DER-2, DER-3, DER-4, DER-5)."""
+    kind = event.type
+    if kind == USER_MESSAGE or kind == STEERING_MESSAGE:
+        return {"role": "user", "content": event.field("content")}
+    if kind == ASSISTANT_MESSAGE:
+        content = event.field("content")
+        if content == []:
+            return None
+        return {"role": "assistant", "content": content, "provenance": event.field("provenance")}
+    if kind == TOOL_RESULT:
+        block = {"type": "tool-result", "toolCallId": event.field("callId"), "content": event.field("content"), "isError": event.field("isError")}
+        return {"role": "user", "content": [block]}
+    return None

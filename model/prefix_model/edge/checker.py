@@ -1,0 +1,278 @@
+"""Spec §14 — ``prefix-model check``: read a log (and a capture), run the engine, report.
+
+The edge of the checker: it opens files, streams their events and requests into the engine,
+and turns the result into a report that says what was checked (the vacuity guard, CHK-1) and
+what was found. Unreadable input raises ``LogReadError``; a check that checked nothing is
+``Unusable``.
+"""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prefix_model.conformance.findings import Finding
+from prefix_model.conformance.fold import Captured, InOrder, LogChecker
+from prefix_model.conformance.plain import Known
+from prefix_model.edge.formats.capture import CaptureLine, iter_plain_capture
+from prefix_model.edge.formats.events_jsonl import LogReadError
+from prefix_model.edge.formats.session_jsonl import LogStream, TornTail
+
+__all__ = ["Report", "Unusable", "check_log"]
+
+
+_SHOWN = 10  # requests matched in order, listed in the human report (the JSON report lists all)
+
+
+STDIN = Path("/dev/stdin")  # what the command line passes for "-"
+REPORT_VERSION = 1  # of the --json report (spec/schema/check-report.schema.json)
+
+
+class Unusable(Exception):
+    """Input that reads but gives the check nothing to judge (CHK-1)."""
+
+
+@dataclass
+class Report:
+    """What a check read, what it checked, and what it found."""
+
+    log: str
+    form: str
+    compressed: bool
+    session_id: str | None
+    events: int
+    steps: int
+    torn: TornTail | None = None  # the tolerated torn tail (FMT-7)
+    open_at: tuple[int, int | None] | None = None  # the turn (and step) open where the log ends: a crash the harness repairs on load
+    requests_total: int = 0
+    requests_checked: int = 0
+    requests_auxiliary: int = 0
+    requests_other_session: int = 0
+    requests_unmatched: int = 0
+    requests_by_step: int = 0
+    session_source: str | None = None  # what named the session: 'header', '--session' or 'capture' (inferred)
+    capture_sessions: dict[str, int] = field(default_factory=dict)  # loop requests per session the capture names
+    in_order: list[InOrder] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    capture: str | None = None  # the --requests file
+
+    @property
+    def torn_tail(self) -> str | None:
+        """The torn tail as the text report says it: ``line N (reason)``."""
+        return None if self.torn is None else f"line {self.torn.line} ({self.torn.reason})"
+
+    @property
+    def open_turn(self) -> str | None:
+        """The open turn as the text report says it: ``turn T`` or ``turn T, step S open``."""
+        if self.open_at is None:
+            return None
+        turn, step = self.open_at
+        return f"turn {turn}" + ("" if step is None else f", step {step} open")
+
+    @property
+    def conforms(self) -> bool:
+        """Return whether nothing was found."""
+        return not self.findings
+
+    def by_rule(self) -> dict[str, int]:
+        """Return how many findings each requirement drew, most first (ties by ID)."""
+        counts = Counter(f.rule for f in self.findings)
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def as_json(self, max_findings: int | None = None) -> dict[str, object]:
+        """Return the machine report: the first ``max_findings`` findings (all when None), and a summary of all."""
+        shown = self.findings if max_findings is None else self.findings[:max_findings]
+        torn = None if self.torn is None else {"file": self.log, "line": self.torn.line, "reason": self.torn.reason}
+        open_at = None if self.open_at is None else {"turn": self.open_at[0], "step": self.open_at[1]}
+        return {
+            "reportVersion": REPORT_VERSION,
+            "log": self.log,
+            "capture": self.capture,
+            "form": self.form,
+            "compressed": self.compressed,
+            "sessionId": self.session_id,
+            "sessionFrom": self.session_source,
+            "checked": {
+                "events": self.events, "steps": self.steps, "tornTail": torn, "openTurn": open_at,
+                "requests": {"total": self.requests_total, "checked": self.requests_checked,
+                             "auxiliary": self.requests_auxiliary, "otherSession": self.requests_other_session,
+                             "unmatched": self.requests_unmatched, "byTurnStep": self.requests_by_step,
+                             "inOrder": [m._asdict() for m in self.in_order]},
+            },  # fmt: skip
+            "findings": [self._located(f) for f in shown],
+            "summary": {"findings": len(self.findings), "shown": len(shown), "byRule": self.by_rule()},
+            "result": "conforms" if self.conforms else "violates",
+        }
+
+    def _located(self, finding: Finding) -> dict[str, object]:
+        """A finding as JSON with the file its line is in: the capture's for a request, else the log's."""
+        fields = finding.as_json()
+        if finding.line is not None:
+            fields["file"] = self.capture if finding.request is not None else self.log
+        return fields
+
+    def as_text(self, max_findings: int | None = None) -> str:
+        """Return the human report: the first ``max_findings`` findings (all when None), then how many each rule drew."""
+        form = self.form + (", zstd" if self.compressed else "")
+        named = f", session {self.session_id}" + (" (inferred: the capture's only session)" if self.session_source == "capture" else "") if self.session_id else ""
+        lines = [f"prefix-model check: {self.log} ({form}{named})"]
+        torn = f"; torn tail tolerated at {self.torn_tail}" if self.torn_tail else ""
+        lines.append(f"  read {self.events} events, {self.steps} steps{torn}")
+        if self.open_turn is not None:
+            lines.append(f"  the log ends inside {self.open_turn}: a crash the harness repairs when it loads the session "
+                         "(it appends tool results, step/end and turn/end 'interrupted')")  # fmt: skip
+        if self.requests_total:
+            lines.append(
+                f"  requests: {self.requests_total} captured, {self.requests_checked} checked against the log, "
+                f"{self.requests_auxiliary} auxiliary (skipped), {self.requests_other_session} of other sessions (skipped), "
+                f"{self.requests_unmatched} not matched to a step"
+            )
+            lines.append(f"  matched: {self.requests_by_step} by the turn/step they name, {len(self.in_order)} in order (they name none)")
+            for match in self.in_order[:_SHOWN]:
+                lines.append(f"    request {match.request} (line {match.line}) -> turn {match.turn} step {match.step}")
+            if len(self.in_order) > _SHOWN:
+                lines.append(f"    ... and {len(self.in_order) - _SHOWN} more matched in order (all of them: --json, checked.requests.inOrder)")
+        shown = self.findings if max_findings is None else self.findings[:max_findings]
+        for finding in shown:
+            lines.append(f"  {finding}")
+        if len(shown) < len(self.findings):
+            lines.append(f"  ... and {len(self.findings) - len(shown)} more finding(s) (all of them: --max-findings 0)")
+        if self.findings:
+            lines.append("  by rule: " + ", ".join(f"{rule} {count}" for rule, count in self.by_rule().items()))
+        verdict = "conforms" if self.conforms else f"violates: {len(self.findings)} finding(s)"
+        lines.append(f"result: {verdict}")
+        return "\n".join(lines)
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the pass.
+
+    The pass allocates millions of short-lived values and no reference cycles: reference counting
+    frees them, while the cyclic collector only walks the live surface again and again (27% of the
+    check's time at 10^5 events, measured with bench/check_bench.py). Memory stays bounded either
+    way; the bench reports the peak.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _captured(path: Path, session_id: str | None, report: Report, known: Callable[[], Known | None], adopt: Callable[[str], None]) -> Iterator[Captured]:
+    """Yield the capture's loop requests of this session, lazily; count every request read.
+
+    With no session named, the first loop request that names one is taken as the log's (``adopt``);
+    the check refuses the result when the capture turns out to hold another session's too.
+    """
+    name = str(path)
+    for request in iter_plain_capture(path, known):
+        report.requests_total += 1
+        kept = CaptureLine(request.index, request.line, request.request, request.turn, request.step, name, request.shallow,
+                        request.text, request.spans, request.messages_checked)  # fmt: skip
+        if request.loop_request and request.session_id is not None:
+            report.capture_sessions[request.session_id] = report.capture_sessions.get(request.session_id, 0) + 1
+            if session_id is None:
+                session_id = request.session_id
+                adopt(session_id)
+        if not request.loop_request:
+            report.requests_auxiliary += 1
+        elif session_id is not None and request.session_id is not None and request.session_id != session_id:
+            report.requests_other_session += 1
+        else:
+            yield kept
+            continue
+        kept.read_whole()  # a skipped request is still read whole (CAP-1)
+
+
+@contextmanager
+def rereadable(path: Path) -> Iterator[Path]:
+    """Yield ``path``, or for a pipe (``/dev/stdin``, a FIFO) a temporary copy of what it holds.
+
+    The check opens the log twice — its first line names the session before the pass — and
+    a zstd log is read by seeking to its frames; a pipe allows neither. The copy goes to disk,
+    not memory.
+    """
+    if path.is_file() or not path.exists():  # a missing file: the reader reports it
+        yield path
+        return
+    with tempfile.NamedTemporaryFile(prefix="prefix-model-") as copy:
+        try:
+            # Standard input is read from the descriptor it is: opened again by path, a FIFO whose
+            # writer has closed would block forever.
+            with open(0, "rb", closefd=False) if path == STDIN else path.open("rb") as source:
+                shutil.copyfileobj(source, copy)
+        except OSError as error:
+            raise LogReadError(str(path), None, "FMT-1", error.strerror or str(error)) from None
+        copy.flush()
+        yield Path(copy.name)
+
+
+PROGRESS_EVERY = 4096  # events between two progress reports: a report costs nothing next to them
+
+
+def check_log(
+    log_path: Path, requests_path: Path | None = None, session_id: str | None = None, progress: Callable[[int], None] | None = None
+) -> Report:
+    """Return the report of checking ``log_path`` (and the capture at ``requests_path``).
+
+    One pass over both files: the capture is read as the log's steps reach its requests, so
+    memory follows the log's live surface and one request, not the files. The log may be a pipe.
+    ``progress``, when given, is called with the number of events read since its last call.
+    """
+    with rereadable(log_path) as readable:
+        return _check(LogStream(readable, str(log_path)), log_path, requests_path, session_id, progress)
+
+
+def _check(stream: LogStream, log_path: Path, requests_path: Path | None, session_id: str | None, progress: Callable[[int], None] | None = None) -> Report:
+    report = Report(str(log_path), "", False, session_id, 0, 0, capture=None if requests_path is None else str(requests_path))
+    header = stream.read_header()
+    if header is not None and session_id is not None and header.id != session_id:
+        raise Unusable(f"{log_path}: line 1: --session {session_id} contradicts the session its header names ({header.id}) (CHK-1)")
+    # The persisted header names the session; --session names it for the in-memory form; else the capture may.
+    named = session_id if session_id is not None else (header.id if header is not None else None)
+    report.session_id, report.session_source = named, "--session" if session_id is not None else "header" if named is not None else None
+
+    def adopt(inferred: str) -> None:
+        checker.session_id, report.session_id, report.session_source = inferred, inferred, "capture"
+
+    # The reader guesses each request's history from the checker's surface (read lazily, so after it exists).
+    known: Callable[[], Known | None] = lambda: checker.known_messages()  # noqa: E731
+    captured: Iterable[Captured] = _captured(requests_path, named, report, known, adopt) if requests_path is not None else ()
+    seed_length = header.seed_length if header is not None and header.seed_length is not None else 0
+    checker = LogChecker(named, captured, seed_length=seed_length)
+    with _no_cycle_collection():
+        for line, event in stream.plain_events():
+            checker.feed(line, event)
+            if progress is not None and checker.events % PROGRESS_EVERY == 0:
+                progress(PROGRESS_EVERY)
+        if progress is not None:
+            progress(checker.events % PROGRESS_EVERY)
+        checker.finish()
+    report.form, report.compressed = stream.form, stream.compressed
+    report.events, report.steps, report.findings = checker.events, checker.steps, list(checker.findings)
+    report.torn, report.open_at = stream.torn_tail, checker.open_at_end
+    report.requests_checked, report.requests_unmatched = checker.requests_checked, checker.requests_unmatched
+    report.requests_by_step, report.in_order = checker.requests_by_step, checker.in_order
+    if checker.events == 0:
+        raise Unusable(f"{log_path}: no event to check (CHK-1)")
+    sessions = ", ".join(sorted(report.capture_sessions))
+    if report.session_source == "capture" and len(report.capture_sessions) > 1:
+        # Never a guess: which of them is the log's, only the user knows (findings so far are dropped).
+        raise Unusable(f"{requests_path}: holds the requests of sessions {sessions}, and {log_path} names no session "
+                       "(the in-memory form): say which is the log's with --session (CHK-1)")  # fmt: skip
+    if requests_path is not None and checker.requests_checked == 0:
+        of = f"; the capture's are of session(s) {sessions}" if report.requests_other_session else ""
+        raise Unusable(f"{requests_path}: none of its {report.requests_total} requests could be checked against the log "
+                       f"({report.requests_auxiliary} auxiliary, {report.requests_other_session} of other sessions than "
+                       f"{report.session_id}, {report.requests_unmatched} matched to no step{of}) (CHK-1)")  # fmt: skip
+    return report

@@ -1,0 +1,418 @@
+"""Spec §9 — the command line: ``prefix-model request``, ``demo`` and ``variants``.
+
+The CLI is the edge: it reads files, prints, and maps every unreadable input or missing step to
+one line on stderr and exit status 2 (CLI-2). Exit 0 means the command did what it was asked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prefix_model import __version__
+from prefix_model.core.contracts import Rejection
+from prefix_model.core.events import REQUEST_HEADER
+from prefix_model.core.json_values import json_text
+from prefix_model.core.log import Log, seed_log
+from prefix_model.core.requests import find_step, reconstruct_request, request_to_json
+from prefix_model.edge.checker import REPORT_VERSION, STDIN, Report, Unusable, check_log, rereadable
+from prefix_model.edge.formats.events_jsonl import LogReadError, event_to_line, read_log
+from prefix_model.edge.formats.session_jsonl import LogStream
+from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
+
+if TYPE_CHECKING:
+    from prefix_model.loop.world import SentRequest, World
+
+# The loop, the variants, the vectors and the adapter protocol are imported by the commands that
+# use them: check and request start without them (start-up is part of every check in a script).
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK, EXIT_VIOLATIONS, EXIT_UNUSABLE = 0, 1, 2
+DEFAULT_MAX_FINDINGS = 50  # a page a person reads; the summary counts every finding
+
+_REQUEST_HELP = """\
+Print, as one line of JSON, the request that step (TURN, STEP) of a harness session log must
+have sent: the header in force for that step (the latest request/header before the step's
+first assistant/chunk), its messagePrefix, then deriveMessages of every event before the step's
+step/start. Field names are the harness's: provider, model, reasoningEffort, messages, system,
+tools, temperature, maxTokens, stop, sessionId (the one --session-id gives, or the persisted
+header names).
+
+LOG is what check reads: the in-memory event form (one JSON event object per line: type, seq,
+time, data, surfaceOp, sourceEventSeqs) or the persisted session.jsonl[.zstd], or - for standard
+input. Compare the output with what your adapter received; JSON text is JSON.stringify's, so
+equal requests print equal bytes.
+
+example:
+  prefix-model request session.events.jsonl --turn 3 --step 1 --session-id s-42
+  prefix-model request ~/.dsh/sessions/_no-cwd/s-42/session.jsonl.zstd --turn 3 --step 1
+  zstdcat session.jsonl.zstd | prefix-model request - --turn 3 --step 1
+  prefix-model request --example --turn 1 --step 2
+
+exit status: 0 printed; 2 unreadable log or no such step (one line on stderr: file:line: rule: reason)
+"""
+
+
+_CHECK_HELP = """\
+Check a real session log against every requirement that can be decided from the log alone
+(envelope and seq, surface and provenance, header vocabulary and canonical form, the
+initial/resume/change rule, the prefix constant within an instance, turn and step enclosure),
+and, with --requests, every captured loop request against the one the log says it must have
+been (REC-1: the invariant companion's fields; REC-2: every field) and prompt-cache
+monotonicity within an instance (REC-3). Each finding names its requirement ID, the seq/line or
+request index, the JSON path, and expected vs actual.
+
+LOG: the harness's in-memory event lines, or its persisted session.jsonl (header line, packed
+chunk rows), plain or zstd; a file, or - for standard input (a pipe is copied to a temporary
+file first). A torn tail after the last turn/end is tolerated and reported.
+
+--requests FILE: one request per line, as the adapter received it (provider, model,
+reasoningEffort, messages, system, tools, temperature, maxTokens, stop, sessionId), with
+optional "turn"/"step" naming the step that sent it and "agentLoopRequest": false marking an
+auxiliary call; or the {"index", "capture", "request"} lines of a harness recording. Requests
+are matched in file order, the order they were sent: one naming turn/step to that step (a
+request naming a step the log has already passed is a finding), one without to the next
+dispatching step (spec/formats.md). Both files are read once, side by side: memory follows the
+log's live history, not the files' size.
+
+example:
+  prefix-model check --example          (the bundled example log and its capture)
+  prefix-model check ~/.dsh/sessions/_no-cwd/s-42/session.jsonl.zstd --requests adapter.jsonl
+  prefix-model check events.jsonl --requests requests.jsonl --session s-42 --json
+  zstdcat session.jsonl.zstd | prefix-model check - --requests adapter.jsonl
+
+exit status: 0 conforms; 1 violations found; 2 unusable input (one line on stderr: file:line: rule: reason)
+"""
+
+_VARIANTS_HELP = """\
+Each variant is one rejected design or likely bug of the session prefix (prefix written as
+history, composed per turn, cached after a cancel, not logged on the header, …) expressed as a
+change to the loop's semantics. The scripted witness session runs under each variant, every
+property of spec §11 is checked, and the IDs that reject the variant are printed.
+
+exit status: 0 every variant rejected by the properties it names (and the harness semantics
+passes them all); 1 some variant went undetected
+"""
+
+
+_CONFORM_HELP = """\
+Run every conformance vector through an implementation's adapter: a child process speaking the
+adapter protocol (JSON lines on stdin/stdout; spec/vectors.md §10, schemas in
+spec/schema/adapter-protocol.schema.json). Each case passes, fails (the first difference, what
+the adapter did wrong, or its crash, hang or garbage with the tail of its stderr; it is then
+restarted) or is not applicable (its hello does not offer the case's kind or an action) — never
+counted as a pass. Totals per kind and per requirement ID follow.
+
+example:
+  prefix-model conform --adapter 'prefix-model adapter'                 (the model against itself)
+  prefix-model conform --adapter 'node my-adapter.js' --only 'compaction/*' --junit conform.xml
+  prefix-model conform --adapter './adapter' --vectors DIR --json
+
+exit status: 0 every applicable case passes; 1 some case fails; 2 unusable (the adapter will not
+start or speak the protocol, or the vectors cannot be read)
+"""
+
+
+class _Unusable(Exception):
+    """An input problem the CLI reports in one line with exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of ``prefix-model``."""
+    parser = argparse.ArgumentParser(
+        prog="prefix-model",
+        description="Executable reference model of the deepseek-harness session prefix.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    request = commands.add_parser(
+        "request",
+        help="reconstruct the request a step of a session log must have sent",
+        description=_REQUEST_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    source = request.add_mutually_exclusive_group(required=True)
+    source.add_argument("log", nargs="?", metavar="LOG",
+                        help="session log: in-memory event lines or persisted session.jsonl[.zstd]; - reads standard input")
+    source.add_argument("--example", action="store_true", help="use the example log bundled with the package")
+    request.add_argument("--turn", type=int, required=True, help="turn number (from turn/start)")
+    request.add_argument("--step", type=int, required=True, help="step number within the turn (from 1)")
+    request.add_argument("--session-id", help="sessionId to put in the request (default: the one the persisted header or the example names, else omitted)")
+    commands.add_parser(
+        "demo",
+        help="run the loop scenario and print its log and the requests it sent, each explained",
+        description="Run a scripted loop scenario — two prefix listeners, a composition cancelled by the user, "
+        "a tool call, a restart that resumes the session with a changed prefix — through the model's transitions; "
+        "print the actions, the log as the harness writes it, and every request on the wire with how it "
+        "reconstructs from the log; then check every property of spec §11 on the run.",
+    )
+    check = commands.add_parser(
+        "check",
+        help="check a harness session log (and the requests an implementation sent) against the spec",
+        description=_CHECK_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    checked = check.add_mutually_exclusive_group(required=True)
+    checked.add_argument("log", nargs="?", metavar="LOG",
+                         help="session log: in-memory event lines or persisted session.jsonl[.zstd]; - reads standard input")  # fmt: skip
+    checked.add_argument("--example", action="store_true", help="check the example log and capture bundled with the package")
+    check.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent (with --example: the bundled one)")
+    check.add_argument("--session", metavar="ID", help="the log's session id: the persisted form names it itself; for the in-memory form "
+                       "a capture of one session names it, and a capture of several needs it")
+    check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
+    check.add_argument("--max-findings", metavar="N", type=_count, default=DEFAULT_MAX_FINDINGS,
+                       help=f"show the first N findings, then how many more and a count per rule (default {DEFAULT_MAX_FINDINGS}; 0: all)")
+    vectors = commands.add_parser(
+        "vectors",
+        help="write the conformance vectors (deterministic JSON cases, a SHA-256 manifest)",
+        description="Write language-neutral conformance vectors into DIR: one case.json per case (an action script "
+        "with the logs and requests it must produce, a log/capture a conforming checker must reject, or a persisted "
+        "session.jsonl[.zstd] file a conforming reader must read or reject, with the requirement ID) and manifest.json with the SHA-256 of each file. Byte-identical on every run; the generation "
+        "fails if a requirement has no case. Format and adapter protocol: spec/vectors.md.",
+    )
+    vectors.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    variants = commands.add_parser(
+        "variants",
+        help="run every faulty variant through the properties and say which requirement rejects it",
+        description=_VARIANTS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    variants.add_argument("--json", action="store_true", help="print one JSON object per variant instead of a table")
+    conform = commands.add_parser(
+        "conform",
+        help="run the conformance vectors through an implementation's adapter (a child process)",
+        description=_CONFORM_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    conform.add_argument("--adapter", required=True, metavar="'CMD ARGS'", help="the adapter's command line (split as a shell would)")
+    conform.add_argument("--vectors", metavar="DIR", help="a vectors directory (default: the built-in vectors, generated now)")
+    conform.add_argument("--only", metavar="GLOB", help="run only the cases whose id matches GLOB (e.g. 'compaction/*')")
+    conform.add_argument("--json", action="store_true", help="print the machine report (one JSON object, problems untruncated)")
+    conform.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    conform.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per adapter response (default 30)")
+    commands.add_parser(
+        "adapter",
+        help="serve the model itself over the adapter protocol on stdin/stdout (for conform)",
+        description="The model as an adapter: answers hello, reset, apply, read, check and shutdown, one JSON line "
+        "each (spec/vectors.md §10). `prefix-model conform --adapter 'prefix-model adapter'` runs the vectors against it.",
+    )
+    return parser
+
+
+def _load(path: str | None, example: bool) -> tuple[Log, str, str | None]:
+    """Return the log at ``path`` (- : standard input) in either form, zstd included, its name, and the session its header names."""
+    if example:
+        with resources.as_file(resources.files("prefix_model.examples") / EXAMPLE_FILE) as bundled:
+            return read_log(bundled), EXAMPLE_FILE, EXAMPLE_SESSION_ID
+    assert path is not None
+    name = "<stdin>" if path == "-" else path
+    with rereadable(STDIN if path == "-" else Path(path)) as readable:
+        stream = LogStream(readable, name)
+        if stream.read_header() is None:  # the in-memory form: its own reader, with file:line errors
+            return read_log(readable), name, None
+        events = tuple(event for _, event in stream)
+        session = stream.header.id if stream.header is not None else None
+    log = seed_log(events)
+    if isinstance(log, Rejection):
+        raise _Unusable(f"{name}: {log}")
+    return log, name, session
+
+
+def _request_line(log: Log, turn: int, step: int, session_id: str | None, name: str) -> str:
+    request = reconstruct_request(log, turn, step, session_id)
+    if isinstance(request, Rejection):
+        raise _Unusable(f"{name}: {request}")
+    return json_text(request_to_json(request))
+
+
+def _run_request(args: argparse.Namespace) -> int:
+    log, name, named = _load(args.log, args.example)
+    session_id = args.session_id if args.session_id is not None else named  # the persisted header names it
+    print(_request_line(log, args.turn, args.step, session_id, name))
+    return EXIT_OK
+
+
+def _explain(world: World, sent: SentRequest) -> str:
+    """Return how a sent request reconstructs from its session's log."""
+    log = world.session(sent.session_id).log
+    span = find_step(log, sent.turn, sent.step)
+    assert not isinstance(span, Rejection)
+    headers = [e for e in log.events[: sent.log_length] if e.type == REQUEST_HEADER]
+    where = f"request/header seq {headers[-1].seq} ({headers[-1].field('reason')})" if headers else "no header"
+    prefix = len(sent.request.header.message_prefix or ())
+    history = len(sent.request.messages) - prefix
+    return (
+        f"# instance {sent.instance_id}, turn {sent.turn} step {sent.step}: header = {where}; messages = its "
+        f"messagePrefix ({prefix}) ++ derive_messages(seqs 0..{span.start_seq - 1}) ({history})"
+    )
+
+
+def _run_demo() -> int:
+    from prefix_model.edge.vectors.codec import action_to_json
+    from prefix_model.examples.loop_demo import DEMO_ACTIONS
+    from prefix_model.loop.properties import PROPERTIES, check_all
+    from prefix_model.loop.transitions import run
+
+    world = run(DEMO_ACTIONS)
+    print(f"# the scenario: {len(DEMO_ACTIONS)} actions, as the vectors spell them (spec/vectors.md §5); any run replays from its action list")
+    for action in DEMO_ACTIONS:
+        print(f"#   {json_text(action_to_json(action))}")
+    for session in world.sessions:
+        print(f"\n# session {session.id}: {len(session.log.events)} events, as the harness writes them")
+        for event in session.log.events:
+            print(event_to_line(event))
+    print(f"\n# the {len(world.requests)} requests on the wire, each rebuilt from the log")
+    for sent in world.requests:
+        print(_explain(world, sent))
+        print(json_text(request_to_json(sent.request)))
+    violations = check_all(world)
+    print(f"\n# {len(PROPERTIES)} properties checked: " + ("all hold" if not violations else f"{len(violations)} violated"))
+    for violation in violations:
+        print(f"#   {violation}")
+    return EXIT_OK if not violations else EXIT_VIOLATIONS
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    if args.example:
+        bundled = resources.files("prefix_model.examples")
+        with resources.as_file(bundled / EXAMPLE_FILE) as log, resources.as_file(bundled / EXAMPLE_REQUESTS_FILE) as capture:
+            requests = capture if args.requests is None else Path(args.requests)
+            return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args)
+    from tqdm import tqdm
+
+    given = None if args.requests is None else Path(args.requests)
+    log = Path("/dev/stdin") if args.log == "-" else Path(args.log)
+    # Progress on a terminal only (stderr): a pipe or a file gets the report and nothing else.
+    with tqdm(desc=f"checking {Path(args.log).name}", unit=" events", unit_scale=True, leave=False, disable=not sys.stderr.isatty()) as bar:
+
+        def advance(events: int) -> None:
+            bar.update(events)
+
+        report = check_log(log, given, args.session, None if bar.disable else advance)
+    return _print_check(report, args)
+
+
+def _print_check(report: Report, args: argparse.Namespace) -> int:
+    cap = args.max_findings or None  # 0: every finding
+    print(json.dumps(report.as_json(cap), ensure_ascii=False) if args.json else report.as_text(cap))
+    return EXIT_OK if report.conforms else EXIT_VIOLATIONS
+
+
+def _unusable_json(error: Exception) -> dict[str, object]:
+    """The --json report of an unusable input: the error (file, line and rule where the reader names them)."""
+    described: dict[str, object] = {"message": str(error)}
+    if isinstance(error, LogReadError):
+        described |= {"file": error.path, "line": error.line, "rule": error.rule, "reason": error.reason}
+    elif isinstance(error, Unusable):
+        described["rule"] = "CHK-1"
+    return {"reportVersion": REPORT_VERSION, "result": "unusable", "error": described}
+
+
+def _count(text: str) -> int:
+    """A non-negative integer argument (argparse reports anything else in one line, exit 2)."""
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+_count.__name__ = "non-negative integer"  # argparse names the type in its one-line error
+
+
+def _run_variants(as_json: bool) -> int:
+    from tqdm import tqdm
+
+    from prefix_model.loop.properties import check_all
+    from prefix_model.loop.semantics import HARNESS
+    from prefix_model.loop.variants import VARIANTS, judge, run_witness
+
+    # Each variant runs the witness: seconds in all, so a terminal sees them go by (stderr only).
+    verdicts = [judge(variant) for variant in tqdm(VARIANTS, desc="judging variants", unit=" variants", leave=False, disable=not sys.stderr.isatty())]
+    harness = check_all(run_witness(HARNESS))
+    for variant, verdict in zip(VARIANTS, verdicts):
+        if as_json:
+            record = {"variant": variant.name, "summary": variant.summary, "rejected": verdict.detected,
+                      "rejectedBy": list(verdict.rejected_by), "expected": list(variant.expected), "first": verdict.first}  # fmt: skip
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            status = "rejected" if verdict.detected else "UNDETECTED"
+            print(f"{variant.name:28} {status:10} by {', '.join(verdict.rejected_by) or '-':32} {variant.summary}")
+    if not as_json:
+        print(f"harness semantics on the witness: {'all properties hold' if not harness else f'{len(harness)} violations'}")
+    return EXIT_OK if all(v.detected for v in verdicts) and not harness else EXIT_VIOLATIONS
+
+
+def _run_conform(args: argparse.Namespace) -> int:
+    from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
+    from prefix_model.edge.runner.run import FAIL, as_json, as_junit, as_text, run_cases
+    from prefix_model.edge.vectors.consumer import VectorsUnreadable
+    from prefix_model.edge.vectors.generate import generate as generate_vectors
+
+    with tempfile.TemporaryDirectory(prefix="prefix-model-conform-") as scratch:
+        directory = Path(args.vectors) if args.vectors is not None else Path(scratch)
+        if args.vectors is None:
+            with contextlib.redirect_stdout(sys.stderr):
+                if generate_vectors(directory) != 0:
+                    raise _Unusable("the built-in vectors could not be generated")
+        elif not (directory / "manifest.json").is_file():
+            raise _Unusable(f"{directory}: no manifest.json (write vectors with `prefix-model vectors --out DIR`)")
+        try:
+            adapter = AdapterProcess(args.adapter, args.timeout)
+        except AdapterFailure as failure:
+            raise _Unusable(str(failure)) from None
+        try:
+            outcomes = run_cases(adapter, directory, args.only, progress=sys.stderr.isatty())
+        except VectorsUnreadable as error:
+            raise _Unusable(str(error)) from None
+        finally:
+            adapter.stop()
+    if args.junit is not None:
+        try:
+            Path(args.junit).write_bytes(as_junit(outcomes, adapter.hello))
+        except OSError as error:
+            raise _Unusable(f"{args.junit}: {error.strerror or error}") from None
+    print(json.dumps(as_json(outcomes, adapter.hello), ensure_ascii=False) if args.json else as_text(outcomes, adapter.hello))
+    return EXIT_VIOLATIONS if any(o.status == FAIL for o in outcomes) else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``prefix-model``; return the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "request":
+            return _run_request(args)
+        if args.command == "variants":
+            return _run_variants(args.json)
+        if args.command == "check":
+            return _run_check(args)
+        if args.command == "vectors":
+            from prefix_model.edge.vectors.generate import generate as generate_vectors
+
+            return generate_vectors(Path(args.out))
+        if args.command == "adapter":
+            from prefix_model.edge.runner.server import serve
+
+            return serve(sys.stdin, sys.stdout)
+        if args.command == "conform":
+            return _run_conform(args)
+        return _run_demo()
+    except (LogReadError, _Unusable, Unusable) as error:
+        print(f"prefix-model: {error}", file=sys.stderr)
+        if args.command == "check" and args.json:  # the machine reader gets its verdict too, never an empty stdout
+            print(json.dumps(_unusable_json(error), ensure_ascii=False))
+        return EXIT_UNUSABLE
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        sys.stderr.close()
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""``prefix-model conform``: every vector through an implementation's adapter, case by case.
+
+A case passes, fails (what ``replay`` finds, or the adapter's crash, hang or protocol error with
+its stderr tail) or is not applicable (the adapter's ``hello`` does not offer its kind or one of
+its actions) — never counted as a pass. An adapter that fails a case is restarted for the next.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+import xml.etree.ElementTree as ElementTree
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
+from prefix_model.edge.runner.protocol import PROTOCOL_VERSION
+from prefix_model.edge.vectors.consumer import Problem, load_cases, replay
+
+__all__ = ["Outcome", "kind_of", "not_applicable", "run_cases", "as_json", "as_text", "as_junit", "PASS", "FAIL", "NOT_APPLICABLE"]
+
+PASS, FAIL, NOT_APPLICABLE = "pass", "fail", "not applicable"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One case through the adapter: its id, kind, status, what is wrong (or why it does not apply), and its requirement IDs."""
+
+    id: str
+    kind: str
+    status: str
+    problems: tuple[str, ...] = ()
+    requirements: tuple[str, ...] = field(default=())
+
+
+def kind_of(case: Mapping[str, Any]) -> str:
+    """Return the case's kind: ``scenario`` (an action script), ``file`` (a log file) or ``log`` (a log and capture)."""
+    return "scenario" if "actions" in case else "file" if "file" in case else "log"
+
+
+def not_applicable(case: Mapping[str, Any], hello: Mapping[str, Any]) -> str | None:
+    """Return why the adapter cannot run ``case`` by what its ``hello`` declared, or None when it can."""
+    kind = kind_of(case)
+    if kind not in hello.get("kinds", ()):
+        return f"the adapter does not run {kind} cases"
+    offered = set(hello.get("actions", ()))
+    missing = sorted({str(a.get("action")) for a in case.get("actions", ()) if isinstance(a, dict)} - offered)
+    return f"the adapter does not support {', '.join(missing)}" if missing else None
+
+
+def run_cases(adapter: AdapterProcess, directory: Path, only: str | None = None, progress: bool = False) -> list[Outcome]:
+    """Return the outcome of every case of ``directory`` (those matching the glob ``only``), in manifest order."""
+    outcomes = []
+    loaded = [entry for entry in load_cases(directory) if only is None or fnmatch.fnmatchcase(entry[0], only)]
+    for n, (ident, case, problems) in enumerate(loaded, 1):
+        if progress:
+            print(f"\r\x1b[K[{n}/{len(loaded)}] {ident}", end="", file=sys.stderr, flush=True)
+        if case is None:
+            outcomes.append(Outcome(ident, "?", FAIL, problems))
+            continue
+        outcomes.append(_run_one(adapter, ident, case))
+    if progress:
+        print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+    return outcomes
+
+
+def _run_one(adapter: AdapterProcess, ident: str, case: Mapping[str, Any]) -> Outcome:
+    kind, requirements = kind_of(case), tuple(case.get("requirements", ()))
+    why = not_applicable(case, adapter.hello)
+    if why is not None:
+        return Outcome(ident, kind, NOT_APPLICABLE, (why,), requirements)
+    try:
+        problems = tuple(replay(case, adapter, adapter, reader=adapter))
+    except AdapterFailure as failure:
+        problems = (str(failure),)
+    if problems and not adapter.alive():
+        adapter.restart()
+    return Outcome(ident, kind, FAIL if problems else PASS, problems, requirements)
+
+
+def _totals(outcomes: list[Outcome]) -> dict[str, int]:
+    counts = Counter(o.status for o in outcomes)
+    return {"pass": counts[PASS], "fail": counts[FAIL], "notApplicable": counts[NOT_APPLICABLE]}
+
+
+def _by(outcomes: list[Outcome], keys: Any) -> dict[str, dict[str, int]]:
+    table: dict[str, Counter[str]] = {}
+    for outcome in outcomes:
+        for key in keys(outcome):
+            table.setdefault(key, Counter())[outcome.status] += 1
+    return {key: {"pass": c[PASS], "fail": c[FAIL], "notApplicable": c[NOT_APPLICABLE]} for key, c in sorted(table.items())}
+
+
+def _problem(problem: str) -> dict[str, Any]:
+    """A problem as JSON: ``{message}``, and for a difference its pointer and both values, whole."""
+    return problem.to_json() if isinstance(problem, Problem) else {"message": problem}
+
+
+def as_json(outcomes: list[Outcome], hello: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the machine report: the adapter, every case untruncated, totals per kind and per requirement ID."""
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "implementation": hello.get("implementation"),
+        "cases": [{"id": o.id, "kind": o.kind, "status": o.status, "problems": [_problem(p) for p in o.problems], "requirements": list(o.requirements)} for o in outcomes],
+        "totals": _totals(outcomes),
+        "byKind": _by(outcomes, lambda o: (o.kind,)),
+        "byRequirement": _by(outcomes, lambda o: o.requirements),
+    }
+
+
+def as_text(outcomes: list[Outcome], hello: Mapping[str, Any]) -> str:
+    """Return the human report: failures with what is wrong, not-applicable cases with why, then the totals."""
+    lines = [f"adapter: {hello.get('implementation', '?')} (protocol {hello.get('protocol')})"]
+    for outcome in outcomes:
+        if outcome.status == FAIL:
+            lines.append(f"FAIL {outcome.id}")
+            lines += [f"    {line}" for problem in outcome.problems for line in problem.splitlines()]
+    # Not applicable, by reason: a whole kind is one line; an unsupported action names its cases.
+    reasons = Counter(o.problems[0] for o in outcomes if o.status == NOT_APPLICABLE)
+    for reason, count in sorted(reasons.items()):
+        named = [o.id for o in outcomes if o.status == NOT_APPLICABLE and o.problems[0] == reason]
+        listed = "" if reason.endswith(" cases") else ": " + ", ".join(named)
+        lines.append(f"N/A  {count} case{'s' if count != 1 else ''}: {reason}{listed}")
+    totals = _totals(outcomes)
+    kinds = ", ".join(f"{kind} {t['pass']}/{t['pass'] + t['fail']}" for kind, t in _by(outcomes, lambda o: (o.kind,)).items())
+    lines.append(f"{totals['pass']} passed, {totals['fail']} failed, {totals['notApplicable']} not applicable ({kinds} passed of applicable)")
+    return "\n".join(lines)
+
+
+def as_junit(outcomes: list[Outcome], hello: Mapping[str, Any]) -> bytes:
+    """Return JUnit XML: one testcase per case (classname its kind), a failure or a skip where it did not pass."""
+    totals = _totals(outcomes)
+    suite = ElementTree.Element(
+        "testsuite", name=f"prefix-model conform: {hello.get('implementation', '?')}", tests=str(len(outcomes)),
+        failures=str(totals["fail"]), skipped=str(totals["notApplicable"]), errors="0",
+    )  # fmt: skip
+    for outcome in outcomes:
+        element = ElementTree.SubElement(suite, "testcase", classname=outcome.kind, name=outcome.id)
+        if outcome.status == FAIL:
+            failure = ElementTree.SubElement(element, "failure", message=outcome.problems[0].splitlines()[0] if outcome.problems else "failed")
+            failure.text = "\n".join(outcome.problems)
+        elif outcome.status == NOT_APPLICABLE:
+            ElementTree.SubElement(element, "skipped", message=outcome.problems[0])
+    text: bytes = ElementTree.tostring(suite, encoding="utf-8", xml_declaration=True)
+    return text

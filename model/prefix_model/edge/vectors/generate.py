@@ -1,0 +1,294 @@
+"""``prefix-model vectors --out DIR``: write the conformance vectors (spec/vectors.md). The edge.
+
+Before anything is written, two gates run, and either failing makes the exit status non-zero with
+one line on stderr and nothing written:
+
+1. **The coverage audit.** Every requirement ID of spec/SPEC.md is listed by a valid case's
+   ``requirements`` unless it is exempt below, with its reason; every ID in ``VIOLABLE`` (what a
+   log or a capture can break) has an invalid case; cases name only specified IDs.
+2. **The independent re-check.** Every case is written to its text, read back as JSON and run by
+   the reference consumer (``consumer.replay`` with the model's adapter and checker); every
+   scenario's logs and requests, written as a log file (time 0) and a capture, draw no finding
+   from the checker; every action decodes back to itself.
+
+Output: ``DIR/<case-id>/case.json`` per case and ``DIR/manifest.json`` (cases sorted by id, each
+with its file's SHA-256), byte-identical on every run. Files a previous manifest in DIR listed are
+removed first; a non-empty DIR without a manifest is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from prefix_model import __version__
+from prefix_model.edge.vectors import FORMAT_VERSION, MANIFEST_SCHEMA
+from prefix_model.edge.vectors.cases import (
+    PENDING_MODEL_BUGS,
+    Case,
+    LogCase,
+    Scenario,
+    capture_lines,
+    case_text,
+    catalogue,
+    log_lines,
+    pending_cases,
+    world_of,
+)
+from prefix_model.edge.vectors.codec import action_from_json, action_to_json, layout, obj
+from prefix_model.edge.vectors.consumer import ModelAdapter, ModelChecker, replay
+
+__all__ = [
+    "SPEC_PATH",
+    "VIOLABLE",
+    "NOT_WITNESSED",
+    "REJECTION_ONLY",
+    "EXAMPLE_CASE",
+    "EXAMPLE_FILE_CASE",
+    "spec_ids",
+    "exemption",
+    "audit",
+    "recheck",
+    "manifest_text",
+    "example_text",
+    "generate",
+    "main",
+]
+
+# Package data (spec/SPEC.md links to it): the audit runs for an installed wheel too.
+SPEC_PATH: Traversable = resources.files("prefix_model") / "spec" / "SPEC.md"
+_DEFINED = re.compile(r"^- \*\*([A-Z]+-\d+)\*\* —", re.MULTILINE)
+EXAMPLE_CASE = "loop/no-listener"  # the worked examples of spec/vectors.md §8: a scenario,
+EXAMPLE_FILE_CASE = "invalid/fmt-10/header-without-newline"  # and a log file
+
+# What a log (in-memory event lines or a persisted file) or a requests capture can break, each
+# needing an invalid case: the envelope and vocabulary rules, the surface rules a single event can
+# break, the header shape and record-rule checks, the request properties a capture can break,
+# enclosure and matching, the lossless-JSON and line rules of the reader, the persisted form's
+# torn-tail, packed-row, zstd and header-line rules, and the capture's line rule.
+VIOLABLE: frozenset[str] = frozenset({
+    "JSON-1", "JSON-2",
+    "LOG-1", "LOG-2", "LOG-3", "LOG-5", "LOG-6", "LOG-7", "LOG-8", "LOG-11", "LOG-13", "LOG-14", "LOG-15",
+    "SURF-3", "SURF-4", "SURF-5", "SURF-7", "SURF-8", "SURF-9",
+    "HDR-1", "HDR-2", "HDR-9", "HDR-13", "HDR-15",
+    "PFX-3", "PFX-6", "REC-1", "REC-2", "REC-3", "CMP-1",
+    "ENC-1", "ENC-2", "ENC-3", "MATCH-1", "MATCH-2", "FMT-1", "FMT-7", "FMT-8", "FMT-9", "FMT-10", "CAP-1",
+})  # fmt: skip
+
+# Requirements no vector can witness, each with why. A key ending in "-" exempts a whole family.
+NOT_WITNESSED: dict[str, str] = {
+    "CLI-": "the command line's output and exit status: tests/edge/test_cli.py and tests/edge/test_checker.py",
+    "D-": "the divergence notes of §15 record choices; they are not requirements a run can show",
+    "TOK-": "the token meter's post-step pressure is neither in the log nor in a request (meter-internal)",
+    "VEC-": "the vectors' own requirements: tests/edge/test_vectors.py, tests/edge/test_conform.py",
+    "JSON-7": "a model limit (nesting depth), not a harness rule: another implementation need not share it",
+    "FMT-5": "a model limit (hostile nesting, line length), not a harness rule",
+    "FMT-2": "how an unreadable file is reported (file, line, rule); a vector states only the rule",
+    "CHK-1": "the checker's report of what it read (its vacuity guard), not a property of a log",
+    "CHK-2": "how the checker reads and judges (its fast lane is held to the spec's path), not a property of a log",
+    "REQ-5": "an error outcome of reconstructing a missing step (prefix-model request); MATCH-1 is the checker's counterpart",
+    "LOG-10": "the outcome of a rejected append (the log is unchanged), an API behaviour a vector cannot hold",
+    "STRM-2": "the domain of a Reply: a stream it excludes is outside the harness's chunk types too, so no vector holds one (D-17); tests/loop/test_stream.py",
+}
+
+# Rules that only reject input a conforming run never writes: their witness is an invalid case.
+REJECTION_ONLY: dict[str, str] = {
+    "JSON-2": "negative zero never survives a write; only a hand-made line holds it",
+    "LOG-7": "the legacy request/header-delta and mode/set types",
+    "LOG-8": "the legacy reason 'fallback'",
+}
+
+
+def spec_ids(text: str) -> tuple[str, ...]:
+    """Return the requirement IDs spec/SPEC.md defines, in order."""
+    return tuple(_DEFINED.findall(text))
+
+
+def exemption(rule: str) -> str | None:
+    """Return why ``rule`` needs no vector, or None when it needs one."""
+    if rule in NOT_WITNESSED:
+        return NOT_WITNESSED[rule]
+    family = rule.split("-")[0] + "-"
+    return NOT_WITNESSED.get(family)
+
+
+def audit(cases: Sequence[Case], ids: Sequence[str], pending: Sequence[LogCase] = ()) -> list[str]:
+    """Return what the catalogue fails to cover (empty when the audit passes).
+
+    ``pending`` cases (held back by a model bug) count for VIOLABLE coverage only: the requirement
+    has its vector, published once the model is fixed.
+    """
+    specified = set(ids)
+    problems = []
+    named = {r for c in cases for r in c.requirements} | {c.requirement for c in cases if isinstance(c, LogCase) and c.requirement}
+    unknown = sorted(named - specified)
+    if unknown:
+        problems.append(f"cases name requirements the spec lacks: {', '.join(unknown)}")
+    stale = sorted(r for r in list(NOT_WITNESSED) + list(REJECTION_ONLY) if not r.endswith("-") and r not in specified)
+    if stale:
+        problems.append(f"exemptions name requirements the spec lacks: {', '.join(stale)}")
+    clash = sorted(r for r in VIOLABLE if exemption(r) is not None or r not in specified)
+    if clash:
+        problems.append(f"VIOLABLE requirements that are exempt or unspecified: {', '.join(clash)}")
+    loose = sorted(set(REJECTION_ONLY) - VIOLABLE)
+    if loose:
+        problems.append(f"rejection-only requirements not in VIOLABLE: {', '.join(loose)}")
+    valid = {r for c in cases if isinstance(c, Scenario) or c.valid for r in c.requirements}
+    missing = [r for r in ids if r not in valid and exemption(r) is None and r not in REJECTION_ONLY]
+    if missing:
+        problems.append(f"requirements no valid case lists: {', '.join(missing)}")
+    rejected = {c.requirement for c in list(cases) + list(pending) if isinstance(c, LogCase) and c.requirement}
+    unviolated = sorted(VIOLABLE - rejected)
+    if unviolated:
+        problems.append(f"VIOLABLE requirements with no invalid case: {', '.join(unviolated)}")
+    return problems
+
+
+def _scenario_logs(case: Scenario) -> list[str]:
+    """Return what the checker finds in each session of ``case``'s run, written as a log file and a capture."""
+    world = world_of(case.id)
+    checker = ModelChecker()
+    problems = []
+    for session in (s for s in world.sessions if s.log.events):
+        capture = capture_lines(world, session.id)
+        found = checker.check(session.id, log_lines(world, session.id), capture or None)
+        if found:
+            problems.append(f"session {session.id}: the checker reports {sorted(found)} on the run's own log and capture")
+    return problems
+
+
+def recheck(cases: Sequence[Case]) -> list[str]:
+    """Return every case that fails its independent re-check, one description each."""
+    adapter, checker = ModelAdapter(), ModelChecker()
+    problems = []
+    for case in cases:
+        found = replay(json.loads(case_text(case)), adapter, checker, stepwise=False)
+        if isinstance(case, Scenario):
+            found += [f"action {n} does not decode to itself" for n, a in enumerate(case.actions) if action_from_json(action_to_json(a)) != a]
+            found += _scenario_logs(case)
+        problems += [f"{case.id}: {p.splitlines()[0]}" for p in found]
+    return problems
+
+
+def manifest_text(entries: Sequence[tuple[str, str, str]]) -> str:
+    """Return the manifest's text for (id, file, sha256) entries."""
+    cases = tuple(obj({"id": i, "file": f, "sha256": h}) for i, f, h in sorted(entries))
+    manifest = obj({"schema": MANIFEST_SCHEMA, "modelVersion": __version__, "formatVersion": FORMAT_VERSION, "cases": cases})
+    return layout(manifest, ((), ("cases",)))
+
+
+def example_text(case_id: str = EXAMPLE_CASE) -> str:
+    """Return a worked example of spec/vectors.md: the text of case ``case_id`` (``EXAMPLE_CASE`` or ``EXAMPLE_FILE_CASE``)."""
+    return case_text(next(c for c in catalogue() if c.id == case_id))
+
+
+def _links_in(out: Path) -> Path | None:
+    """Return a symbolic link inside ``out`` (never followed), or None: writing through one could land outside."""
+    for root, dirs, files in os.walk(out):
+        for name in dirs + files:
+            if (Path(root) / name).is_symlink():
+                return Path(root) / name
+    return None
+
+
+def _clear(out: Path, remove: bool = True) -> str | None:
+    """Remove what a previous generation wrote to ``out`` (only look, unless ``remove``); return why ``out`` cannot be used, or None.
+
+    Nothing is removed unless every file the old manifest names is a regular file (or gone) inside
+    ``out`` and ``out`` holds no symbolic link.
+    """
+    if not out.exists():
+        return None
+    if not out.is_dir():
+        return f"{out} is not a directory"
+    link = _links_in(out)
+    if link is not None:
+        return f"{out} holds a symbolic link, {link}: vectors are never written through one"
+    manifest = out / "manifest.json"
+    if not manifest.is_file():
+        return None if not any(out.iterdir()) else f"{out} is not empty and holds no manifest.json of earlier vectors"
+    try:
+        old = json.loads(manifest.read_text(encoding="utf-8"))
+        files = [out / entry["file"] for entry in old["cases"]]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return f"{manifest} is not a vectors manifest ({error})"
+    for path in files:
+        if out.resolve() not in path.resolve().parents:
+            return f"{manifest} names a file outside {out}: {path}"
+        if path.resolve() == manifest.resolve() or (path.exists() and not path.is_file()):
+            return f"{manifest} names {path}, which is not a case file of earlier vectors"
+    if not remove:
+        return None
+    for path in files:
+        path.unlink(missing_ok=True)
+        for parent in path.parents:
+            if parent == out or not parent.is_dir() or any(parent.iterdir()):
+                break
+            parent.rmdir()
+    manifest.unlink()
+    return None
+
+
+def generate(out: Path) -> int:
+    """Write the vectors to ``out``; print a one-line summary and return 0, or one line on stderr and non-zero."""
+    try:  # an unusable DIR is refused before any work
+        refused = _clear(out, remove=False)
+    except OSError as error:
+        refused = f"{error.filename or out}: {error.strerror or error}"
+    if refused is not None:
+        print(f"prefix-model vectors: {refused}", file=sys.stderr)
+        return 2
+    cases = catalogue()
+    problems = audit(cases, spec_ids(SPEC_PATH.read_text(encoding="utf-8")), pending_cases())
+    if problems:
+        print(f"prefix-model vectors: coverage audit failed: {'; '.join(problems)}", file=sys.stderr)
+        return 1
+    failed = recheck(cases)
+    if failed:
+        print(f"prefix-model vectors: {len(failed)} case(s) fail the re-check: {failed[0]}", file=sys.stderr)
+        return 1
+    try:
+        refused = _clear(out)
+        if refused is not None:
+            print(f"prefix-model vectors: {refused}", file=sys.stderr)
+            return 2
+        _write(out, cases)
+    except OSError as error:
+        print(f"prefix-model vectors: {error.filename or out}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    valid = sum(1 for c in cases if isinstance(c, Scenario) or c.valid)
+    pending = f"; {len(PENDING_MODEL_BUGS)} held back pending a model fix" if PENDING_MODEL_BUGS else ""
+    print(f"prefix-model vectors: {len(cases)} cases ({valid} valid, {len(cases) - valid} invalid) written to {out}{pending}")
+    return 0
+
+
+def _write(out: Path, cases: Sequence[Case]) -> None:
+    """Write every case file, then the manifest last: a run cut short leaves no manifest naming a missing file."""
+    entries = []
+    for case in cases:
+        data = case_text(case).encode("utf-8")
+        path = out / case.id / "case.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        entries.append((case.id, f"{case.id}/case.json", hashlib.sha256(data).hexdigest()))
+    (out / "manifest.json").write_bytes(manifest_text(entries).encode("utf-8"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m prefix_model.edge.vectors.generate --out DIR``."""
+    parser = argparse.ArgumentParser(prog="prefix-model vectors", description="Write the conformance vectors (spec/vectors.md) to DIR.")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="the directory to write (created if absent)")
+    args = parser.parse_args(argv)
+    return generate(args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""Spec §12 — the token meter's heuristic price and ``measure`` (harness TM, facts §5.1).
+
+Text density is 4 characters (UTF-16 code units, as JavaScript counts) per token; each block
+adds 4, each message adds 4. A header is priced as its ``messagePrefix`` messages, its system
+text and its tool list. ``measure`` replays the log: when the latest usage anchor was taken under
+the header now in force, pressure is that baseline plus the surface grown since; otherwise it is
+the estimate ``header price + surface price`` (TOK-2). Post-step pressure therefore prices the
+routed header's prefix exactly once (TOK-1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import icontract
+
+from prefix_model.core.contracts import ENABLED
+from prefix_model.core.derive import derive_event_message
+from prefix_model.core.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event
+from prefix_model.core.headers import EpochHeader, canonical_header, header_equals, header_of, is_json_header
+from prefix_model.core.json_values import FrozenMap, JsonValue, is_json_value, json_text
+from prefix_model.core.log import Log
+from prefix_model.core.requests import boundary_log
+
+__all__ = ["Measurement", "estimate_content", "estimate_message", "estimate_header", "node_prices", "surface_tokens", "measure"]
+
+CHARS_PER_TOKEN = 4
+BLOCK_OVERHEAD = 4
+ROLE_OVERHEAD = 4
+
+
+def _units(text: str) -> int:
+    """Return JavaScript's ``length`` of ``text``: UTF-16 code units."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _tokens(text: str) -> int:
+    return math.ceil(_units(text) / CHARS_PER_TOKEN)
+
+
+def _block_price(block: JsonValue) -> int:
+    kind = block.get("type") if isinstance(block, FrozenMap) else None
+    if isinstance(block, FrozenMap) and kind in ("text", "reasoning") and isinstance(block.get("text"), str):
+        return _tokens(str(block["text"])) + BLOCK_OVERHEAD
+    if isinstance(block, FrozenMap) and kind == "tool-call":
+        return _tokens(str(block.get("name", ""))) + _tokens(str(block.get("arguments", ""))) + BLOCK_OVERHEAD
+    if isinstance(block, FrozenMap) and kind == "tool-result":
+        return estimate_content(block.get("content")) + BLOCK_OVERHEAD
+    return BLOCK_OVERHEAD + _tokens(json_text(block))
+
+
+@icontract.require(lambda blocks: is_json_value(blocks), "JSON-1: content is a JSON value", enabled=ENABLED)
+@icontract.ensure(lambda result: result >= 0, "TOK-2: prices are non-negative", enabled=ENABLED)
+def estimate_content(blocks: JsonValue) -> int:
+    """Return the heuristic price of a content-block array."""
+    return sum(_block_price(b) for b in blocks) if isinstance(blocks, tuple) else 0
+
+
+@icontract.require(lambda message: is_json_value(message), "JSON-1: a message is a JSON value", enabled=ENABLED)
+@icontract.ensure(lambda result: result >= ROLE_OVERHEAD, "TOK-2: a message costs at least its role framing", enabled=ENABLED)
+def estimate_message(message: JsonValue) -> int:
+    """Return the heuristic price of one message: its content plus role framing."""
+    content = message.get("content") if isinstance(message, FrozenMap) else None
+    return estimate_content(content) + ROLE_OVERHEAD
+
+
+@icontract.require(
+    lambda header: header is None or is_json_header(header), "JSON-1: a header's tools and prefix are JSON values", enabled=ENABLED
+)
+@icontract.ensure(
+    lambda header, result: header is None
+    or result >= sum(estimate_message(m) for m in (header.message_prefix or ())),
+    "TOK-1: a header's price includes its prefix",
+    enabled=ENABLED,
+)
+def estimate_header(header: EpochHeader | None) -> int:
+    """Return the price of a request's non-history half (TM:378-389)."""
+    if header is None:
+        return 0
+    tokens = sum(estimate_message(m) for m in (header.message_prefix or ()))
+    if header.system is not None:
+        tokens += _tokens(header.system) + ROLE_OVERHEAD
+    if header.tools:
+        tokens += _tokens(json_text(header.tools)) + BLOCK_OVERHEAD
+    return tokens
+
+
+def _node_price(event: Event) -> int:
+    message = derive_event_message(event)
+    return 0 if message is None else estimate_message(message)
+
+
+@icontract.ensure(lambda log, result: len(result) == len(log.surface.nodes), "TOK-2: one price per surface node", enabled=ENABLED)
+def node_prices(log: Log) -> tuple[int, ...]:
+    """Return the price of each current surface node's projection, in surface order (the meter's ``nodes``)."""
+    return tuple(_node_price(log.events[seq]) for seq in log.surface.nodes)
+
+
+@icontract.ensure(lambda result: result >= 0, "TOK-2: prices are non-negative", enabled=ENABLED)
+def surface_tokens(log: Log) -> int:
+    """Return the price of the current surface: every node's projection."""
+    return sum(node_prices(log))
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """A pressure measurement: the baseline kind, its tokens, the surface delta, and the total."""
+
+    baseline: str  # 'none', 'estimated' or 'usage'
+    baseline_tokens: int
+    surface_delta: int
+    total: int
+    header: EpochHeader | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Anchor:
+    header: EpochHeader | None
+    surface_tokens: int
+    baseline: str
+    tokens: int
+
+
+def _usage_tokens(usage: JsonValue) -> int | None:
+    if not isinstance(usage, FrozenMap):
+        return None
+    parts = [usage.get(k, 0) for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")]
+    return sum(p for p in parts if isinstance(p, int) and not isinstance(p, bool))
+
+
+def _replay(log: Log) -> tuple[EpochHeader | None, _Anchor | None]:
+    """Return the latest header and usage anchor the meter's fold holds after ``log``."""
+    header: EpochHeader | None = None
+    anchor: _Anchor | None = None
+    step_start_surface = 0
+    for event in log.events:
+        if event.type == REQUEST_HEADER:
+            header = canonical_header(header_of(event))
+        elif event.type == STEP_START:
+            step_start_surface = surface_tokens(boundary_log(log, event.seq))
+        elif event.type == ASSISTANT_MESSAGE:
+            surface = step_start_surface + _node_price(event)
+            provider = _usage_tokens(event.field("usage"))
+            estimate = estimate_header(header) + surface
+            if provider is not None and header is not None and provider >= estimate:
+                anchor = _Anchor(header, surface, "usage", provider)
+            else:
+                anchor = _Anchor(header, surface, "estimated", estimate)
+    return header, anchor
+
+
+def _same(a: EpochHeader | None, b: EpochHeader | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and header_equals(a, b))
+
+
+@icontract.require(
+    lambda override: override is None or is_json_header(override),
+    "JSON-1: an override header's tools and prefix are JSON values (estimate_header prices them)",
+    enabled=ENABLED,
+)
+@icontract.ensure(lambda result: result.total >= 0, "TOK-2: pressure is never negative", enabled=ENABLED)
+@icontract.ensure(
+    lambda log, result: result.baseline != "estimated" or result.total == estimate_header(result.header) + surface_tokens(log)
+    or result.surface_delta != 0,
+    "TOK-1: an estimate prices the header (with its prefix) once, plus the surface",
+    enabled=ENABLED,
+)
+def measure(log: Log, override: EpochHeader | None = None) -> Measurement:
+    """Return ``ctx.tokenMeter.measure(session, override?)`` over ``log`` (TM:116-147)."""
+    latest, anchor = _replay(log)
+    header = latest if override is None else canonical_header(override)
+    surface = surface_tokens(log)
+    if anchor is not None and _same(anchor.header, header):
+        delta = surface - anchor.surface_tokens
+        return Measurement(anchor.baseline, anchor.tokens, delta, max(0, anchor.tokens + delta), header)
+    if header is None and surface == 0:
+        return Measurement("none", 0, 0, 0, header)
+    tokens = estimate_header(header) + surface
+    return Measurement("estimated", tokens, 0, tokens, header)

@@ -1,0 +1,252 @@
+"""Spec §11 — the session-prefix properties, one function each, over a world (a recorded run).
+
+Each property returns the violations it finds (empty when it holds), each naming its ID. They
+read the sessions' logs, the requests sent, and the ghost trace of loop milestones; the machines
+of the test suite check all of them after every transition, and ``variants.py`` shows each one
+able to fail. Prefix content in generated runs is drawn from a vocabulary no other message uses,
+which is what lets PFX-1 recognise a prefix message in the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prefix_model.conformance.fold import findings_of_run
+from prefix_model.core.derive import derive_messages
+from prefix_model.core.events import STEP_START
+from prefix_model.core.headers import INITIAL, RESUME, fold_request_header, header_of
+from prefix_model.core.json_values import json_text
+from prefix_model.core.requests import boundary_log, request_to_json
+from prefix_model.loop.meter import estimate_header, measure, surface_tokens
+from prefix_model.loop.world import Mark, SentRequest, World
+
+__all__ = ["Violation", "PROPERTIES", "check_all"]
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A property that a world breaks: its ID and what was seen."""
+
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.detail}"
+
+
+Check = Callable[[World], tuple[Violation, ...]]
+
+
+def _marks(world: World, instance_id: int, kind: str) -> tuple[Mark, ...]:
+    return tuple(m for m in world.trace if m.instance_id == instance_id and m.kind == kind)
+
+
+def _loop_requests(world: World) -> tuple[SentRequest, ...]:
+    return tuple(r for r in world.requests if r.loop_request)
+
+
+# --- §11.1 Request-only and reconstructible ---
+
+
+def request_only(world: World) -> tuple[Violation, ...]:
+    """PFX-1: no composed prefix message is ever part of a session's derived history."""
+    found = []
+    for session in world.sessions:
+        drivers = {i.id for i in world.instances if i.session_id == session.id}
+        composed = {json_text(m) for mark in world.trace if mark.instance_id in drivers and mark.kind == "composed"
+                    for m in (mark.value if isinstance(mark.value, tuple) else ())}  # fmt: skip
+        leaked = [json_text(m) for m in derive_messages(session.log) if json_text(m) in composed]
+        found += [Violation("PFX-1", f"session {session.id}: prefix message in history: {leaked[0][:80]}")] if leaked else []
+    return tuple(found)
+
+
+# --- §11.2 One composition per instance ---
+
+
+def one_composition(world: World) -> tuple[Violation, ...]:
+    """PFX-2: an instance caches at most one composition, and its cached prefix never changes."""
+    found = []
+    for instance in world.instances:
+        composed = _marks(world, instance.id, "composed")
+        if len(composed) > 1:
+            found.append(Violation("PFX-2", f"instance {instance.id} composed {len(composed)} times"))
+        product = composed[-1].value if composed else None
+        if instance.prefix is not None and product is not None and json_text(instance.prefix) != json_text(product):
+            found.append(Violation("PFX-2", f"instance {instance.id}: the cached prefix changed after composition"))
+    return tuple(found)
+
+
+def headers_carry_prefix(world: World) -> tuple[Violation, ...]:
+    """PFX-3: every snapshot an instance writes carries its composed prefix (absent when empty)."""
+    found = []
+    for instance in world.instances:
+        log = world.session(instance.session_id).log
+        composed = _marks(world, instance.id, "composed")
+        for record in _marks(world, instance.id, "record"):
+            if record.value is None or not composed:
+                continue
+            header = header_of(log.events[record.at - 1])
+            product = composed[-1].value if isinstance(composed[-1].value, tuple) else ()
+            if json_text(header.message_prefix or ()) != json_text(product):
+                found.append(Violation("PFX-3", f"instance {instance.id}: snapshot at seq {record.at - 1} does not carry the composed prefix"))
+    return tuple(found)
+
+
+def loop_order(world: World) -> tuple[Violation, ...]:
+    """LOOP-3: composition precedes pre-step; the boundary is taken just before step/start; record precedes dispatch."""
+    found = []
+    kinds = [(m.instance_id, m.kind) for m in world.trace]
+    for instance in world.instances:
+        mine = [k for i, k in kinds if i == instance.id]
+        if "pre-step" in mine and ("composed" not in mine or mine.index("composed") > mine.index("pre-step")):
+            found.append(Violation("LOOP-3", f"instance {instance.id}: pre-step ran before the prefix was composed"))
+        if any(a == "dispatch" and b != "record" for b, a in zip(mine, mine[1:])):
+            found.append(Violation("LOOP-3", f"instance {instance.id}: a request was dispatched without a header record"))
+        log = world.session(instance.session_id).log
+        for boundary in _marks(world, instance.id, "boundary"):
+            if len(log.events) > boundary.at and log.events[boundary.at].type != STEP_START:
+                found.append(Violation("LOOP-3", f"instance {instance.id}: boundary at {boundary.at} is not followed by step/start"))
+    return tuple(found)
+
+
+def interrupted_discarded(world: World) -> tuple[Violation, ...]:
+    """PFX-4: an interrupted composition is never cached; the next turn recomposes."""
+    found = []
+    for instance in world.instances:
+        last = [m.kind for m in world.trace if m.instance_id == instance.id and m.kind in ("composed", "compose-interrupted")]
+        if last and last[-1] == "compose-interrupted" and instance.prefix is not None:
+            found.append(Violation("PFX-4", f"instance {instance.id} cached an interrupted composition"))
+    return tuple(found)
+
+
+def new_instance_anchors(world: World) -> tuple[Violation, ...]:
+    """PFX-5: each instance composes afresh and its first record is an unconditional anchor."""
+    found = []
+    for instance in world.instances:
+        records = _marks(world, instance.id, "record")
+        if not records:
+            continue
+        first = records[0]
+        log = world.session(instance.session_id).log
+        had_header = fold_request_header(log.events[: first.at - 1]) is not None if first.value is not None else True
+        expected = RESUME if had_header else INITIAL
+        if first.value != expected:
+            found.append(Violation("PFX-5", f"instance {instance.id}: first record wrote {first.value!r}, not an anchor {expected!r}"))
+        if _marks(world, instance.id, "dispatch") and not _marks(world, instance.id, "composed"):
+            found.append(Violation("PFX-5", f"instance {instance.id} sent a request without composing"))
+    return tuple(found)
+
+
+def detached_prefix(world: World) -> tuple[Violation, ...]:
+    """PFX-7: every request carries its instance's prefix as composed, whatever listeners did since."""
+    found = []
+    for index, sent in enumerate(_loop_requests(world)):
+        composed = [m for m in world.trace if m.instance_id == sent.instance_id and m.kind == "composed"]
+        product = composed[-1].value if composed and isinstance(composed[-1].value, tuple) else ()
+        if json_text(sent.request.messages[: len(product)]) != json_text(product):
+            found.append(Violation("PFX-7", f"request {index}: the prefix sent is not the one composed"))
+    return tuple(found)
+
+
+def registration_order(world: World) -> tuple[Violation, ...]:
+    """PFX-8: each composition equals the waterfall run in registration order."""
+    found = []
+    for instance in world.instances:
+        oracle = [m.value for m in _marks(world, instance.id, "waterfall") if m.value is not None]
+        composed = [m.value for m in _marks(world, instance.id, "composed")]
+        found += [Violation("PFX-8", f"instance {instance.id}: composition is not registration order")
+                  for got in composed if oracle and json_text(got) != json_text(oracle[-1])]  # fmt: skip
+    return tuple(found)
+
+
+def forks_copy_events(world: World) -> tuple[Violation, ...]:
+    """FORK-8: a child's log starts with its parent's events through the boundary, unchanged."""
+    found = []
+    for child in world.sessions:
+        if child.lineage is None:
+            continue
+        parent = world.session(child.lineage.parent_session).log.events[: child.lineage.seed_length]
+        if child.log.events[: child.lineage.seed_length] != parent:
+            found.append(Violation("FORK-8", f"session {child.id}: the seed differs from its parent's events"))
+    return tuple(found)
+
+
+def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
+    """TOK-1: post-step pressure is the meter's measure of the log: an estimate prices the routed header
+    (its prefix once) plus the surface; a usage anchor is the provider's count plus the surface since (TOK-3)."""
+    found = []
+    for mark in (m for m in world.trace if m.kind == "measured"):
+        log = world.session(world.instance(mark.instance_id).session_id).log
+        at = boundary_log(log, mark.at)
+        measured = measure(at)
+        expected = measured.total
+        if measured.baseline == "estimated" and measured.surface_delta == 0:  # the estimate's price, spelled out
+            expected = estimate_header(fold_request_header(at.events)) + surface_tokens(at)
+        if mark.value != expected:
+            found.append(Violation("TOK-1", f"instance {mark.instance_id}: post-step pressure {mark.value} ≠ {expected}"))
+    return tuple(found)
+
+
+# --- what the log and the requests show: the conformance fold finds nothing (§14) ---
+
+
+_fold_cache: list[tuple[World, dict[str, tuple[Violation, ...]]]] = []  # the last world folded, by identity
+
+
+def _fold_findings(world: World) -> dict[str, tuple[Violation, ...]]:
+    """Return, per rule, what the conformance fold finds over each session's log and the loop requests it sent."""
+    if _fold_cache and _fold_cache[0][0] is world:
+        return _fold_cache[0][1]
+    found: dict[str, list[Violation]] = {}
+    for session in world.sessions:
+        sent = [(request_to_json(r.request), r.turn, r.step) for r in _loop_requests(world) if r.session_id == session.id]
+        seed = session.lineage.seed_length if session.lineage is not None else 0
+        for finding in findings_of_run(session.log.events, sent, session.id, seed):
+            rule = "REC-1" if finding.rule.startswith("MATCH-") else finding.rule  # a request the log cannot place is not reconstructible
+            found.setdefault(rule, []).append(Violation(rule, f"session {session.id}: {finding}"))
+    result = {rule: tuple(violations) for rule, violations in found.items()}
+    _fold_cache[:] = [(world, result)]
+    return result
+
+
+def _fold_property(rule: str, doc: str) -> Check:
+    def check(world: World) -> tuple[Violation, ...]:
+        return _fold_findings(world).get(rule, ())
+
+    check.__name__, check.__doc__ = rule.lower().replace("-", "_"), doc
+    return check
+
+
+reconstructible_companion = _fold_property("REC-1", "REC-1: messages = folded prefix ++ boundary; model/system/temperature/maxTokens/stop/tools = fold.")
+reconstructible_full = _fold_property("REC-2", "REC-2: every field of every loop request is the request built from the fold and the boundary.")
+prompt_cache_monotonic = _fold_property("REC-3", "REC-3: within an instance, with no replace and no header change between, requests extend.")
+canonical_absence = _fold_property("PFX-6", "PFX-6: no snapshot writes an empty system, tools or messagePrefix.")
+compaction_spares_prefix = _fold_property("CMP-1", "CMP-1: compaction writes no header.")
+change_iff_differs = _fold_property("HDR-15", "HDR-15: a change snapshot is written only when the header differs from the fold before it.")
+
+
+PROPERTIES: tuple[tuple[str, Check], ...] = (
+    ("PFX-1", request_only),
+    ("REC-1", reconstructible_companion),
+    ("REC-2", reconstructible_full),
+    ("PFX-2", one_composition),
+    ("PFX-3", headers_carry_prefix),
+    ("LOOP-3", loop_order),
+    ("PFX-4", interrupted_discarded),
+    ("PFX-5", new_instance_anchors),
+    ("PFX-6", canonical_absence),
+    ("PFX-7", detached_prefix),
+    ("PFX-8", registration_order),
+    ("CMP-1", compaction_spares_prefix),
+    ("FORK-8", forks_copy_events),
+    ("TOK-1", pressure_prices_prefix_once),
+    ("REC-3", prompt_cache_monotonic),
+    ("HDR-15", change_iff_differs),
+)
+
+
+def check_all(world: World) -> tuple[Violation, ...]:
+    """Return every violation of every property in ``world``."""
+    return tuple(v for _, check in PROPERTIES for v in check(world))
+

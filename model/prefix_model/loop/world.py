@@ -1,0 +1,269 @@
+"""Spec §10 — the loop's state: sessions, loop instances, prefix listeners, requests sent.
+
+A ``World`` is everything the loop transitions read and write (harness facts §4, Appendix A).
+Each loop instance holds exactly the harness's per-instance state — the cached ``prefix``
+(``TransmissionLog.sessionPrefix``) and ``logged_header`` (``loggedHeader``) — plus where its
+driver stands (``phase``) and the turn-local work it carries. ``trace`` is ghost state: the
+loop's milestones, kept only so the properties of §11 can name what happened when.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+from prefix_model.core.contracts import ENABLED
+from prefix_model.core.events import REQUEST_HEADER
+from prefix_model.core.fork import Lineage
+from prefix_model.core.headers import LlmCallConfig
+from prefix_model.core.json_values import FrozenMap, JsonValue
+from prefix_model.core.log import EMPTY_LOG, Log
+from prefix_model.core.requests import Request
+from prefix_model.loop.compaction import CompactPolicy
+from prefix_model.loop.prompt import SendPrompt
+
+__all__ = [
+    "Phase",
+    "AgentOptions",
+    "Prepend",
+    "Append",
+    "ShortCircuit",
+    "Throw",
+    "InjectThenPrepend",
+    "CancelThenPrepend",
+    "ListenerCall",
+    "Listener",
+    "Session",
+    "Instance",
+    "SentRequest",
+    "Mark",
+    "World",
+    "EMPTY_WORLD",
+    "text_message",
+]
+
+
+class Phase(Enum):
+    """Where an instance's driver stands: the next loop segment it runs (facts §4.3-§4.5)."""
+
+    IDLE = "idle"  # parked: no open turn
+    STEP_BEGIN = "step-begin"  # next: step += 1, drain steering, assemble system and tools
+    COMPOSE = "compose"  # next: the agent/session-prefix waterfall (prefix not cached)
+    PRE_STEP = "pre-step"  # next: agent/pre-step, then boundary snapshot + step/start
+    REQUEST = "request"  # step open: next agent/request, prepareCall, header record, dispatch
+    STREAM = "stream"  # request sent: next the model's reply
+    TOOLS = "tools"  # next: the tool batch of the reply
+    POST_STEP = "post-step"  # next: agent/post-step (pressure), step/end, continuation
+    DISPOSED = "disposed"  # gone: no further action
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    """What an agent is created with: the config seed of its instance's first request (facts §2.8)."""
+
+    provider: str = "mock"
+    model: str = "mock-model"
+    reasoning_effort: str | None = None
+
+    def config(self) -> LlmCallConfig:
+        """Return these options as a call config."""
+        return LlmCallConfig(self.provider, self.model, self.reasoning_effort)
+
+
+def text_message(text: str, role: str = "user") -> FrozenMap:
+    """Return ``{role, content: [{type: 'text', text}]}``."""
+    block: dict[str, JsonValue] = {"type": "text", "text": text}
+    fields: dict[str, JsonValue] = {"role": role, "content": (FrozenMap(block),)}
+    return FrozenMap(fields)
+
+
+# --- What a prefix listener does on one call (facts §4.6, §4.8) ---
+
+
+@dataclass(frozen=True, slots=True)
+class Prepend:
+    """``[...mine, ...await next()]``: the canonical contribution."""
+
+    messages: tuple[FrozenMap, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """``[...await next(), ...mine]``: reverses registration order on the wire."""
+
+    messages: tuple[FrozenMap, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ShortCircuit:
+    """Return ``mine`` without calling ``next()``: later listeners are not called."""
+
+    messages: tuple[FrozenMap, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Throw:
+    """Throw: the waterfall rejects and the turn ends in error; nothing is cached."""
+
+
+@dataclass(frozen=True, slots=True)
+class InjectThenPrepend:
+    """Call ``agent.inject(text)`` while composing, then prepend: the inject joins the current request."""
+
+    text: str
+    messages: tuple[FrozenMap, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CancelThenPrepend:
+    """Call ``agent.cancel()`` while composing, then prepend: the checkpoint after the waterfall ends the turn."""
+
+    messages: tuple[FrozenMap, ...]
+
+
+ListenerCall = Prepend | Append | ShortCircuit | Throw | InjectThenPrepend | CancelThenPrepend
+
+
+@dataclass(frozen=True, slots=True)
+class Listener:
+    """An ``agent/session-prefix`` listener: global (``agent`` None) or scoped to one agent.
+
+    Call k of the listener behaves as ``script[min(k, len(script) - 1)]``; ``calls`` counts them.
+    """
+
+    name: str
+    agent: str | None
+    script: tuple[ListenerCall, ...]
+    calls: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.script or self.calls < 0:
+            raise ValueError("a listener has at least one scripted call and a non-negative call count")
+
+    def next_call(self) -> ListenerCall:
+        """Return what this listener does on its next call."""
+        return self.script[min(self.calls, len(self.script) - 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A session: its id, its log and, for a fork's child, its lineage."""
+
+    id: str
+    log: Log = EMPTY_LOG
+    lineage: Lineage | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """One loop instance (one driver run) and where it stands."""
+
+    id: int
+    agent: str
+    session_id: str
+    options: AgentOptions
+    system: str = ""  # what system-prompt assembly renders at the next step
+    tools: tuple[JsonValue, ...] = ()  # the tool schemas assembly returns at the next step
+    prefix: tuple[JsonValue, ...] | None = None  # TransmissionLog.sessionPrefix
+    logged_header: bool = False  # TransmissionLog.loggedHeader
+    phase: Phase = Phase.IDLE
+    turn: int = 0
+    step: int = 0
+    assembled: tuple[str, tuple[JsonValue, ...]] = ("", ())  # (system, tools) of the current step
+    boundary: tuple[FrozenMap, ...] = ()  # the boundary snapshot of the open step
+    cancel: str | None = None  # 'aborted' or 'disposed': the first cancellation request of the turn
+    steering: tuple[str, ...] = ()  # steering items waiting for a checkpoint
+    queued: tuple[SendPrompt, ...] = ()  # prompts sent while a turn runs, oldest first (the inbox's queued FIFO)
+    deferred: tuple[FrozenMap, ...] = ()  # the data of injects waiting for the tool batch to settle
+    pending_calls: tuple[tuple[str, str, str], ...] = ()  # (id, name, arguments) of the reply's tool calls
+    continues: bool = False  # the step's reply asks for another step (tool calls)
+    max_tokens: bool = False  # the step's reply stopped at max tokens
+    disposed: bool = False
+
+    @property
+    def turn_open(self) -> bool:
+        """Return whether this instance has an open turn."""
+        return self.phase not in (Phase.IDLE, Phase.DISPOSED)
+
+    @property
+    def step_open(self) -> bool:
+        """Return whether this instance has an open step (after step/start, before step/end)."""
+        return self.phase in (Phase.REQUEST, Phase.STREAM, Phase.TOOLS, Phase.POST_STEP)
+
+
+@dataclass(frozen=True, slots=True)
+class SentRequest:
+    """A request as the adapter received it: who sent it, for which step, and the log length then."""
+
+    instance_id: int
+    session_id: str
+    turn: int
+    step: int
+    request: Request
+    log_length: int
+    loop_request: bool = True  # False for an auxiliary call (the compaction summarizer)
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A ghost milestone of one instance: ``kind`` at log length ``at``, with an optional value."""
+
+    instance_id: int
+    kind: str
+    at: int
+    value: JsonValue = None
+    turn: int = 0
+
+
+def _holds_header(log: Log) -> bool:
+    return any(e.type == REQUEST_HEADER for e in log.events)
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    """Everything the loop transitions read and write."""
+
+    sessions: tuple[Session, ...] = ()
+    instances: tuple[Instance, ...] = ()
+    listeners: tuple[Listener, ...] = ()
+    requests: tuple[SentRequest, ...] = ()
+    trace: tuple[Mark, ...] = field(default=())
+    compaction: CompactPolicy = CompactPolicy()  # the loaded basic compaction service's configuration
+
+    def __post_init__(self) -> None:
+        # Instances are numbered by position and drive existing sessions; session ids are unique.
+        ids = [s.id for s in self.sessions]
+        if len(set(ids)) != len(ids) or any(i.id != n or i.session_id not in ids for n, i in enumerate(self.instances)):
+            raise ValueError("a world's instances are numbered by position and drive its sessions")
+        # HDR-10: an instance that logged a header drives a log that holds one (O(n): contracts on only).
+        if ENABLED and any(i.logged_header and not _holds_header(self.log_of(i.id)) for i in self.instances):
+            raise ValueError("HDR-10: an instance that logged a header drives a log holding one")
+
+    def session(self, session_id: str) -> Session:
+        """Return the session named ``session_id``."""
+        return next(s for s in self.sessions if s.id == session_id)
+
+    def instance(self, instance_id: int) -> Instance:
+        """Return instance ``instance_id``."""
+        return self.instances[instance_id]
+
+    def log_of(self, instance_id: int) -> Log:
+        """Return the log of the session instance ``instance_id`` drives."""
+        return self.session(self.instance(instance_id).session_id).log
+
+    def with_session(self, session: Session) -> World:
+        """Return this world with ``session`` added or replaced."""
+        others = tuple(s for s in self.sessions if s.id != session.id)
+        ordered = others + (session,) if len(others) == len(self.sessions) else tuple(
+            session if s.id == session.id else s for s in self.sessions
+        )
+        return replace(self, sessions=ordered)
+
+    def with_instance(self, instance: Instance) -> World:
+        """Return this world with ``instance`` added (its id is the next index) or replaced."""
+        if instance.id == len(self.instances):
+            return replace(self, instances=self.instances + (instance,))
+        return replace(self, instances=tuple(instance if i.id == instance.id else i for i in self.instances))
+
+
+EMPTY_WORLD = World()

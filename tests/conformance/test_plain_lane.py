@@ -1,0 +1,359 @@
+"""§14 CHK-2 — the checker's fast lane is sound: what it vouches for, the spec's path accepts unchanged.
+
+The fast lane (``formats/plain_json``, ``formats/plain_events``, ``checker/plain_rules``, the
+capture mirror of the schema) never decides a verdict of its own: it either returns what the
+spec's path returns, or declines and hands the line, event or request to the spec. Each test
+draws inputs — valid, and broken in the ways the spec rejects — and checks that direction, and
+that the lane does not decline the common case (else it would be sound and useless).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from prefix_model.conformance.fold import LogChecker
+from prefix_model.conformance.plain import depth, from_event, plain_text, to_event
+from prefix_model.conformance.screens import append_provenance_ok, derive_plain, envelope_ok
+from prefix_model.core.contracts import Rejection
+from prefix_model.core.derive import derive_event_message
+from prefix_model.core.events import APPEND, Event, check_event
+from prefix_model.core.headers import check_header_event
+from prefix_model.core.json_values import MAX_DEPTH, FrozenMap, freeze, json_text, thaw
+from prefix_model.core.requests import request_to_json
+from prefix_model.core.surface import check_provenance
+from prefix_model.edge.checker import check_log
+from prefix_model.edge.formats.capture import CaptureLine, capture_schema, capture_shape_ok, iter_capture, iter_plain_capture
+from prefix_model.edge.formats.events_jsonl import LogReadError, event_to_line, parse_event, parse_json_line
+from prefix_model.edge.formats.plain_events import plain_event
+from prefix_model.edge.formats.plain_json import NotPlain, plain_loads, plain_members
+from prefix_model.edge.formats.session_jsonl import ROW_TYPES, LogStream, expand_chunk_row, pack_chunk_runs, plain_row_events, write_persisted
+from prefix_model.loop.semantics import HARNESS
+from prefix_model.loop.transitions import run
+from prefix_model.loop.variants import VARIANTS, WITNESS, run_witness
+
+from tests.edge.test_session_jsonl import HEADER, streamed_turn
+from tests.strategies import logs, plain_json_values, rejected_events
+
+# Number spellings the spec's reader normalises or rejects, and ordinary ones.
+NUMBER_TEXTS = ("0", "-0", "-0.0", "1.0", "2.50", "1e3", "1E-7", "0.1", "-12", "123456789012345", "1234567890123456",
+                "9007199254740993", "1" * 400, "1" * 400 + ".5", "-1.5", "3.14159")  # fmt: skip
+
+
+@st.composite
+def json_lines(draw: st.DrawFn) -> str:
+    """Draw a line of JSON text: a plain value, spaced or compact, with odd numbers spliced in."""
+    value = draw(plain_json_values())
+    compact = draw(st.booleans())
+    text = json.dumps(value, ensure_ascii=draw(st.booleans()), separators=(",", ":") if compact else (", ", ": "))
+    number = draw(st.sampled_from(NUMBER_TEXTS))
+    return draw(st.sampled_from([text, f"[{number},{text}]", f'{{"n":{number},"v":{text}}}', f'{{"a":1,"a":{text}}}', f"[{text}]" * 2]))
+
+
+def spec_value(text: str) -> object:
+    """Return the spec reader's value of a line (thawed), or its Rejection."""
+    value = parse_json_line(text)
+    return value if isinstance(value, Rejection) else thaw(value)
+
+
+@pytest.mark.spec("CHK-2", "JSON-1", "JSON-2", "JSON-3", "JSON-7")
+@given(json_lines())
+def test_a_line_the_fast_lane_reads_is_the_value_the_spec_reads(text: str) -> None:
+    try:
+        value, bound = plain_loads(text.encode("utf-8", "surrogatepass"))
+    except NotPlain:
+        return  # declined: the spec's path reads it
+    spec = spec_value(text)
+    assert not isinstance(spec, Rejection), (text, spec)
+    assert json_text(parse_json_line(plain_text(value))) == json_text(parse_json_line(text))  # type: ignore[arg-type]
+    assert spec == value and depth(value) <= bound <= MAX_DEPTH
+
+
+@pytest.mark.spec("CHK-2", "JSON-7")
+def test_the_fast_lane_declines_lines_nested_past_the_limit_and_reads_the_rest() -> None:
+    deep, shallow = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "[" * 200 + "1" + "]" * 200
+    with pytest.raises(NotPlain):
+        plain_loads(deep.encode())
+    assert plain_loads(shallow.encode())[1] == 200
+    for text in ("-0", "[-0.0]", '{"a":-0}', "[1e5]", "[NaN]", '{"a":1} x', " [1]", "[1" + "0" * 20 + "]", "[" + "9" * 400 + ".0]", "[1234567890123456]"):
+        with pytest.raises(NotPlain):
+            plain_loads(text.encode())
+    value, bound = plain_loads(b'{"a":[1,2.5,"x",true,null,-0.5,-10,123456789012345]}')
+    assert value == {"a": [1, 2.5, "x", True, None, -0.5, -10, 123456789012345]} and 2 <= bound <= MAX_DEPTH
+    assert plain_loads(b'{"date":"2026-01-02"}')[0] == {"date": "2026-01-02"}  # a -0 inside a word is no number
+    # Digit runs and -0 outside integers: flagged by the byte screen, read with each integer checked.
+    for text, read in (('{"card":"4111111111111111","n":-7}', {"card": "4111111111111111", "n": -7}), ('["x-0",-0.5,0]', ["x-0", -0.5, 0]),
+                       ("[0.12345678901234567,-123456789012345]", [0.12345678901234567, -123456789012345])):  # fmt: skip
+        assert plain_loads(text.encode())[0] == read == spec_value(text)
+    for text in ('["4111111111111111",1234567890123456]', '["-0",-0]', '["-0",-0.0]'):
+        with pytest.raises(NotPlain):
+            plain_loads(text.encode())
+
+
+@pytest.mark.spec("CHK-2")
+@given(st.dictionaries(st.text(max_size=5), plain_json_values(max_leaves=6), max_size=5), st.booleans())
+def test_members_read_a_compact_object_with_each_members_own_text(value: dict[str, object], nest: bool) -> None:
+    line_value: dict[str, object] = {"request": value, "z": 1} if nest else value
+    text = json.dumps(line_value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        read_text, read, spans, inner = plain_members(text.encode("utf-8", "surrogatepass"), "request")
+    except NotPlain:
+        with pytest.raises(NotPlain):
+            plain_loads(text.encode("utf-8", "surrogatepass"), check_depth=False)  # only what the lane does not vouch for declines
+        return
+    assert read == json.loads(text) and read_text == text
+    own = inner if nest else spans
+    assert {k: text[a:b] for k, (a, b) in own.items()} == {k: json.dumps(v, ensure_ascii=False, separators=(",", ":")) for k, v in value.items()}
+    with pytest.raises(NotPlain):
+        plain_members((json.dumps(line_value, separators=(", ", ": ")) if line_value else "{ }").encode(), "request")
+
+
+def lossless(values: list[object]) -> list[object]:
+    """Keep the values the engine can hold: the spec reads their text back as them (as the log's messages are)."""
+    return [v for v in values if not isinstance(spec := spec_value(plain_text(v)), Rejection) and plain_text(spec) == plain_text(v)]
+
+
+@pytest.mark.spec("CHK-2")
+@given(st.lists(plain_json_values(max_leaves=4), max_size=5).map(lossless), st.integers(0, 5),
+       st.sampled_from(["prefix", "changed", "longer", "spaced"]), st.booleans())  # fmt: skip
+def test_a_guessed_history_reads_as_the_spec_reads_the_line(items: list[object], cut: int, guess: str, nest: bool) -> None:
+    known = items[:cut] if guess != "longer" else [*items, "extra"]
+    if guess == "changed" and known:  # another value with a text as long: only the comparison can tell
+        known = [*known[:-1], "x" * max(len(plain_text(known[-1])) - 2, 0)]
+    head = plain_text(known)[:-1].replace(",", ", ") if guess == "spaced" else plain_text(known)[:-1]
+    line: dict[str, object] = {"messages": items, "z": 1}
+    text = json.dumps({"request": line} if nest else line, ensure_ascii=False, separators=(",", ":"))
+    raw = text.encode("utf-8", "surrogatepass")
+    try:
+        _, read, spans, inner = plain_members(raw, "request", lambda: (head, known))
+    except NotPlain:
+        return  # declined: the spec's path reads it
+    assert read == spec_value(text) and plain_text(read) == text
+    messages = (inner if nest else spans)["messages"]
+    assert text[messages[0] : messages[1]] == plain_text(items)
+
+
+@pytest.mark.spec("CHK-2")
+def test_the_checkers_guess_is_the_text_of_its_messages_and_is_taken() -> None:
+    taken = 0
+    for semantics in (HARNESS, *(v.semantics for v in VARIANTS)):
+        for session in run_witness(semantics).sessions:
+            checker = LogChecker(session.id)
+            for event in session.log.events:
+                checker.feed(event.seq + 1, from_event(event))
+                known = checker.known_messages()
+                if known is not None:
+                    head, items = known
+                    assert head + "]" == plain_text(items)
+                    taken += 1
+    assert taken > 100
+
+
+@cache
+def model_events() -> tuple[Event, ...]:
+    return tuple(e for s in run(WITNESS).sessions for e in s.log.events)
+
+
+@pytest.mark.spec("CHK-2", "LOG-1", "LOG-2", "LOG-3", "SURF-3", "SURF-7")
+@given(st.sampled_from(model_events()), st.sampled_from(["", "drop-data", "seq-str", "time-neg", "op-null", "op-bad", "sources-str", "extra"]))
+def test_an_envelope_the_fast_lane_reads_is_the_event_the_spec_reads(event: Event, damage: str) -> None:
+    value = json.loads(event_to_line(event))
+    if damage == "drop-data":
+        del value["data"]
+    elif damage == "seq-str":
+        value["seq"] = str(value["seq"])
+    elif damage == "time-neg":
+        value["time"] = -1
+    elif damage == "op-null":
+        value["surfaceOp"] = None
+    elif damage == "op-bad":
+        value["surfaceOp"] = {"op": "replace", "start": 0}
+    elif damage == "sources-str":
+        value["sourceEventSeqs"] = "0"
+    elif damage == "extra":
+        value["extra"] = 1
+    fast = plain_event(value, 1)
+    spec = parse_event(parse_json_line(json.dumps(value)))  # type: ignore[arg-type]
+    if fast is None:
+        assert damage or spec == event  # the lane reads every undamaged model event
+        return
+    assert not isinstance(spec, Rejection) and to_event(fast) == spec, (damage, spec)
+
+
+@pytest.mark.spec("CHK-2", "LOG-5", "LOG-6", "LOG-11", "LOG-13", "LOG-14", "LOG-15", "SURF-7", "DER-2", "DER-3", "DER-4", "DER-5")
+@given(st.data())
+def test_the_fast_rules_never_pass_what_the_spec_rejects_and_derive_the_same_message(data: st.DataObject) -> None:
+    log = data.draw(logs())
+    event, rule = data.draw(rejected_events(log)) if data.draw(st.booleans()) else (data.draw(st.sampled_from(log.events or model_events())), "")
+    plain = from_event(event)
+    if envelope_ok(plain):
+        assert check_event(event, event.seq) is None and check_header_event(event) is None, rule
+    if event.surface_op == APPEND and append_provenance_ok(plain):
+        assert check_provenance(event, ()) is None, rule
+    message = derive_event_message(event)
+    assert derive_plain(plain) == (None if message is None else thaw(message))
+
+
+@pytest.mark.spec("CHK-2")
+def test_the_fast_rules_pass_the_common_case() -> None:
+    plain = [from_event(e) for e in model_events()]
+    ordinary = [e for e in plain if e.type != "request/header"]
+    assert ordinary and all(envelope_ok(e) for e in ordinary)
+    assert all(append_provenance_ok(e) for e in plain if e.surface_op == APPEND)
+
+
+@pytest.mark.spec("CHK-2", "FMT-7", "FMT-8", "FMT-9")
+@pytest.mark.parametrize("form", ["memory", "persisted", "zstd"])
+def test_the_plain_stream_is_the_spec_stream(form: str, tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    for session in run(WITNESS).sessions:
+        events = streamed_turn(session.log).events  # with delta runs the persisted form packs into rows
+        if form == "memory":
+            path.write_text("".join(event_to_line(e) + "\n" for e in events), encoding="utf-8")
+        else:
+            write_persisted(path, HEADER, events, compress=form == "zstd")
+            assert form == "zstd" or '"seq0"' in path.read_text(encoding="utf-8")
+        stream = LogStream(path)
+        spec = [(line, from_event(e)) for line, e in stream]
+        plain = list(stream.plain_events())
+        assert [(line, e._replace(depth=0)) for line, e in plain] == [(line, e._replace(depth=0)) for line, e in spec]
+        assert all(e.depth >= 1 for _, e in plain)
+
+
+@cache
+def capture_lines() -> tuple[object, ...]:
+    world = run(WITNESS)
+    requests = [thaw(request_to_json(r.request)) for r in world.requests]
+    lines: list[object] = []
+    for n, request in enumerate(requests):
+        assert isinstance(request, dict)
+        lines += [request | {"turn": 1, "step": 1}, {"index": n, "capture": {"agentLoopRequest": True, "sessionId": None}, "request": request}]
+    return tuple(lines)
+
+
+DAMAGES = [("provider", ""), ("model", 3), ("messages", {}), ("tools", [{"name": "t"}]), ("stop", [1]), ("temperature", True),
+           ("purpose", "other"), ("turn", 0), ("agentLoopRequest", "yes"), ("extra", 1), ("reasoningEffort", None)]  # fmt: skip
+
+
+@pytest.mark.spec("CHK-2", "CAP-1")
+@given(st.sampled_from(capture_lines()), st.sampled_from([None, *DAMAGES]), st.booleans())
+def test_the_capture_mirror_never_passes_what_the_schema_rejects(line: object, damage: tuple[str, object] | None, inner: bool) -> None:
+    value = json.loads(json.dumps(line))
+    if damage is not None:
+        target = value["request"] if inner and "request" in value else value
+        target[damage[0]] = damage[1]
+    valid = jsonschema.Draft202012Validator(capture_schema()).is_valid(value)
+    if capture_shape_ok(value):
+        assert valid, (damage, inner)
+    assert capture_shape_ok(value) or damage is not None  # every model-built line passes the mirror
+
+
+@pytest.mark.spec("CHK-2", "CAP-1")
+@pytest.mark.parametrize("compact", [True, False])
+def test_the_plain_capture_is_the_spec_capture(compact: bool, tmp_path: Path) -> None:
+    path = tmp_path / "capture.jsonl"
+    separators = (",", ":") if compact else (", ", ": ")
+    path.write_text("".join(json.dumps(line, separators=separators, ensure_ascii=False) + "\n" for line in capture_lines()), encoding="utf-8")
+    spec, plain = list(iter_capture(path)), list(iter_plain_capture(path))
+    assert [(r.index, r.line, r.turn, r.step, r.loop_request, r.session_id, thaw(r.request)) for r in spec] == [
+        (r.index, r.line, r.turn, r.step, r.loop_request, r.session_id, r.request) for r in plain
+    ]
+    assert all(bool(r.spans) == compact for r in plain)
+    for r in plain:
+        for name in r.request if compact else ():
+            start, end = r.spans[name]
+            assert r.text[start:end] == plain_text(r.request[name])
+    assert isinstance(spec[0].request, FrozenMap)
+
+
+@cache
+def packed_rows() -> tuple[dict[str, object], ...]:
+    events = streamed_turn(run(WITNESS).sessions[0].log).events
+    rows = [thaw(r) for r in pack_chunk_runs(events) if isinstance(r, FrozenMap) and r.get("type") in ROW_TYPES]
+    assert rows
+    return tuple(r for r in rows if isinstance(r, dict))
+
+
+ROW_DAMAGES = [("seq0", -1), ("time0", -5), ("time0", 2**60), ("type", "other-chunks"), ("extra", 1), ("data.dt", [1.5]),
+               ("data.dt", []), ("data.texts", []), ("data.texts", [1, 2]), ("data.turn", True), ("data.index", "0"), ("data.extra", 0)]  # fmt: skip
+
+
+@pytest.mark.spec("CHK-2", "FMT-8", "LOG-3")
+@given(st.sampled_from(packed_rows()), st.sampled_from([None, *ROW_DAMAGES]))
+def test_a_row_the_fast_lane_expands_is_the_rows_spec_expansion(row: dict[str, object], damage: tuple[str, object] | None) -> None:
+    value: dict[str, object] = json.loads(json.dumps(row))
+    if damage is not None:
+        key, new = damage
+        target = value["data"] if key.startswith("data.") else value
+        assert isinstance(target, dict)
+        target[key.removeprefix("data.")] = new
+    seq0 = value["seq0"] if isinstance(value["seq0"], int) else 0
+    fast = plain_row_events(value, seq0)
+    spec = expand_chunk_row(freeze(value))  # type: ignore[arg-type]
+    if fast is None:
+        assert damage is not None  # every packed row the writer writes is read the fast way
+        return
+    assert not isinstance(spec, Rejection) and all(0 <= e.time for e in spec), damage
+    assert [e._replace(depth=0) for e in fast] == [from_event(e)._replace(depth=0) for e in spec]
+
+
+@st.composite
+def damaged_captures(draw: st.DrawFn) -> bytes:
+    separators = draw(st.sampled_from([(",", ":"), (", ", ": ")]))
+    data = "".join(json.dumps(line, separators=separators, ensure_ascii=False) + "\n" for line in capture_lines()[:4]).encode()
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(data) - 1))
+        how = draw(st.sampled_from(["flip", "delete", "insert"]))
+        if how == "flip":
+            data = data[:at] + bytes([data[at] ^ (1 << draw(st.integers(0, 7)))]) + data[at + 1 :]
+        elif how == "delete":
+            data = data[:at] + data[at + draw(st.integers(1, 20)) :]
+        else:
+            data = data[:at] + draw(st.sampled_from([b"-0", b"1e5", b"[", b'"', b" ", b"true", b'"x":1,', b'{"role":"tool"},', b"1234567890123456"])) + data[at:]
+    return data
+
+
+@pytest.mark.spec("CHK-2", "CAP-1")
+@given(damaged_captures())
+def test_a_damaged_capture_reads_alike_in_both_lanes(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+    path = tmp_path_factory.mktemp("capture") / "capture.jsonl"
+    path.write_bytes(data)
+    try:
+        spec: list[object] | str = [(r.index, r.turn, r.step, r.loop_request, r.session_id, thaw(r.request)) for r in iter_capture(path)]
+    except LogReadError as error:
+        spec = str(error)
+    try:
+        taken: list[object] = []
+        for r in iter_plain_capture(path):  # what the reader leaves (messages' shape, JSON-7), the checker decides as it takes each
+            request = CaptureLine(r.index, r.line, r.request, source=str(path), shallow=r.shallow, text=r.text, messages_checked=r.messages_checked)
+            request.read_whole()
+            request.exact()
+            taken.append((r.index, r.turn, r.step, r.loop_request, r.session_id, r.request))
+        plain: list[object] | str = taken
+    except LogReadError as error:
+        plain = str(error)
+    assert plain == spec
+
+
+@pytest.mark.spec("CHK-2", "CAP-1")
+@pytest.mark.parametrize("spacing", [(",", ":"), (", ", ": ")], ids=["compact", "spaced"])
+def test_a_message_the_schema_rejects_is_the_spec_readers_error_in_the_check(spacing: tuple[str, str], tmp_path: Path) -> None:
+    world = run(WITNESS)
+    session = world.sessions[0]
+    log, capture = tmp_path / "log.jsonl", tmp_path / "capture.jsonl"
+    log.write_text("".join(event_to_line(e) + "\n" for e in session.log.events), encoding="utf-8")
+    lines = [thaw(request_to_json(r.request)) for r in world.requests if r.loop_request and r.session_id == session.id]
+    broken = json.loads(json.dumps(lines[1]))
+    broken["messages"][-1]["role"] = "tool"
+    lines[1] = broken
+    capture.write_text("".join(json.dumps(line, separators=spacing) + "\n" for line in lines), encoding="utf-8")
+    with pytest.raises(LogReadError) as caught:
+        list(iter_capture(capture))
+    with pytest.raises(LogReadError) as checked:
+        check_log(log, capture)
+    assert str(checked.value) == str(caught.value) and caught.value.line == 2 and caught.value.rule == "CAP-1"

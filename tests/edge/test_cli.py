@@ -1,0 +1,222 @@
+"""§9 — the command line, run as a user runs it: a subprocess, its stdout, stderr and status."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import struct
+import subprocess
+import sys
+import termios
+import threading
+from pathlib import Path
+
+import pytest
+from prefix_model.core.json_values import freeze, json_text
+from prefix_model.core.requests import Request, reconstruct_request, request_to_json
+from prefix_model.edge.vectors.codec import action_from_json
+from prefix_model.examples import EXAMPLE_SESSION_ID, EXAMPLE_STEPS, example_log
+from prefix_model.examples.loop_demo import DEMO_ACTIONS
+from prefix_model.loop.semantics import HARNESS
+from prefix_model.loop.transitions import run as loop_run
+from prefix_model.loop.variants import VARIANTS, run_witness
+
+from tests.conftest import REPORT_SCHEMA
+from tests.edge.test_checker import write_session
+from tests.reference import REAL_LOG_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = REAL_LOG_DIR
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    for needle in needles:
+        assert needle in result.stderr
+
+
+@pytest.mark.spec("CLI-1", "CLI-3")
+def test_request_example_prints_the_model_reconstruction() -> None:
+    for turn, step in EXAMPLE_STEPS:
+        result = run("request", "--example", "--turn", str(turn), "--step", str(step))
+        assert result.returncode == 0, result.stderr
+        expected = reconstruct_request(example_log(), turn, step, EXAMPLE_SESSION_ID)
+        assert isinstance(expected, Request)
+        assert result.stdout == json_text(request_to_json(expected)) + "\n"
+
+
+@pytest.mark.spec("CLI-1")
+def test_request_on_the_real_log_equals_each_captured_request() -> None:
+    if not REAL.exists():
+        pytest.skip(f"the shared reference log is not beside this checkout ({REAL})")
+    for line in (REAL / "requests.jsonl").read_text(encoding="utf-8").splitlines():
+        captured = json.loads(line)
+        where = captured["capture"]["lastStepStart"]
+        result = run(
+            "request", str(REAL / "events.jsonl"), "--turn", str(where["turn"]), "--step", str(where["step"]),
+            "--session-id", captured["capture"]["sessionId"],
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout) == captured["request"]
+        assert result.stdout.rstrip("\n") == json.dumps(captured["request"], separators=(",", ":"), ensure_ascii=False)
+
+
+@pytest.mark.spec("CLI-2", "REQ-5")
+@pytest.mark.spec("CLI-1", "FMT-9")
+@pytest.mark.parametrize("form", ["persisted", "zstd"])
+def test_request_reads_what_check_reads_and_names_the_headers_session(form: str, tmp_path: Path) -> None:
+    world = run_witness(HARNESS)
+    session = world.sessions[0].id
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "stored").mkdir()
+    memory, _ = write_session(world, session, tmp_path / "memory", "memory")
+    stored, _ = write_session(world, session, tmp_path / "stored", form)
+    for sent in [r for r in world.requests if r.session_id == session and r.loop_request][:3]:
+        step = ("--turn", str(sent.turn), "--step", str(sent.step))
+        expected = json_text(request_to_json(sent.request))
+        from_memory = run("request", str(memory), *step, "--session-id", session)
+        from_file = run("request", str(stored), *step)  # the persisted header names the session
+        piped = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "request", "-", *step], input=stored.read_bytes(), capture_output=True, timeout=60)
+        assert from_memory.returncode == from_file.returncode == piped.returncode == 0, (from_file.stderr, piped.stderr)
+        assert from_memory.stdout.strip() == from_file.stdout.strip() == piped.stdout.decode().strip() == expected
+
+
+def test_request_for_a_missing_step_exits_2_with_one_line() -> None:
+    assert_one_line_error(run("request", "--example", "--turn", "7", "--step", "1"), "REQ-5", "turn 7 step 1")
+
+
+@pytest.mark.spec("CLI-2", "FMT-2")
+def test_request_on_unreadable_logs_exits_2_naming_file_line_and_rule(tmp_path: Path) -> None:
+    assert_one_line_error(run("request", str(tmp_path / "absent.jsonl"), "--turn", "1", "--step", "1"), "absent.jsonl", "FMT-1")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}\n{"type":"x","seq":3,"time":0,"data":{}}\n')
+    assert_one_line_error(run("request", str(broken), "--turn", "1", "--step", "1"), "broken.jsonl:2:", "LOG-2")
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 50_000 + "\n")
+    assert_one_line_error(run("request", str(deep), "--turn", "1", "--step", "1"), "deep.jsonl:1:", "FMT-5")
+
+
+@pytest.mark.spec("CLI-5", "CLI-3")
+def test_demo_runs_the_loop_scenario_and_explains_every_request() -> None:
+    result = run("demo")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    requests = [json.loads(line) for line in lines if line.startswith('{"provider"')]
+    explained = [line for line in lines if line.startswith("# instance ")]
+    world = loop_run(DEMO_ACTIONS)
+    assert len(requests) == len(explained) == len(world.requests) == 3
+    assert [r["messages"][0]["content"][0]["text"] for r in requests] == [
+        "<system-reminder>skills catalog v1</system-reminder>",
+        "<system-reminder>skills catalog v1</system-reminder>",
+        "<system-reminder>skills catalog v2</system-reminder>",
+    ]
+    assert "(resume)" in explained[-1] and "(initial)" in explained[0]
+    assert lines[-1].endswith("properties checked: all hold")
+    # The actions print as the vectors' JSON, and read back to the very actions the demo ran.
+    spelled = [line.removeprefix("#   ") for line in lines[1 : 1 + len(DEMO_ACTIONS)]]
+    assert tuple(action_from_json(freeze(json.loads(text))) for text in spelled) == DEMO_ACTIONS
+
+
+@pytest.mark.spec("CLI-4", "VAR-1")
+def test_variants_reports_every_variant_rejected_and_exits_0() -> None:
+    result = run("variants", "--json")
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["variant"] for r in records] == [v.name for v in VARIANTS]
+    assert all(r["rejected"] and set(r["expected"]) <= set(r["rejectedBy"]) for r in records)
+
+
+@pytest.mark.spec("CLI-1")
+def test_request_help_teaches_with_an_example() -> None:
+    result = run("request", "--help")
+    assert result.returncode == 0
+    assert "example:" in result.stdout and "exit status" in result.stdout and "messagePrefix" in result.stdout
+
+
+@pytest.mark.spec("CLI-6", "CHK-1")
+def test_check_example_checks_the_bundled_log_and_capture() -> None:
+    result = run("check", "--example", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["result"] == "conforms" and report["sessionId"] == EXAMPLE_SESSION_ID
+    assert report["checked"]["requests"] == {"total": len(EXAMPLE_STEPS), "checked": len(EXAMPLE_STEPS), "auxiliary": 0, "otherSession": 0,
+                                             "unmatched": 0, "byTurnStep": len(EXAMPLE_STEPS), "inOrder": []}  # fmt: skip
+    assert "check --example" in run("check", "--help").stdout
+
+
+@pytest.mark.spec("CLI-6", "FMT-9")
+@pytest.mark.parametrize("form", ["memory", "persisted", "zstd"])
+def test_check_reads_a_log_piped_on_standard_input(form: str, tmp_path: Path) -> None:
+    world = run_witness(HARNESS)
+    session = world.sessions[0].id
+    log, capture = write_session(world, session, tmp_path, form)
+    piped = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-", "--requests", str(capture), "--session", session, "--json"],
+                           input=log.read_bytes(), capture_output=True, timeout=60)  # fmt: skip
+    direct = run("check", str(log), "--requests", str(capture), "--session", session, "--json")
+    assert piped.returncode == direct.returncode == 0, piped.stderr
+    report, expected = json.loads(piped.stdout), json.loads(direct.stdout)
+    assert report["checked"] == expected["checked"] and report["checked"]["requests"]["checked"] > 0
+    REPORT_SCHEMA.validate(report)
+    empty = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-"], input=b"", capture_output=True, text=False, timeout=60)
+    assert empty.returncode == 2 and empty.stderr.decode().count("\n") == 1 and b"FMT-1" in empty.stderr
+    # With --json, an unusable input is a JSON object on stdout too, valid under the report schema.
+    unusable = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-", "--json"], input=b"", capture_output=True, timeout=60)
+    error = json.loads(unusable.stdout)
+    assert unusable.returncode == 2 and error["result"] == "unusable" and error["error"]["rule"] == "FMT-1"
+    REPORT_SCHEMA.validate(error)
+
+
+@pytest.mark.spec("CLI-6")
+def test_check_shows_progress_on_a_terminal_and_nothing_on_a_pipe(tmp_path: Path) -> None:
+    world = run_witness(HARNESS)
+    log, capture = write_session(world, world.sessions[0].id, tmp_path, "persisted")
+    command = [sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), "--requests", str(capture)]
+    piped = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 0 and piped.stderr == ""  # not a terminal: no bar
+    done, shown = on_a_terminal(command)
+    assert done.returncode == 0 and done.stdout.decode() == piped.stdout
+    assert b"checking s1.session.jsonl: " in shown and b" event" in shown, shown  # the bar, on the terminal, cleared when done
+
+
+def on_a_terminal(command: list[str]) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """Run ``command`` with its stderr on a pseudo-terminal of 100 columns; return the run and what the terminal showed."""
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal has a size; 0 columns draw nothing
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=follower, timeout=120)
+        shown = b""
+        while select.select([leader], [], [], 0.5)[0]:  # what the terminal holds, read before its other end closes
+            shown += os.read(leader, 65536)
+    finally:
+        os.close(follower)
+        os.close(leader)
+    return done, shown
+
+
+@pytest.mark.spec("CLI-4")
+def test_variants_shows_progress_on_a_terminal() -> None:
+    done, shown = on_a_terminal([sys.executable, "-m", "prefix_model.edge.cli", "variants"])
+    assert done.returncode == 0 and b"judging variants" in shown and b"UNDETECTED" not in done.stdout, shown
+
+
+@pytest.mark.spec("CLI-6")
+def test_check_reads_standard_input_from_a_fifo_whose_writer_has_closed(tmp_path: Path) -> None:
+    """``check -`` reads the descriptor it was given: opened again by path, this FIFO would block forever."""
+    world = run_witness(HARNESS)
+    log, _ = write_session(world, world.sessions[0].id, tmp_path, "memory")
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(log.read_bytes()))
+    writer.start()
+    with fifo.open("rb") as reading:
+        writer.join(timeout=60)  # the writer has written everything and closed before the check starts
+        result = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-"], stdin=reading, capture_output=True, timeout=60)
+    assert result.returncode == 0 and b"conforms" in result.stdout, result.stderr

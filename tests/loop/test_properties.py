@@ -1,0 +1,261 @@
+"""§11 the properties — each one holds on a clean run and rejects a world that breaks it.
+
+For every entry of ``properties.PROPERTIES``: a scripted harness run (prefix listeners, a tool
+step, a compaction, a fork driven by a new agent) breaks nothing, and worlds built from it with
+``dataclasses.replace`` — one edit of the log, the requests sent, an instance or the ghost trace —
+each break exactly the property they target. This shows every property able to fail on its own,
+independently of the loop and of the stateful machines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from functools import cache
+
+import pytest
+from prefix_model.core.events import APPEND, REQUEST_HEADER
+from prefix_model.core.headers import CHANGE, RESUME, fold_request_header, header_to_json
+from prefix_model.core.json_values import freeze
+from prefix_model.core.log import Log, seed_log
+from prefix_model.loop.actions import Action, BeginStep, Dispatch, ForkDrive, PostStep, PreStep, Register, Reply, SendPrompt
+from prefix_model.loop.properties import PROPERTIES, Check, check_all
+from prefix_model.loop.world import Mark, SentRequest, World
+
+from tests.loop_scripts import LONG_PROMPT, msg, msgs, play, prepend, start, tool, turn
+
+CHECKS: dict[str, Check] = dict(PROPERTIES)
+
+
+@cache
+def base() -> World:
+    """A harness run that reaches every situation the properties read."""
+    script: tuple[Action, ...] = (
+        Register(prepend("a", "<A>")),
+        Register(prepend("b", "<B>", agent="main")),
+        start(system="sys", tools=(tool("echo"),)),
+        *turn(0, LONG_PROMPT, Reply(0, tool_calls=(("c1", "echo", "{}"),)), "done", compose=True),
+        SendPrompt(0, "again"), BeginStep(0), PreStep(0, compact=(0, 2)), Dispatch(0), Reply(0, text="ok"), PostStep(0),
+        ForkDrive("s1", "s2", None, "main"),
+        *turn(1, "branch", compose=True),
+    )  # fmt: skip
+    return play(script)
+
+
+# --- Edits that each break one property ---
+
+
+def _log(world: World, session_id: str = "s1") -> Log:
+    return world.session(session_id).log
+
+
+def _with_log(world: World, log: Log, session_id: str = "s1") -> World:
+    return world.with_session(replace(world.session(session_id), log=log))
+
+
+def _rewrite_header(world: World, data: dict[str, object]) -> World:
+    """Return ``world`` with s1's first ``request/header`` carrying ``data`` instead."""
+    events = _log(world).events
+    first = next(e.seq for e in events if e.type == REQUEST_HEADER)
+    seeded = seed_log(tuple(replace(e, data=freeze(data)) if e.seq == first else e for e in events))
+    assert isinstance(seeded, Log)
+    return _with_log(world, seeded)
+
+
+def _with_request(world: World, index: int, change: Callable[[SentRequest], SentRequest]) -> World:
+    return replace(world, requests=tuple(change(r) if k == index else r for k, r in enumerate(world.requests)))
+
+
+def _with_marks(world: World, change: Callable[[tuple[Mark, ...]], tuple[Mark, ...]]) -> World:
+    return replace(world, trace=change(world.trace))
+
+
+def _swap(trace: tuple[Mark, ...], a: str, b: str) -> tuple[Mark, ...]:
+    """Swap the first ``a`` and ``b`` marks of instance 0 (their kinds, keeping positions)."""
+    ia = next(k for k, m in enumerate(trace) if m.instance_id == 0 and m.kind == a)
+    ib = next(k for k, m in enumerate(trace) if m.instance_id == 0 and m.kind == b)
+    out = list(trace)
+    out[ia], out[ib] = trace[ib], trace[ia]
+    return tuple(out)
+
+
+def _drop_first(trace: tuple[Mark, ...], instance: int, kind: str) -> tuple[Mark, ...]:
+    index = next(k for k, m in enumerate(trace) if m.instance_id == instance and m.kind == kind)
+    return trace[:index] + trace[index + 1 :]
+
+
+def _map_marks(trace: tuple[Mark, ...], instance: int, kind: str, change: Callable[[Mark], Mark], first_only: bool = True) -> tuple[Mark, ...]:
+    out, done = [], False
+    for m in trace:
+        if m.instance_id == instance and m.kind == kind and not (first_only and done):
+            out.append(change(m))
+            done = True
+        else:
+            out.append(m)
+    return tuple(out)
+
+
+def prefix_written_as_history(world: World) -> World:
+    log = _log(world).append("user/message", {"content": [{"type": "text", "text": "<A>"}], "source": {"kind": "user"}}, surface_op=APPEND)
+    return _with_log(world, log)
+
+
+def system_differs_on_the_wire(world: World) -> World:
+    return _with_request(world, 0, lambda r: replace(r, request=replace(r.request, header=replace(r.request.header, system="other"))))
+
+
+def prefix_missing_on_the_wire(world: World) -> World:
+    return _with_request(world, 0, lambda r: replace(r, request=replace(r.request, messages=r.request.messages[2:])))
+
+
+def effort_differs_on_the_wire(world: World) -> World:
+    def change(r: SentRequest) -> SentRequest:
+        config = replace(r.request.header.config, reasoning_effort="max")
+        return replace(r, request=replace(r.request, header=replace(r.request.header, config=config)))
+
+    return _with_request(world, 0, change)
+
+
+def second_request_drops_history(world: World) -> World:
+    return _with_request(world, 1, lambda r: replace(r, request=replace(r.request, messages=r.request.messages[:2] + r.request.messages[3:])))
+
+
+def composed_twice(world: World) -> World:
+    return _with_marks(world, lambda t: t + (Mark(0, "composed", len(_log(world).events), world.instance(0).prefix, 2),))
+
+
+def cached_prefix_changed(world: World) -> World:
+    return world.with_instance(replace(world.instance(0), prefix=msgs("<other>")))
+
+
+def snapshot_without_the_prefix(world: World) -> World:
+    header = fold_request_header(_log(world).events[:4])
+    assert header is not None
+    return _rewrite_header(world, {"header": header_to_json(replace(header, message_prefix=None)), "reason": "initial"})
+
+
+def pre_step_before_composition(world: World) -> World:
+    return _with_marks(world, lambda t: _swap(t, "composed", "pre-step"))
+
+
+def dispatch_without_record(world: World) -> World:
+    return _with_marks(world, lambda t: _drop_first(t, 0, "record"))
+
+
+def boundary_not_before_step_start(world: World) -> World:
+    return _with_marks(world, lambda t: _map_marks(t, 0, "boundary", lambda m: replace(m, at=m.at - 1)))
+
+
+def interrupted_composition_cached(world: World) -> World:
+    return _with_marks(world, lambda t: t + (Mark(0, "compose-interrupted", len(_log(world).events), None, 3),))
+
+
+def child_anchor_not_resume(world: World) -> World:
+    return _with_marks(world, lambda t: _map_marks(t, 1, "record", lambda m: replace(m, value=CHANGE)))
+
+
+def child_sent_without_composing(world: World) -> World:
+    return _with_marks(world, lambda t: tuple(m for m in t if not (m.instance_id == 1 and m.kind in ("composed", "waterfall"))))
+
+
+def empty_prefix_written(world: World) -> World:
+    header = {"config": {"provider": "mock", "model": "mock-model"}, "system": "sys", "messagePrefix": []}
+    return _with_log(world, _log(world).append("request/header", {"header": header, "reason": CHANGE}))
+
+
+def another_prefix_sent(world: World) -> World:
+    return _with_request(world, 0, lambda r: replace(r, request=replace(r.request, messages=(msg("<Z>"),) + r.request.messages[1:])))
+
+
+def oracle_disagrees(world: World) -> World:
+    return _with_marks(world, lambda t: _map_marks(t, 0, "waterfall", lambda m: replace(m, value=msgs("<B>", "<A>"))))
+
+
+def header_inside_compaction(world: World) -> World:
+    header = fold_request_header(_log(world).events)
+    assert header is not None
+    log = _log(world).append("compact/start", {"turn": 3}).append("request/header", {"header": header_to_json(header), "reason": CHANGE})
+    return _with_log(world, log)
+
+
+def child_seed_differs(world: World) -> World:
+    child = world.session("s2")
+    assert child.lineage is not None
+    return world.with_session(replace(child, lineage=replace(child.lineage, seed_length=len(child.log.events))))
+
+
+def pressure_off_by_one(world: World) -> World:
+    return _with_marks(world, lambda t: _map_marks(t, 0, "measured", lambda m: replace(m, value=int(str(m.value)) + 1)))
+
+
+def identical_change_snapshot(world: World) -> World:
+    header = fold_request_header(_log(world).events)
+    assert header is not None
+    return _with_log(world, _log(world).append("request/header", {"header": header_to_json(header), "reason": CHANGE}))
+
+
+BREAKS = [
+    pytest.param("PFX-1", prefix_written_as_history, marks=pytest.mark.spec("PFX-1")),
+    pytest.param("REC-1", system_differs_on_the_wire, marks=pytest.mark.spec("REC-1")),
+    pytest.param("REC-1", prefix_missing_on_the_wire, marks=pytest.mark.spec("REC-1")),
+    pytest.param("REC-2", effort_differs_on_the_wire, marks=pytest.mark.spec("REC-2")),
+    pytest.param("REC-3", second_request_drops_history, marks=pytest.mark.spec("REC-3")),
+    pytest.param("PFX-2", composed_twice, marks=pytest.mark.spec("PFX-2")),
+    pytest.param("PFX-2", cached_prefix_changed, marks=pytest.mark.spec("PFX-2")),
+    pytest.param("PFX-3", snapshot_without_the_prefix, marks=pytest.mark.spec("PFX-3")),
+    pytest.param("LOOP-3", pre_step_before_composition, marks=pytest.mark.spec("LOOP-3")),
+    pytest.param("LOOP-3", dispatch_without_record, marks=pytest.mark.spec("LOOP-3")),
+    pytest.param("LOOP-3", boundary_not_before_step_start, marks=pytest.mark.spec("LOOP-3")),
+    pytest.param("PFX-4", interrupted_composition_cached, marks=pytest.mark.spec("PFX-4")),
+    pytest.param("PFX-5", child_anchor_not_resume, marks=pytest.mark.spec("PFX-5")),
+    pytest.param("PFX-5", child_sent_without_composing, marks=pytest.mark.spec("PFX-5")),
+    pytest.param("PFX-6", empty_prefix_written, marks=pytest.mark.spec("PFX-6")),
+    pytest.param("PFX-7", another_prefix_sent, marks=pytest.mark.spec("PFX-7")),
+    pytest.param("PFX-8", oracle_disagrees, marks=pytest.mark.spec("PFX-8")),
+    pytest.param("CMP-1", header_inside_compaction, marks=pytest.mark.spec("CMP-1")),
+    pytest.param("FORK-8", child_seed_differs, marks=pytest.mark.spec("FORK-8")),
+    pytest.param("TOK-1", pressure_off_by_one, marks=pytest.mark.spec("TOK-1")),
+    pytest.param("HDR-15", identical_change_snapshot, marks=pytest.mark.spec("HDR-15")),
+]
+
+
+def _rules(world: World, rule: str) -> set[str]:
+    return {v.rule for v in CHECKS[rule](world)}
+
+
+@pytest.mark.spec("PFX-1", "REC-1", "REC-2", "REC-3", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "HDR-15")
+def test_every_property_holds_on_a_clean_harness_run_and_on_the_empty_world() -> None:
+    world = base()
+    assert [r.turn for r in world.requests if r.loop_request] == [1, 1, 2, 3]  # the situations are reached
+    assert any(not r.loop_request for r in world.requests) and world.session("s2").lineage is not None
+    for rule, check in PROPERTIES:
+        assert check(world) == (), rule
+        assert check(World()) == (), rule
+    assert check_all(world) == ()
+
+
+@pytest.mark.parametrize(("rule", "edit"), BREAKS)
+def test_a_world_breaking_one_property_is_rejected_by_that_property(rule: str, edit: Callable[[World], World]) -> None:
+    broken = edit(base())
+    assert _rules(broken, rule) == {rule}
+    assert rule in {v.rule for v in check_all(broken)}
+
+
+@pytest.mark.spec("PFX-1", "REC-1", "REC-2", "REC-3", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "HDR-15")
+def test_every_property_has_a_world_that_breaks_it() -> None:
+    broken = {p.values[0] for p in BREAKS}
+    assert broken == set(CHECKS) and len(CHECKS) == len(PROPERTIES) == 16
+
+
+@pytest.mark.spec("REC-1", "REC-2")
+def test_the_full_reconstruction_is_stronger_than_the_companion() -> None:
+    # The companion (like L/invariant.ts) does not compare reasoningEffort; the full property does.
+    broken = effort_differs_on_the_wire(base())
+    assert CHECKS["REC-1"](broken) == () and _rules(broken, "REC-2") == {"REC-2"}
+
+
+@pytest.mark.spec("PFX-5", "HDR-9")
+def test_the_anchor_check_reads_the_log_not_the_instance_kind() -> None:
+    world = base()
+    assert [m.value for m in world.trace if m.instance_id == 1 and m.kind == "record"][0] == RESUME
+    assert CHECKS["PFX-5"](child_anchor_not_resume(world))[0].rule == "PFX-5"
