@@ -37,7 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "model"))
 
 from prefix_model.core.contracts import ENABLED  # noqa: E402
 from prefix_model.edge.checker import check_log  # noqa: E402
-from prefix_model.edge.formats.session_jsonl import SESSION_FORMAT_VERSION, ZSTD_MAGIC, LogStream, SessionHeaderLine, write_persisted  # noqa: E402
+from prefix_model.edge.formats.persisted_writer import write_persisted  # noqa: E402
+from prefix_model.edge.formats.session_jsonl import LogStream  # noqa: E402
+from prefix_model.formats.session_lines import SESSION_FORMAT_VERSION, ZSTD_MAGIC, SessionHeaderLine
 
 PREFIX = [{"role": "user", "content": [{"type": "text", "text": "<system-reminder>skills catalog v1</system-reminder>"}]}]
 HEADER = {"config": {"provider": "mock", "model": "mock-model"}, "system": "You are careful.",

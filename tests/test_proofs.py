@@ -1,6 +1,6 @@
 """The proof run's budget is a number of paths, so its verdict does not depend on the machine.
 
-These run CrossHair itself on the smallest core module (one condition, about a second a run):
+These run CrossHair itself on the smallest core module (two conditions, about two seconds a run):
 the driver's path cap must be what stops the search, and two runs must explore the same paths.
 """
 
@@ -13,7 +13,7 @@ import pytest
 
 from proofs.run import DRIVER, PLUGIN, README, ROOT, Budget, Stats, child_env, readme_with_block
 
-TARGET = "prefix_model.core.events"  # one contracted function, one postcondition
+TARGET = "prefix_model.core.events"  # two contracted functions, one postcondition each
 
 
 def _crosshair(paths: int) -> tuple[str, Stats]:
@@ -29,13 +29,13 @@ def _crosshair(paths: int) -> tuple[str, Stats]:
 def test_the_path_cap_is_what_stops_the_search() -> None:
     for paths in (1, 3):
         _, stats = _crosshair(paths)
-        assert (stats.conditions, stats.paths) == (1, paths)
+        assert (stats.conditions, stats.paths) == (2, 2 * paths)  # the cap is per condition
 
 
 def test_two_runs_explore_the_same_paths() -> None:
     first, second = _crosshair(20), _crosshair(20)
     assert first == second
-    assert first[1].paths == 20 and (first[1].path_timeouts, first[1].z3_unknown) == (0, 0)
+    assert first[1].paths == 2 * 20 and (first[1].path_timeouts, first[1].z3_unknown) == (0, 0)
 
 
 def test_the_budget_reads_no_clock_unless_asked_to() -> None:

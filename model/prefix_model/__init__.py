@@ -1,21 +1,25 @@
 """session-prefix-model: the executable reference model of the deepseek-harness session prefix.
 
-The pure core, one module per chapter of ``spec/SPEC.md``:
+One package per part of ``spec/SPEC.md``; each imports only the ones above it:
 
-- ``json_values`` (§1) lossless JSON values, JavaScript text form, JSON equality
-- ``events``, ``log`` (§2) the event envelope and the append-only log
-- ``surface`` (§3) the surface fold: append and positional replace
-- ``derive`` (§4) ``derive_messages``
-- ``headers``, ``request_log`` (§5) ``EpochHeader``, ``canonical_header``, ``header_equals``,
-  ``fold_request_header``, ``record_request_header``
-- ``requests`` (§6) the loop request and its reconstruction from a log
-- ``fork`` (§7) fork
-
-The edge (I/O) is ``formats/`` (§8: reading and writing harness event lines) and ``cli`` (§9).
+- ``core`` (§1–§7) the session model: lossless JSON values, the event envelope and the
+  append-only log, the surface, ``derive_messages``, request headers and the record rule,
+  request reconstruction, fork
+- ``conformance`` (§14) the fold that checks a log and its captured requests, every finding
+  built there with the core's functions; its screens, each tied by a contract to the spec
+  function it shortcuts; the vacuity rules
+- ``formats`` (§8) what a file's lines mean: event lines, the persisted header line and packed
+  rows, and every format rule, worded once (``formats.rules``)
+- ``loop`` (§10–§13) the agent loop as a transition system, the session-prefix waterfall,
+  streamed replies, the compaction service, the token meter, the properties of every run
+  (``loop.properties``: the conformance fold over the run, and what only the ghost trace shows),
+  and the faulty variants
+- ``edge`` (§8.1, §9, §14.1–§14.3) everything that does I/O: file readers and writers, the
+  vectors, the adapter runner, the checker driver and the command line
 
 Local names used throughout: ``e`` an Event, ``h`` an EpochHeader, ``m`` a message; public
-parameters use full words. Rejections are values (``contracts.Rejection``) carrying a spec ID;
-``RejectedError`` is raised only where the harness itself throws (append, freeze).
+parameters use full words. Rejections are values (``core.contracts.Rejection``) carrying a spec
+ID; ``RejectedError`` is raised only where the harness itself throws (append, freeze).
 """
 
 __version__ = "0.1.0"

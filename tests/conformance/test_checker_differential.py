@@ -25,9 +25,9 @@ from prefix_model.core.headers import fold_request_header
 from prefix_model.core.json_values import json_text, thaw
 from prefix_model.core.requests import Request, boundary_log, build_request, request_to_json
 from prefix_model.edge.checker import check_log
-from prefix_model.edge.formats import plain_json
-from prefix_model.edge.formats.events_jsonl import event_to_line
-from prefix_model.edge.formats.plain_json import Scanner
+from prefix_model.formats import plain_json
+from prefix_model.formats.event_lines import event_to_line
+from prefix_model.formats.plain_json import Scanner
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.variants import VARIANTS, run_witness
 from prefix_model.loop.world import SentRequest, World

@@ -1,6 +1,6 @@
 """§14 CHK-2 — the checker's fast lane is sound: what it vouches for, the spec's path accepts unchanged.
 
-The fast lane (``formats/plain_json``, ``formats/plain_events``, ``checker/plain_rules``, the
+The fast lane (``formats/plain_json``, ``formats/plain_events``, ``conformance/screens``, the
 capture mirror of the schema) never decides a verdict of its own: it either returns what the
 spec's path returns, or declines and hands the line, event or request to the spec. Each test
 draws inputs — valid, and broken in the ways the spec rejects — and checks that direction, and
@@ -29,10 +29,13 @@ from prefix_model.core.requests import request_to_json
 from prefix_model.core.surface import check_provenance
 from prefix_model.edge.checker import check_log
 from prefix_model.edge.formats.capture import CaptureLine, capture_schema, capture_shape_ok, iter_capture, iter_plain_capture
-from prefix_model.edge.formats.events_jsonl import LogReadError, event_to_line, parse_event, parse_json_line
-from prefix_model.edge.formats.plain_events import plain_event
-from prefix_model.edge.formats.plain_json import NotPlain, plain_loads, plain_members
-from prefix_model.edge.formats.session_jsonl import ROW_TYPES, LogStream, expand_chunk_row, pack_chunk_runs, plain_row_events, write_persisted
+from prefix_model.edge.formats.events_jsonl import LogReadError
+from prefix_model.edge.formats.persisted_writer import write_persisted
+from prefix_model.edge.formats.session_jsonl import LogStream
+from prefix_model.formats.event_lines import event_to_line, parse_event, parse_json_line
+from prefix_model.formats.plain_events import plain_event
+from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members
+from prefix_model.formats.session_lines import ROW_TYPES, expand_chunk_row, pack_chunk_runs, plain_row_events
 from prefix_model.loop.semantics import HARNESS
 from prefix_model.loop.transitions import run
 from prefix_model.loop.variants import VARIANTS, WITNESS, run_witness

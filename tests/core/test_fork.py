@@ -22,7 +22,7 @@ from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, json_text
 from prefix_model.core.log import EMPTY_LOG, Log
 from prefix_model.core.request_log import record_request_header
 from prefix_model.core.requests import Request, reconstruct_request
-from prefix_model.edge.formats.events_jsonl import event_to_line
+from prefix_model.formats.event_lines import event_to_line
 
 from tests.header_strategies import (
     MESSAGE_POOL,

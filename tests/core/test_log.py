@@ -32,7 +32,7 @@ from prefix_model.core.events import (
 )
 from prefix_model.core.json_values import JsonValue, freeze, json_text
 from prefix_model.core.log import EMPTY_LOG, Log, check_append, seed_log
-from prefix_model.edge.formats.events_jsonl import parse_event
+from prefix_model.formats.event_lines import parse_event
 
 from tests.strategies import LOG_ONLY_TYPES, UNKNOWN_TYPES, fewer_examples, json_values, logs, obj, rejected_events
 

@@ -37,7 +37,7 @@ from prefix_model.core.surface import (
     fold_surface,
     splice_nodes,
 )
-from prefix_model.edge.formats.events_jsonl import parse_event
+from prefix_model.formats.event_lines import parse_event
 
 from tests.strategies import fewer_examples, log_only_events, logs, rejected_events
 

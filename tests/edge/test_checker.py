@@ -17,8 +17,9 @@ from prefix_model.conformance.fold import captured_request, check_events
 from prefix_model.core.json_values import json_text
 from prefix_model.core.requests import request_to_json
 from prefix_model.edge.checker import Unusable, check_log
-from prefix_model.edge.formats.events_jsonl import event_to_line
-from prefix_model.edge.formats.session_jsonl import SessionHeaderLine, write_persisted
+from prefix_model.edge.formats.persisted_writer import write_persisted
+from prefix_model.formats.event_lines import event_to_line
+from prefix_model.formats.session_lines import SessionHeaderLine
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.variants import VARIANTS, run_witness
 from prefix_model.loop.world import World

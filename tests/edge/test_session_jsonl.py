@@ -16,24 +16,12 @@ from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import Event
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
 from prefix_model.core.log import Log
-from prefix_model.edge.formats import session_jsonl
-from prefix_model.edge.formats.events_jsonl import LogReadError, event_to_line, read_log
-from prefix_model.edge.formats.session_jsonl import (
-    ROW_TYPES,
-    ZSTD_MAGIC,
-    LogStream,
-    SessionHeaderLine,
-    TornTail,
-    expand_chunk_row,
-    header_to_line,
-    iter_log_events,
-    pack_chunk_runs,
-    parse_header_line,
-    persisted_frames,
-    record_to_line,
-    write_persisted,
-    zstd_frame,
-)
+from prefix_model.edge.formats import frames, session_jsonl
+from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
+from prefix_model.edge.formats.persisted_writer import persisted_frames, write_persisted, zstd_frame
+from prefix_model.edge.formats.session_jsonl import LogStream, iter_log_events
+from prefix_model.formats.event_lines import event_to_line
+from prefix_model.formats.session_lines import ROW_TYPES, ZSTD_MAGIC, SessionHeaderLine, TornTail, expand_chunk_row, header_to_line, pack_chunk_runs, parse_header_line, record_to_line
 from prefix_model.loop.transitions import run
 from prefix_model.loop.variants import WITNESS
 
@@ -636,7 +624,7 @@ def test_hostile_input_is_an_unreadable_input_error(tmp_path: Path, monkeypatch:
     error = read_error(write_lines(tmp_path / "deep-scan.jsonl", [*lines[:5], "{", nested]))
     assert error.rule == "FMT-5"
     assert read_error(write_lines(tmp_path / "utf8.jsonl", [b"\xc3\x28"])).rule == "FMT-1"
-    monkeypatch.setattr(session_jsonl, "MAX_LINE_BYTES", 1_000)
+    monkeypatch.setattr(frames, "MAX_LINE_BYTES", 1_000)
     error = read_error(write_lines(tmp_path / "long.jsonl", [*lines[:5], "x" * 5_000, *lines[5:]]))
     assert (error.line, error.rule) == (6, "FMT-5")
     error = read_error(write_lines(tmp_path / "long-tail.jsonl", [*lines, "y" * 5_000], final_newline=False))
@@ -654,9 +642,9 @@ def test_lines_read_in_blocks_are_the_files_lines_and_keep_the_bound(lines: list
         expected.pop()  # a file ending in a newline and nothing else has no last line to tear
     too_long = next((n for n, body, _ in expected if len(body) > bound), None)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(session_jsonl, "_BLOCK", block)  # lines cross blocks at every place
-        patch.setattr(session_jsonl, "MAX_LINE_BYTES", bound)
-        read = session_jsonl._plain_lines(io.BytesIO(data), "f")
+        patch.setattr(frames, "_BLOCK", block)  # lines cross blocks at every place
+        patch.setattr(frames, "MAX_LINE_BYTES", bound)
+        read = frames.plain_lines(io.BytesIO(data), "f")
         if too_long is None:
             assert [(line.number, line.raw, line.terminated) for line in read] == expected
         else:

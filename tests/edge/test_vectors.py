@@ -23,7 +23,7 @@ import pytest
 from prefix_model import __version__
 from prefix_model.core.json_values import freeze, json_text
 from prefix_model.edge.checker import check_log
-from prefix_model.edge.formats.events_jsonl import LogReadError, event_to_json
+from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.vectors import FORMAT_VERSION, MANIFEST_SCHEMA, VECTOR_SCHEMA
 from prefix_model.edge.vectors import generate as generator
 from prefix_model.edge.vectors.cases import (
@@ -65,6 +65,7 @@ from prefix_model.edge.vectors.generate import (
     spec_ids,
 )
 from prefix_model.edge.vectors.persisted import FileError, clocked, file_bytes, text_file, zstd_file
+from prefix_model.formats.event_lines import event_to_json
 from prefix_model.loop.actions import Action
 from prefix_model.loop.properties import check_all
 from prefix_model.loop.variants import VARIANTS, Variant
@@ -501,7 +502,7 @@ def test_replay_reports_an_adapter_that_ignores_a_guard_rewrites_its_log_refuses
     here, _ = generated
     guards, plain = load(here, "loop/guards-refuse"), load(here, "loop/no-listener")
     assert replay(guards, ModelAdapter()) == [] and replay(plain, ModelAdapter()) == []
-    assert replay(guards, Lenient()) == ["action 4 (Dispatch) must be refused (its guard does not hold, LOOP-1) but was applied"]
+    assert replay(guards, Lenient()) == ["action 4 (Dispatch) must be refused (its guard does not hold) but was applied (LOOP-1)"]
     [rewritten] = replay(plain, Rewriting())
     assert rewritten.startswith("after action 4 (PreStep): session s1's log changed an earlier event")
     assert replay(plain, Stubborn()) == ["action 3 (Compose) was refused: no waterfall here"]

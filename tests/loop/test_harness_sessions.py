@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from prefix_model.core.json_values import freeze, freeze_object, json_text
 from prefix_model.core.requests import request_to_json
-from prefix_model.edge.formats.events_jsonl import event_to_json
 from prefix_model.examples.streams import text_stream, tool_call_stream
+from prefix_model.formats.event_lines import event_to_json
 from prefix_model.loop.actions import (
     Action,
     BeginStep,

@@ -46,6 +46,7 @@ from prefix_model.core.events import (
     Event,
     Replace,
     check_event,
+    seq_gap,
 )
 from prefix_model.core.headers import CHANGE, INITIAL, EpochHeader, canonical_header, check_header_event, header_equals, header_of
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze, json_text, thaw
@@ -253,7 +254,8 @@ class LogChecker:
             if rejection is not None:
                 self._find(rejection.rule, rejection.reason, event, line)
         if event.seq != self.events - 1:
-            self._find("LOG-2", f"seq {event.seq} is not contiguous; expected {self.events - 1}", event, line)
+            gap = seq_gap(event.seq, self.events - 1)
+            self._find(gap.rule, gap.reason, event, line)
         self._enclosure(line, event)
         kind = event.type
         if kind == COMPACT_START or kind == COMPACT_END:

@@ -16,6 +16,7 @@ from prefix_model.core.contracts import ENABLED, Rejection
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, check_lossless, is_json_value
 
 __all__ = [
+    "seq_gap",
     "TURN_START",
     "TURN_END",
     "STEP_START",
@@ -150,6 +151,12 @@ def _check_known_shape(event: Event) -> Rejection | None:
     return None
 
 
+@icontract.ensure(lambda result: result.rule == "LOG-2", "LOG-2: a seq other than the next is a LOG-2 rejection", enabled=ENABLED)
+def seq_gap(seq: object, expected_seq: int) -> Rejection:
+    """Return the rejection of an event at seq ``seq`` where the log's next seq is ``expected_seq`` (LOG-2)."""
+    return Rejection("LOG-2", f"seq {seq} is not contiguous; expected {expected_seq}")
+
+
 @icontract.ensure(
     lambda event, result: result is None or is_safe_seq(event.seq) or result.rule == "LOG-2",
     "LOG-2: an event whose seq is not a non-negative safe integer is rejected",
@@ -163,7 +170,7 @@ def check_event(event: Event, expected_seq: int) -> Rejection | None:
     if not isinstance(event.type, str):
         return Rejection("LOG-1", "type must be a string")
     if not is_safe_seq(event.seq) or event.seq != expected_seq:
-        return Rejection("LOG-2", f"seq {event.seq} is not contiguous; expected {expected_seq}")
+        return seq_gap(event.seq, expected_seq)
     if not is_safe_seq(event.time):
         return Rejection("LOG-3", f"time {event.time!r} is not a non-negative safe integer")
     if not is_json_value(event.data):

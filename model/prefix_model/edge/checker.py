@@ -17,12 +17,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from prefix_model.conformance import vacuity
 from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.fold import Captured, InOrder, LogChecker
 from prefix_model.conformance.plain import Known
+from prefix_model.core.contracts import Rejection
 from prefix_model.edge.formats.capture import CaptureLine, iter_plain_capture
 from prefix_model.edge.formats.events_jsonl import LogReadError
-from prefix_model.edge.formats.session_jsonl import LogStream, TornTail
+from prefix_model.edge.formats.session_jsonl import LogStream
+from prefix_model.formats import rules
+from prefix_model.formats.session_lines import TornTail
 
 __all__ = ["Report", "Unusable", "check_log"]
 
@@ -35,7 +39,11 @@ REPORT_VERSION = 1  # of the --json report (spec/schema/check-report.schema.json
 
 
 class Unusable(Exception):
-    """Input that reads but gives the check nothing to judge (CHK-1)."""
+    """Input that reads but gives the check nothing to judge: where, and the rule it breaks (``conformance.vacuity``)."""
+
+    def __init__(self, where: str, rejection: Rejection) -> None:
+        super().__init__(f"{where}: {rejection.reason} ({rejection.rule})")
+        self.rule = rejection.rule
 
 
 @dataclass
@@ -212,7 +220,7 @@ def rereadable(path: Path) -> Iterator[Path]:
             with open(0, "rb", closefd=False) if path == STDIN else path.open("rb") as source:
                 shutil.copyfileobj(source, copy)
         except OSError as error:
-            raise LogReadError(str(path), None, "FMT-1", error.strerror or str(error)) from None
+            raise LogReadError.of(str(path), None, rules.unreadable(error.strerror or str(error))) from None
         copy.flush()
         yield Path(copy.name)
 
@@ -237,7 +245,7 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
     report = Report(str(log_path), "", False, session_id, 0, 0, capture=None if requests_path is None else str(requests_path))
     header = stream.read_header()
     if header is not None and session_id is not None and header.id != session_id:
-        raise Unusable(f"{log_path}: line 1: --session {session_id} contradicts the session its header names ({header.id}) (CHK-1)")
+        raise Unusable(f"{log_path}: line 1", vacuity.contradicting_session(session_id, header.id))
     # The persisted header names the session; --session names it for the in-memory form; else the capture may.
     named = session_id if session_id is not None else (header.id if header is not None else None)
     report.session_id, report.session_source = named, "--session" if session_id is not None else "header" if named is not None else None
@@ -264,15 +272,12 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
     report.requests_checked, report.requests_unmatched = checker.requests_checked, checker.requests_unmatched
     report.requests_by_step, report.in_order = checker.requests_by_step, checker.in_order
     if checker.events == 0:
-        raise Unusable(f"{log_path}: no event to check (CHK-1)")
+        raise Unusable(str(log_path), vacuity.no_event())
     sessions = ", ".join(sorted(report.capture_sessions))
     if report.session_source == "capture" and len(report.capture_sessions) > 1:
         # Never a guess: which of them is the log's, only the user knows (findings so far are dropped).
-        raise Unusable(f"{requests_path}: holds the requests of sessions {sessions}, and {log_path} names no session "
-                       "(the in-memory form): say which is the log's with --session (CHK-1)")  # fmt: skip
+        raise Unusable(str(requests_path), vacuity.ambiguous_session(list(report.capture_sessions), str(log_path)))
     if requests_path is not None and checker.requests_checked == 0:
-        of = f"; the capture's are of session(s) {sessions}" if report.requests_other_session else ""
-        raise Unusable(f"{requests_path}: none of its {report.requests_total} requests could be checked against the log "
-                       f"({report.requests_auxiliary} auxiliary, {report.requests_other_session} of other sessions than "
-                       f"{report.session_id}, {report.requests_unmatched} matched to no step{of}) (CHK-1)")  # fmt: skip
+        counts = (report.requests_total, report.requests_auxiliary, report.requests_other_session, report.requests_unmatched)
+        raise Unusable(str(requests_path), vacuity.nothing_checked(*counts, report.session_id, list(report.capture_sessions)))
     return report

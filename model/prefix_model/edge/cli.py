@@ -23,9 +23,10 @@ from prefix_model.core.json_values import json_text
 from prefix_model.core.log import Log, seed_log
 from prefix_model.core.requests import find_step, reconstruct_request, request_to_json
 from prefix_model.edge.checker import REPORT_VERSION, STDIN, Report, Unusable, check_log, rereadable
-from prefix_model.edge.formats.events_jsonl import LogReadError, event_to_line, read_log
+from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
 from prefix_model.edge.formats.session_jsonl import LogStream
 from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
+from prefix_model.formats.event_lines import event_to_line
 
 if TYPE_CHECKING:
     from prefix_model.loop.world import SentRequest, World
@@ -312,7 +313,7 @@ def _unusable_json(error: Exception) -> dict[str, object]:
     if isinstance(error, LogReadError):
         described |= {"file": error.path, "line": error.line, "rule": error.rule, "reason": error.reason}
     elif isinstance(error, Unusable):
-        described["rule"] = "CHK-1"
+        described["rule"] = error.rule
     return {"reportVersion": REPORT_VERSION, "result": "unusable", "error": described}
 
 

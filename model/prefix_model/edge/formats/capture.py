@@ -24,8 +24,11 @@ from prefix_model.conformance.fold import Captured
 from prefix_model.conformance.plain import Known, Spans
 from prefix_model.core.contracts import RejectedError, Rejection
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, thaw
-from prefix_model.edge.formats.events_jsonl import MAX_LINE_BYTES, LogReadError, parse_json_line
-from prefix_model.edge.formats.plain_json import NotPlain, plain_loads, plain_members
+from prefix_model.edge.formats.events_jsonl import LogReadError
+from prefix_model.formats import rules
+from prefix_model.formats.event_lines import parse_json_line
+from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members
+from prefix_model.formats.rules import MAX_LINE_BYTES
 
 if TYPE_CHECKING:
     import jsonschema
@@ -124,15 +127,15 @@ def _parse(raw: bytes) -> FrozenMap | Rejection:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        return Rejection("CAP-1", f"not UTF-8 ({error.reason} at byte {error.start})")
+        return rules.capture_line(rules.not_utf8(error.reason, error.start).reason)
     if not text.strip():
-        return Rejection("CAP-1", "empty line")
+        return rules.capture_line(rules.empty_line().reason)
     value = parse_json_line(text)
     if isinstance(value, Rejection):
-        return Rejection("CAP-1", f"{value.rule}: {value.reason}")
+        return rules.capture_line(f"{value.rule}: {value.reason}")
     problem = _schema_error(json.loads(text))  # the plain value: cheaper to validate than a thawed copy
     if problem is not None:
-        return Rejection("CAP-1", f"not a captured request: {problem}")
+        return rules.capture_line(f"not a captured request: {problem}")
     assert isinstance(value, FrozenMap)
     return value
 
@@ -146,10 +149,10 @@ def _bodies(path: str | Path) -> Iterator[tuple[int, bytes]]:
             for index, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 2), b"")):
                 body = raw[:-1] if raw.endswith(b"\n") else raw
                 if len(body) > MAX_LINE_BYTES:
-                    raise LogReadError(name, index + 1, "CAP-1", f"line longer than {MAX_LINE_BYTES} bytes")
+                    raise LogReadError.of(name, index + 1, rules.capture_line(rules.line_too_long().reason))
                 yield index, body
     except OSError as error:
-        raise LogReadError(name, None, "CAP-1", error.strerror or str(error)) from None
+        raise LogReadError.of(name, None, rules.capture_line(error.strerror or str(error))) from None
 
 
 def iter_capture(path: str | Path) -> Iterator[CapturedRequest]:
@@ -307,7 +310,7 @@ class CaptureLine(Captured):
         try:
             return Captured.exact(self)  # (no zero-argument super() in a slots dataclass)
         except RejectedError as error:
-            raise LogReadError(self.source, self.line, "CAP-1", f"{error.rejection.rule}: {error.rejection.reason}") from None
+            raise LogReadError.of(self.source, self.line, rules.capture_line(f"{error.rejection.rule}: {error.rejection.reason}")) from None
 
 
 def iter_plain_capture(path: str | Path, known: Callable[[], Known | None] | None = None) -> Iterator[PlainCapturedRequest]:

@@ -24,11 +24,11 @@ from functools import cache
 from prefix_model.core.headers import LlmCallConfig
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
 from prefix_model.core.requests import request_to_json
-from prefix_model.edge.formats.events_jsonl import event_to_json
 from prefix_model.edge.vectors import FORMAT_VERSION, VECTOR_SCHEMA
 from prefix_model.edge.vectors.codec import action_to_json, expected_of, layout, obj
 from prefix_model.edge.vectors.persisted import FileCase, clocked, file_cases, in_memory_rows
 from prefix_model.examples.streams import text_stream, tool_call_stream
+from prefix_model.formats.event_lines import event_to_json
 from prefix_model.loop.actions import (
     Action,
     BeginStep,

@@ -29,7 +29,7 @@ from prefix_model.core.events import Event
 from prefix_model.core.headers import LlmCallConfig
 from prefix_model.core.json_values import FrozenMap, JsonValue, is_json_value, json_text
 from prefix_model.core.requests import request_to_json
-from prefix_model.edge.formats.events_jsonl import event_to_json
+from prefix_model.formats.event_lines import event_to_json
 from prefix_model.loop import actions as _actions
 from prefix_model.loop.actions import Action, Reply
 from prefix_model.loop.world import Append, CancelThenPrepend, InjectThenPrepend, Listener, Prepend, SentRequest, ShortCircuit, Throw, World

@@ -25,15 +25,17 @@ from typing import Any, Protocol
 import jsonschema
 from jsonschema.exceptions import best_match
 
+from prefix_model.conformance.vacuity import applied_though_refused, not_grown
 from prefix_model.core.contracts import RejectedError
 from prefix_model.core.events import Event
 from prefix_model.core.json_values import FrozenMap, freeze, json_text, thaw
 from prefix_model.edge.checker import Unusable, check_log
-from prefix_model.edge.formats.events_jsonl import LogReadError, event_to_json
+from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.session_jsonl import LogStream
 from prefix_model.edge.vectors import FORMAT_VERSION
 from prefix_model.edge.vectors.codec import action_from_json, event_expected, request_record
 from prefix_model.edge.vectors.persisted import FileError, file_bytes
+from prefix_model.formats.event_lines import event_to_json
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.world import World
@@ -186,8 +188,8 @@ class ModelChecker:
                 report = check_log(log_path, capture_path, session)
             except LogReadError as error:
                 return {error.rule}
-            except Unusable:
-                return {"CHK-1"}
+            except Unusable as unusable:
+                return {unusable.rule}
             return {finding.rule for finding in report.findings}
 
 
@@ -289,18 +291,6 @@ def _compare(what: str, base: tuple[object, ...], expected: Sequence[object], ac
     return []
 
 
-def _grew(before: Mapping[str, list[JsonObject]], after: Mapping[str, list[JsonObject]], requests: tuple[list[JsonObject], list[JsonObject]]) -> str | None:
-    """Return why ``after`` is not ``before`` extended (LOG-4, LOOP-2), or None."""
-    for session, events in before.items():
-        now = after.get(session)
-        if now is None or now[: len(events)] != events:
-            return f"session {session}'s log changed an earlier event or lost one (logs only grow: LOG-4)"
-    old, new = requests
-    if new[: len(old)] != old:
-        return "a request already sent changed or disappeared (LOOP-2)"
-    return None
-
-
 def _replay_scenario(case: Mapping[str, Any], adapter: Adapter, stepwise: bool) -> list[str]:
     refused = set(case.get("refused", ()))
     adapter.reset()
@@ -316,12 +306,13 @@ def _replay_scenario(case: Mapping[str, Any], adapter: Adapter, stepwise: bool) 
         except Exception as error:  # an adapter's failure is a finding about it, never a crash of the consumer
             return [Problem(f"action {index} ({name}) failed: {type(error).__name__}: {error}", pointer(("actions", index)))]
         if index in refused:
-            return [Problem(f"action {index} ({name}) must be refused (its guard does not hold, LOOP-1) but was applied", pointer(("actions", index)))]
+            refusal = applied_though_refused(index, name)
+            return [Problem(f"{refusal.reason} ({refusal.rule})", pointer(("actions", index)))]
         if stepwise:
             now = (adapter.logs(), adapter.requests())
-            why = _grew(seen[0], now[0], (seen[1], now[1]))
+            why = not_grown(seen[0], now[0], (seen[1], now[1]))
             if why is not None:
-                return [Problem(f"after action {index} ({name}): {why}", pointer(("actions", index)))]
+                return [Problem(f"after action {index} ({name}): {why.reason} ({why.rule})", pointer(("actions", index)))]
             seen = ({k: list(v) for k, v in now[0].items()}, list(now[1]))
     expected = case["expected"]
     logs, requests = adapter.logs(), adapter.requests()

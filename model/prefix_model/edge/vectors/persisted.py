@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import Event
 from prefix_model.core.json_values import FrozenMap, json_text
-from prefix_model.edge.formats.events_jsonl import parse_event, parse_json_line
-from prefix_model.edge.formats.session_jsonl import SESSION_FORMAT_VERSION, SessionHeaderLine, header_to_json, persisted_frames, zstd_frame
+from prefix_model.edge.formats.persisted_writer import persisted_frames, zstd_frame
+from prefix_model.formats.event_lines import parse_event, parse_json_line
+from prefix_model.formats.session_lines import SESSION_FORMAT_VERSION, SessionHeaderLine, header_to_json
 
 __all__ = [
     "CLOCK_START",

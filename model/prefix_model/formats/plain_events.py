@@ -8,12 +8,11 @@ converts with ``conformance.plain.from_event``.
 from __future__ import annotations
 
 import icontract
-
 from prefix_model.conformance.plain import PlainEvent, to_event
 from prefix_model.core.contracts import ENABLED
 from prefix_model.core.events import Event, Replace, SurfaceOp
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, freeze, json_text
-from prefix_model.edge.formats.events_jsonl import ENVELOPE_KEYS, event_to_json, parse_event
+from prefix_model.formats.event_lines import ENVELOPE_KEYS, event_to_json, parse_event
 
 __all__ = ["plain_event"]
 

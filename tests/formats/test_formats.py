@@ -10,15 +10,9 @@ from hypothesis import strategies as st
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import Replace
 from prefix_model.core.json_values import FrozenMap, json_text
-from prefix_model.edge.formats.events_jsonl import (
-    LogReadError,
-    event_to_line,
-    parse_event,
-    parse_json_line,
-    read_log,
-    read_log_lines,
-)
+from prefix_model.edge.formats.events_jsonl import LogReadError, read_log, read_log_lines
 from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_STEPS, example_capture_lines, example_log
+from prefix_model.formats.event_lines import event_to_line, parse_event, parse_json_line
 
 from tests.reference import REAL_LOG_DIR
 

@@ -20,11 +20,10 @@ import re
 from collections.abc import Callable
 
 import icontract
-
 from prefix_model.conformance.plain import Known, Spans, depth
 from prefix_model.core.contracts import ENABLED, Rejection
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, freeze, json_text
-from prefix_model.edge.formats.events_jsonl import parse_json_line
+from prefix_model.formats.event_lines import parse_json_line
 
 __all__ = ["NotPlain", "Scanner", "plain_loads", "plain_members"]
 

@@ -1,0 +1,194 @@
+"""Bytes to lines: a log file's text, uncompressed or as concatenated zstd frames (FMT-9), split into bounded lines (FMT-5).
+
+Memory is bounded by the longest line (``MAX_LINE_BYTES``): a file is read in blocks, a zstd
+file frame by frame (each frame's extent found by scanning its block headers, as the harness's
+reader does), and a line is never held past its end. ``Line.framed`` says whether a line's
+newline came from a complete frame, which is what tells a torn tail from damage (FMT-7, FMT-9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from functools import partial
+from typing import IO, NamedTuple, cast
+
+import zstandard
+
+from prefix_model.edge.formats.events_jsonl import LogReadError
+from prefix_model.formats import rules
+from prefix_model.formats.event_lines import MAX_LINE_BYTES
+from prefix_model.formats.session_lines import ZSTD_MAGIC
+
+__all__ = ["Chunk", "Line", "Frames", "plain_lines", "zstd_chunks", "split_lines"]
+
+_READ_SIZE = 1 << 16
+
+class Chunk(NamedTuple):
+    data: bytes
+    framed: bool  # decoded from a complete zstd frame
+    boundary: bool = False  # marks the end of the complete frames (no data)
+
+
+class Line(NamedTuple):
+    number: int
+    raw: bytes
+    terminated: bool  # ends in a newline; a final line without one is a torn record
+    framed: bool  # its newline was decoded from a complete zstd frame
+
+
+class _Bounded:
+    """A read-only view of ``size`` bytes of ``handle`` from its current position."""
+
+    def __init__(self, handle: IO[bytes], size: int) -> None:
+        self._handle, self._left = handle, size
+
+    def read(self, size: int = -1) -> bytes:
+        want = self._left if size < 0 else min(size, self._left)
+        data = self._handle.read(want)
+        self._left -= len(data)
+        return data
+
+
+_new_line = tuple.__new__
+
+
+_BLOCK = 1 << 16
+
+
+def plain_lines(handle: IO[bytes], name: str) -> Iterator[Line]:
+    """Yield the lines of an uncompressed file, never holding more than one bounded line (FMT-5).
+
+    Read in blocks split in C (a readline per line costs twice as much).
+    """
+    return split_lines((Chunk(block, False) for block in iter(partial(handle.read, _BLOCK), b"")), name)
+
+
+def _frame_end(handle: IO[bytes], start: int, size: int, name: str) -> int | None:
+    """Return where the zstd frame at ``start`` ends, or None when the file ends inside it (J/zstd.ts scan)."""
+
+    def take(count: int) -> bytes | None:
+        data = handle.read(count)
+        return data if len(data) == count else None
+
+    handle.seek(start)
+    magic = take(4)
+    if magic is None:
+        return None
+    if magic != ZSTD_MAGIC:
+        raise LogReadError.of(name, None, rules.bad_frame_magic(start))
+    descriptor_bytes = take(1)
+    if descriptor_bytes is None:
+        return None
+    descriptor = descriptor_bytes[0]
+    if descriptor & 0x18:
+        raise LogReadError.of(name, None, rules.reserved_frame_bit(start + 4))
+    single_segment = bool(descriptor & 0x20)
+    content_size_flag = descriptor >> 6
+    dictionary_bytes = (0, 1, 2, 4)[descriptor & 0x03]
+    content_size_bytes = (1 if single_segment else 0) if content_size_flag == 0 else 1 << content_size_flag
+    offset = start + 5 + (0 if single_segment else 1) + dictionary_bytes + content_size_bytes
+    while True:
+        if offset + 3 > size:
+            return None
+        handle.seek(offset)
+        block = take(3)
+        assert block is not None
+        header = int.from_bytes(block, "little")
+        block_type = (header >> 1) & 0x03
+        if block_type == 3:
+            raise LogReadError.of(name, None, rules.reserved_block_type(offset))
+        offset += 3 + (1 if block_type == 1 else header >> 3)
+        if offset > size:
+            return None
+        if header & 1:
+            break
+    if descriptor & 0x04:
+        offset += 4
+    return offset if offset <= size else None
+
+
+def _read_frame(handle: IO[bytes], start: int, end: int, name: str, *, complete: bool) -> Iterator[bytes]:
+    """Yield the plaintext of the frame in ``[start, end)``; a torn frame yields what decodes, then stops."""
+    handle.seek(start)
+    reader = zstandard.ZstdDecompressor().stream_reader(
+        cast(IO[bytes], _Bounded(handle, end - start)), read_size=_READ_SIZE, read_across_frames=False
+    )
+    try:
+        while data := reader.read(_READ_SIZE):
+            yield data
+    except zstandard.ZstdError as error:
+        if complete:
+            raise LogReadError.of(name, None, rules.frame_decode_failed(start, error)) from None
+        # An incomplete final frame is recovered as far as it decodes (J/index.ts readZstdPrefix).
+
+
+class Frames:
+    """What a zstd read found out about its frames: where an incomplete final frame starts."""
+
+    __slots__ = ("torn_at",)
+
+    def __init__(self) -> None:
+        self.torn_at: int | None = None
+
+
+def zstd_chunks(handle: IO[bytes], name: str, frames: Frames) -> Iterator[Chunk]:
+    """Yield the plaintext of concatenated zstd frames, tagged complete/torn (FMT-9)."""
+    size = handle.seek(0, 2)
+    start, index = 0, 0
+    while start < size:
+        end = _frame_end(handle, start, size, name)
+        if end is None:
+            if index == 0:
+                raise LogReadError.of(name, None, rules.no_header_frame())
+            frames.torn_at = start
+            yield Chunk(b"", True, boundary=True)
+            for data in _read_frame(handle, start, size, name, complete=False):
+                yield Chunk(data, False)
+            return
+        if index == 0:
+            header = b""
+            for data in _read_frame(handle, start, end, name, complete=True):
+                header += data
+                if len(header) > MAX_LINE_BYTES + 1:
+                    raise LogReadError.of(name, 1, rules.line_too_long())
+            if not header.endswith(b"\n") or header.count(b"\n") != 1:
+                raise LogReadError.of(name, None, rules.header_frame_holds_more())
+            yield Chunk(header, True)
+        else:
+            for data in _read_frame(handle, start, end, name, complete=True):
+                yield Chunk(data, True)
+        start, index = end, index + 1
+    yield Chunk(b"", True, boundary=True)
+
+
+def split_lines(chunks: Iterable[Chunk], name: str) -> Iterator[Line]:
+    """Yield the lines of a byte stream, never holding more than one line (FMT-5 beyond the cap).
+
+    Each chunk is split in C; a line that runs past the bound is refused before more of it is
+    held. A line is ``framed`` when its newline came from a complete zstd frame.
+    """
+    number, pending, pending_size = 0, list[bytes](), 0  # the pieces of a line that spans chunks
+    for chunk in chunks:
+        if chunk.boundary:
+            if pending:
+                raise LogReadError.of(name, number + 1, rules.frames_end_inside_line())
+            continue
+        data, framed = chunk.data, chunk.framed
+        if b"\n" not in data:
+            pending.append(data)
+            pending_size += len(data)
+        else:
+            lines = data.split(b"\n")
+            if pending:
+                lines[0] = b"".join(pending) + lines[0]
+            tail = lines.pop()
+            for body in lines:
+                number += 1
+                if len(body) > MAX_LINE_BYTES:
+                    raise LogReadError.of(name, number, rules.line_too_long())
+                yield _new_line(Line, (number, body, True, framed))
+            pending, pending_size = ([tail], len(tail)) if tail else ([], 0)
+        if pending_size > MAX_LINE_BYTES:
+            raise LogReadError.of(name, number + 1, rules.line_too_long())
+    if pending:
+        yield _new_line(Line, (number + 1, b"".join(pending), False, False))
