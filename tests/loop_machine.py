@@ -770,31 +770,18 @@ def violated_ids(message: str) -> tuple[str, ...]:
     return ((first.group(1),) if first else ()) + others
 
 
-def _unjudged_requests(world: World, judged: int) -> World:
-    return replace(world, requests=world.requests[judged:])
-
-
-def _unjudged_pairs(world: World, judged: int) -> World:
-    """Keep the requests from the last judged loop request on: REC-3 pairs it with the first new one."""
-    last = max((n for n, r in enumerate(world.requests[:judged]) if r.loop_request), default=judged)
-    return replace(world, requests=world.requests[last:])
-
-
 def _unjudged_marks(world: World, judged: int) -> World:
     return replace(world, trace=world.trace[judged:])
 
 
-# Four properties are a conjunction over items whose verdict is fixed once the item exists: REC-1
-# and REC-2 over requests, REC-3 over pairs of consecutive loop requests, TOK-1 over 'measured'
-# marks. Each item's verdict reads only its session's log up to the item (``log_length``, the
-# boundary, the mark's ``at``), and logs only grow (LOG-4, a contract of ``apply`` checked on every
-# transition). Re-deriving every item after every action costs the square of a run's length (63 %
-# of the run time, shared/reference/toolchain.md §4); the machine judges each item once instead,
-# in the world where it first appears, and ``teardown`` re-checks the whole final world.
+# TOK-1 is a conjunction over 'measured' marks whose verdict is fixed once the mark exists: it reads
+# only its session's log up to the mark's ``at``, and logs only grow (LOG-4, a contract of
+# ``apply`` checked on every transition). Re-deriving every mark after every action costs the square
+# of a run's length (shared/reference/toolchain.md §4); the machine judges each mark once instead,
+# in the world where it first appears, and ``teardown`` re-checks the whole final world. REC-1..3
+# are judged on the whole world each time: they are the conformance fold's findings, folded once
+# per world and per changed session (``properties._fold_findings``).
 INCREMENTAL: dict[str, tuple[Callable[[World, int], World], Callable[[World], int]]] = {
-    "REC-1": (_unjudged_requests, lambda w: len(w.requests)),
-    "REC-2": (_unjudged_requests, lambda w: len(w.requests)),
-    "REC-3": (_unjudged_pairs, lambda w: len(w.requests)),
     "TOK-1": (_unjudged_marks, lambda w: len(w.trace)),
 }
 

@@ -16,7 +16,7 @@ from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import Event
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
 from prefix_model.core.log import Log
-from prefix_model.edge.formats import frames, session_jsonl
+from prefix_model.edge.formats import frames
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
 from prefix_model.edge.formats.persisted_writer import persisted_frames, write_persisted, zstd_frame
 from prefix_model.edge.formats.session_jsonl import LogStream, iter_log_events
@@ -705,7 +705,7 @@ def test_damaged_files_read_or_raise_one_log_read_error(tmp_path: Path, case: tu
     path.write_bytes(data)
     stream = LogStream(path)
     try:
-        plain: list[tuple[int, PlainEvent]] | str = [(n, e._replace(depth=0)) for n, e in stream.plain_events()]
+        plain: list[tuple[int, PlainEvent]] | str = [(n, e._replace(depth=0, spec=None)) for n, e in stream.plain_events()]
     except LogReadError as error:
         plain = str(error)  # CHK-2: the checker's fast lane reads what the spec reads, or fails alike
     try:
@@ -714,7 +714,7 @@ def test_damaged_files_read_or_raise_one_log_read_error(tmp_path: Path, case: tu
         assert "\n" not in str(error) and str(error).startswith(str(path)), str(error)
         assert plain == str(error)
         return
-    assert plain == [(n, from_event(e)._replace(depth=0)) for n, e in read]
+    assert plain == [(n, from_event(e)._replace(depth=0, spec=None)) for n, e in read]
     assert stream.finished and [n for n, _ in read] == sorted(n for n, _ in read)
     assert [e.seq for _, e in read] == list(range(len(read))) == list(range(stream.events_read))
     json_text(freeze([event_to_line(e) for _, e in read]))  # every event writes back

@@ -53,7 +53,7 @@ from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue
 from prefix_model.core.requests import Request, build_request, request_to_json
 from prefix_model.core.surface import check_provenance, check_tool_result_rewrite, replacement_range
 
-__all__ = ["Captured", "InOrder", "StepResult", "LogChecker", "check_events", "captured_request", "findings_of_run"]
+__all__ = ["Captured", "InOrder", "StepResult", "LogChecker", "check_events", "captured_request"]
 
 _STEP_SCOPED = frozenset((ASSISTANT_CHUNK, ASSISTANT_MESSAGE, TOOL_CALL))
 _SURFACE = frozenset(SURFACE_TYPES)
@@ -633,14 +633,3 @@ def captured_request(index: int, request: FrozenMap, turn: int | None = None, st
     fields = thaw(request)
     assert isinstance(fields, dict)
     return Captured(index, index + 1, fields, turn, step)
-
-
-def findings_of_run(
-    events: Iterable[Event],
-    requests: Iterable[tuple[FrozenMap, int, int]],
-    session_id: str | None = None,
-    seed_length: int = 0,
-) -> tuple[Finding, ...]:
-    """Return every finding of the fold over a session's ``events`` and the loop ``requests`` it sent (each with its turn and step)."""
-    captured = (captured_request(index, request, turn, step) for index, (request, turn, step) in enumerate(requests))
-    return tuple(check_events(enumerate(events, 1), captured, session_id, seed_length).findings)

@@ -32,6 +32,7 @@ class PlainEvent(NamedTuple):
     surface_op: SurfaceOp | None = None
     source_event_seqs: tuple[int, ...] | None = None
     depth: int = MAX_DEPTH
+    spec: Event | None = None  # the spec event it was thawed from, if any: freezing it again would only rebuild it
 
     def field(self, name: str) -> object:
         """Return ``data[name]``, or ``None`` when data is not an object or lacks the key."""
@@ -72,10 +73,12 @@ Known = tuple[str, list[object]]
 def from_event(event: Event) -> PlainEvent:
     """Return the plain form of a spec event (its data thawed)."""
     data = thaw(event.data)
-    return PlainEvent(event.type, event.seq, event.time, data, event.surface_op, event.source_event_seqs, 1 + depth(data))
+    return PlainEvent(event.type, event.seq, event.time, data, event.surface_op, event.source_event_seqs, 1 + depth(data), event)
 
 
 def to_event(event: PlainEvent) -> Event:
     """Return the spec event of a plain one (its data frozen, keys in JavaScript order)."""
+    if event.spec is not None:
+        return event.spec
     data: JsonValue = freeze(event.data)
     return Event(event.type, event.seq, event.time, data, event.surface_op, event.source_event_seqs)

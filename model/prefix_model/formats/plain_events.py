@@ -68,6 +68,6 @@ def plain_event(value: object, depth: int) -> PlainEvent | None:
         if type(raw) is not list or (raw and not (set(map(type, raw)) == _INT and min(raw) >= 0 and max(raw) <= MAX_SAFE_INTEGER)):
             return None  # (the check in C: this runs for every surface event, over every source seq)
         sources = tuple(raw)
-    return _new(PlainEvent, (kind, seq, time, data, op, sources, depth))
+    return _new(PlainEvent, (kind, seq, time, data, op, sources, depth, None))
 
 

@@ -285,7 +285,7 @@ def plain_row_events(value: dict[str, object], expected_seq: int) -> list[PlainE
         if not 0 <= time <= MAX_SAFE_INTEGER:
             return None
         chunk = _member_chunk(kind, data, member)
-        events.append(_new_event(PlainEvent, (ASSISTANT_CHUNK, seq0 + k, time, {"turn": turn, "step": step, "chunk": chunk}, None, None, 3)))
+        events.append(_new_event(PlainEvent, (ASSISTANT_CHUNK, seq0 + k, time, {"turn": turn, "step": step, "chunk": chunk}, None, None, 3, None)))
     if seq0 + len(members) - 1 > MAX_SAFE_INTEGER or any(abs(g) > MAX_SAFE_INTEGER for g in gaps):
         return None
     return events

@@ -12,14 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from prefix_model.conformance.fold import findings_of_run
+from prefix_model.conformance.findings import Finding
+from prefix_model.conformance.fold import Captured, captured_request, check_events
+from prefix_model.conformance.plain import PlainEvent, from_event
 from prefix_model.core.derive import derive_messages
-from prefix_model.core.events import STEP_START
+from prefix_model.core.events import STEP_START, Event
 from prefix_model.core.headers import INITIAL, RESUME, fold_request_header, header_of
 from prefix_model.core.json_values import json_text
 from prefix_model.core.requests import boundary_log, request_to_json
 from prefix_model.loop.meter import estimate_header, measure, surface_tokens
-from prefix_model.loop.world import Mark, SentRequest, World
+from prefix_model.loop.world import Mark, SentRequest, Session, World
 
 __all__ = ["Violation", "PROPERTIES", "check_all"]
 
@@ -191,22 +193,67 @@ def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
 # --- what the log and the requests show: the conformance fold finds nothing (§14) ---
 
 
-_fold_cache: list[tuple[World, dict[str, tuple[Violation, ...]]]] = []  # the last world folded, by identity
+# The machines check every property after every action, over worlds that share almost all of their
+# events and requests with the world before: the fold's inputs are converted once per object, and a
+# session whose log and requests did not change is not folded again. Caches only: no verdict
+# depends on them.
+_plain: dict[int, tuple[Event, PlainEvent]] = {}  # id(event) -> the event (kept alive) and its plain form
+_captured: dict[tuple[int, int], tuple[SentRequest, Captured]] = {}
+_session_folds: dict[tuple[int, tuple[int, ...]], tuple[tuple[Event, ...], tuple[SentRequest, ...], tuple[Finding, ...]]] = {}
+_world_folds: list[tuple[World, dict[str, tuple[Violation, ...]]]] = []  # the last world folded, by identity
+_CACHE_LIMIT = 200_000
+
+
+def _plain_of(event: Event) -> PlainEvent:
+    hit = _plain.get(id(event))
+    if hit is not None and hit[0] is event:
+        return hit[1]
+    if len(_plain) > _CACHE_LIMIT:
+        _plain.clear()
+    plain = from_event(event)
+    _plain[id(event)] = (event, plain)
+    return plain
+
+
+def _captured_of(index: int, sent: SentRequest) -> Captured:
+    hit = _captured.get((id(sent), index))
+    if hit is not None and hit[0] is sent:
+        return hit[1]
+    if len(_captured) > _CACHE_LIMIT:
+        _captured.clear()
+    request = captured_request(index, request_to_json(sent.request), sent.turn, sent.step)
+    _captured[(id(sent), index)] = (sent, request)
+    return request
+
+
+def _session_findings(world: World, session: Session) -> tuple[Finding, ...]:
+    """Return what the fold finds over ``session``'s log and the loop requests its instances sent."""
+    sent = tuple(r for r in _loop_requests(world) if r.session_id == session.id)
+    events = session.log.events
+    key = (id(events), tuple(id(r) for r in sent))
+    hit = _session_folds.get(key)
+    if hit is not None and hit[0] is events and all(a is b for a, b in zip(hit[1], sent)):
+        return hit[2]
+    if len(_session_folds) > 64:
+        _session_folds.clear()
+    seed = session.lineage.seed_length if session.lineage is not None else 0
+    checker = check_events(((n, _plain_of(e)) for n, e in enumerate(events, 1)), [_captured_of(k, r) for k, r in enumerate(sent)], session.id, seed)
+    found = tuple(checker.findings)
+    _session_folds[key] = (events, sent, found)
+    return found
 
 
 def _fold_findings(world: World) -> dict[str, tuple[Violation, ...]]:
     """Return, per rule, what the conformance fold finds over each session's log and the loop requests it sent."""
-    if _fold_cache and _fold_cache[0][0] is world:
-        return _fold_cache[0][1]
+    if _world_folds and _world_folds[0][0] is world:
+        return _world_folds[0][1]
     found: dict[str, list[Violation]] = {}
     for session in world.sessions:
-        sent = [(request_to_json(r.request), r.turn, r.step) for r in _loop_requests(world) if r.session_id == session.id]
-        seed = session.lineage.seed_length if session.lineage is not None else 0
-        for finding in findings_of_run(session.log.events, sent, session.id, seed):
+        for finding in _session_findings(world, session):
             rule = "REC-1" if finding.rule.startswith("MATCH-") else finding.rule  # a request the log cannot place is not reconstructible
             found.setdefault(rule, []).append(Violation(rule, f"session {session.id}: {finding}"))
     result = {rule: tuple(violations) for rule, violations in found.items()}
-    _fold_cache[:] = [(world, result)]
+    _world_folds[:] = [(world, result)]
     return result
 
 
