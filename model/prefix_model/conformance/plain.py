@@ -32,7 +32,7 @@ class PlainEvent(NamedTuple):
     surface_op: SurfaceOp | None = None
     source_event_seqs: tuple[int, ...] | None = None
     depth: int = MAX_DEPTH
-    spec: Event | None = None  # the spec event it was thawed from, if any: freezing it again would only rebuild it
+    spec: tuple[Event, object] | None = None  # (the spec event, its thawed data) of ``from_event``: freezing again would rebuild it
 
     def field(self, name: str) -> object:
         """Return ``data[name]``, or ``None`` when data is not an object or lacks the key."""
@@ -73,12 +73,18 @@ Known = tuple[str, list[object]]
 def from_event(event: Event) -> PlainEvent:
     """Return the plain form of a spec event (its data thawed)."""
     data = thaw(event.data)
-    return PlainEvent(event.type, event.seq, event.time, data, event.surface_op, event.source_event_seqs, 1 + depth(data), event)
+    return PlainEvent(event.type, event.seq, event.time, data, event.surface_op, event.source_event_seqs, 1 + depth(data), (event, data))
+
+
+def _unchanged(event: PlainEvent, spec: Event, data: object) -> bool:
+    """Return whether ``event`` is still what ``from_event(spec)`` made, not a ``_replace``-d copy (its data: the very object)."""
+    return (event.data is data and event.type == spec.type and event.seq == spec.seq and event.time == spec.time
+            and event.surface_op == spec.surface_op and event.source_event_seqs == spec.source_event_seqs)  # fmt: skip
 
 
 def to_event(event: PlainEvent) -> Event:
     """Return the spec event of a plain one (its data frozen, keys in JavaScript order)."""
-    if event.spec is not None:
-        return event.spec
+    if event.spec is not None and _unchanged(event, *event.spec):
+        return event.spec[0]
     data: JsonValue = freeze(event.data)
     return Event(event.type, event.seq, event.time, data, event.surface_op, event.source_event_seqs)
