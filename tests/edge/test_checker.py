@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -243,6 +244,23 @@ def test_engine_reports_enclosure_and_matching_findings() -> None:
     assert "ENC-2" in {f.rule for f in check_events(without_step).findings}
     ghost = captured_request(0, request_to_json(world.requests[-1].request), 9, 9)
     assert [f.rule for f in check_events(((e.seq + 1, e) for e in events), (ghost,)).findings] == ["MATCH-1"]
+
+
+@pytest.mark.spec("REC-1", "MATCH-2")
+def test_a_request_where_no_header_is_in_force_cannot_be_reconstructed() -> None:
+    """The log holds no request/header before the step: its request is a REC-1 finding, named or not."""
+    world = run_witness(HARNESS)
+    sent = next(r for r in world.requests if r.loop_request and r.session_id == "s1")
+    events = world.session("s1").log.events
+    kept = [e for e in events if e.type != "request/header"]
+    headerless = tuple((n + 1, replace(e, seq=n)) for n, e in enumerate(kept))  # renumbered: no LOG-2 gap
+    named = captured_request(0, request_to_json(sent.request), sent.turn, sent.step)
+    unnamed = captured_request(0, request_to_json(sent.request))
+    for request in (named, unnamed):
+        found = [f for f in check_events(headerless, (request,), "s1").findings if f.rule.startswith(("REC", "MATCH"))]
+        assert [(f.rule, f.request) for f in found] == [("REC-1", 0)], found
+    # With the headers in place the same request conforms: the finding is the missing header's.
+    assert not [f for f in check_events(((e.seq + 1, e) for e in events), (named,), "s1").findings if f.rule.startswith("REC")]
 
 
 
