@@ -13,8 +13,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from prefix_model.conformance.plain import PlainEvent
-from prefix_model.core.contracts import Rejection
+import icontract
+from prefix_model.conformance.plain import PlainEvent, to_event
+from prefix_model.core.contracts import ENABLED, Rejection
 from prefix_model.core.events import (
     ASSISTANT_CHUNK,
     LEGACY_HEADER_DELTA,
@@ -24,7 +25,7 @@ from prefix_model.core.events import (
     check_event,
     is_safe_seq,
 )
-from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, json_text
+from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze, json_text
 from prefix_model.formats.event_lines import event_to_line
 
 __all__ = [
@@ -254,6 +255,14 @@ def _plain_number(value: object) -> bool:
 _new_event = tuple.__new__  # not PlainEvent(...): a named tuple's __new__ is a Python call per member
 
 
+def _row_agrees(value: dict[str, object], events: list[PlainEvent]) -> bool:
+    """Return whether ``expand_chunk_row`` reads the row ``value`` as exactly ``events``."""
+    spec = expand_chunk_row(freeze(value))  # type: ignore[arg-type]  # a plain row: an object
+    texts = [event_to_line(to_event(e)) for e in events]
+    return not isinstance(spec, Rejection) and [event_to_line(e) for e in spec] == texts
+
+
+@icontract.ensure(lambda value, result: result is None or _row_agrees(value, result), "a row the plain lane expands is one expand_chunk_row expands alike", enabled=ENABLED)
 def plain_row_events(value: dict[str, object], expected_seq: int) -> list[PlainEvent] | None:
     """Return the chunk events of a plain packed row starting at ``expected_seq`` when ``expand_chunk_row``
     would return them unchanged and every member time is valid (LOG-3); else None: the spec's path decides.

@@ -20,9 +20,11 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import icontract
+
 from prefix_model.conformance.fold import Captured
 from prefix_model.conformance.plain import Known, Spans
-from prefix_model.core.contracts import RejectedError, Rejection
+from prefix_model.core.contracts import ENABLED, RejectedError, Rejection
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, thaw
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.formats import rules
@@ -257,6 +259,11 @@ def _wrapped_ok(value: dict[str, object], messages: bool) -> bool:
     return request.keys() <= _REQUEST_KEYS and _request_ok(request, messages)
 
 
+@icontract.ensure(
+    lambda value, messages, result: not result or not messages or _schema_error(value) is None,
+    "a capture line the mirror vouches for is one the schema accepts",
+    enabled=ENABLED,
+)
 def capture_shape_ok(value: object, messages: bool = True) -> bool:
     """Return True only if ``value`` fits spec/schema/capture.schema.json (a mirror of it, for speed).
 
