@@ -220,3 +220,16 @@ def test_check_reads_standard_input_from_a_fifo_whose_writer_has_closed(tmp_path
         writer.join(timeout=60)  # the writer has written everything and closed before the check starts
         result = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-"], stdin=reading, capture_output=True, timeout=60)
     assert result.returncode == 0 and b"conforms" in result.stdout, result.stderr
+
+
+@pytest.mark.spec("CHK-2")
+def test_the_installed_command_runs_without_contracts_unless_the_environment_asks() -> None:
+    """Production is the contracts-off lane (``edge/launch.py``); the same verdict either way, ``python -m`` keeps them on."""
+    code = ("import sys\nfrom prefix_model.edge import launch\nsys.argv = ['prefix-model', 'check', '--example']\n"
+            "status = launch.main()\nfrom prefix_model.core.contracts import ENABLED\nprint('contracts', ENABLED)\nsys.exit(status)")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "PREFIX_MODEL_CONTRACTS"}
+    off = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    on = subprocess.run([sys.executable, "-c", code], env=env | {"PREFIX_MODEL_CONTRACTS": "1"}, capture_output=True, text=True, timeout=60)
+    assert (off.returncode, on.returncode) == (0, 0), off.stderr + on.stderr
+    assert off.stdout.splitlines()[-1] == "contracts False" and on.stdout.splitlines()[-1] == "contracts True"
+    assert off.stdout.splitlines()[:-1] == on.stdout.splitlines()[:-1]  # the same report

@@ -1,8 +1,9 @@
 """The one switch for icontract checking, and the rejection value every rule returns.
 
-Contracts are on by default, in every test. A performance path turns them off for the whole
-process with ``PREFIX_MODEL_CONTRACTS=0`` in the environment before import; never with
-``python -O``, which also strips the asserts of helper modules (toolchain.md §3).
+Contracts are on by default, in every test. The installed ``prefix-model`` command turns them off
+(``edge/launch.py``) unless the environment sets the switch; any process can, with
+``PREFIX_MODEL_CONTRACTS=0`` in the environment before import — never with ``python -O``, which
+also strips the asserts of helper modules (toolchain.md §3).
 """
 
 from __future__ import annotations
