@@ -162,7 +162,7 @@ def iter_capture(path: str | Path) -> Iterator[CapturedRequest]:
     for index, body in _bodies(path):
         value = _parse(body)
         if isinstance(value, Rejection):
-            raise LogReadError(str(path), index + 1, value.rule, value.reason)
+            raise LogReadError.of(str(path), index + 1, value)
         yield _captured(index, index + 1, value)
 
 
@@ -293,7 +293,7 @@ def _plain_captured(index: int, line: int, value: dict[str, object], shallow: bo
 def line_error(path: str, line: int, text: str) -> LogReadError | None:
     """Return the error the spec's path reports for a capture line, if any (the exact CAP-1 wording)."""
     value = _parse(text.encode("utf-8"))
-    return LogReadError(path, line, value.rule, value.reason) if isinstance(value, Rejection) else None
+    return LogReadError.of(path, line, value) if isinstance(value, Rejection) else None
 
 
 @dataclass(slots=True)
@@ -345,7 +345,7 @@ def iter_plain_capture(path: str | Path, known: Callable[[], Known | None] | Non
         if checked and not (isinstance(value, dict) and _schema_error(value) is None):
             frozen = _parse(body)  # the spec's path: the exact value, or the exact error
             if isinstance(frozen, Rejection):
-                raise LogReadError(str(path), index + 1, frozen.rule, frozen.reason)
+                raise LogReadError.of(str(path), index + 1, frozen)
             value, shallow, spans = thaw(frozen), True, {}
         assert isinstance(value, dict)
         yield _plain_captured(index, index + 1, value, shallow, text, spans, checked)

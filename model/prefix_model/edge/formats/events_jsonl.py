@@ -51,14 +51,14 @@ def read_log_lines(lines: Iterable[bytes], path: str) -> Log:
             raise LogReadError.of(path, number, rules.persisted_header_in_memory_form())
         event = parsed if isinstance(parsed, Rejection) else parse_event(parsed)
         if isinstance(event, Rejection):
-            raise LogReadError(path, number, event.rule, event.reason)
+            raise LogReadError.of(path, number, event)
         events.append(event)
     if not events:
         raise LogReadError.of(path, 1, rules.no_event())
     log = seed_log(tuple(events))
     if isinstance(log, Rejection):
         line = None if log.seq is None else log.seq + 1  # seq = index, so event seq N is line N + 1
-        raise LogReadError(path, line, log.rule, log.reason)
+        raise LogReadError.of(path, line, log)
     return log
 
 

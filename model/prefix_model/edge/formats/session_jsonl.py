@@ -126,10 +126,10 @@ class LogStream:
             with open(self.path, "rb") as handle:
                 first = next(self._lines(handle), None)
                 if first is None:
-                    raise self._fail_with(None, rules.empty_file())
+                    raise self._fail(None, rules.empty_file())
                 self._detect_form(first)
         except OSError as error:
-            raise self._fail_with(None, rules.unreadable(error.strerror or str(error))) from None
+            raise self._fail(None, rules.unreadable(error.strerror or str(error))) from None
         return self.header
 
     def session_id(self) -> str | None:
@@ -148,14 +148,11 @@ class LogStream:
         if self._is_header(first):
             self.form = PERSISTED
         elif self.compressed:
-            raise self._fail_with(1, rules.zstd_without_header_frame())
+            raise self._fail(1, rules.zstd_without_header_frame())
         else:
             self.form = MEMORY
 
-    def _fail(self, line: int | None, rule: str, reason: str) -> LogReadError:
-        return LogReadError(self.name, line, rule, reason)
-
-    def _fail_with(self, line: int | None, rejection: Rejection) -> LogReadError:
+    def _fail(self, line: int | None, rejection: Rejection) -> LogReadError:
         return LogReadError.of(self.name, line, rejection)
 
     def _read(self, plain: bool) -> Iterator[tuple[int, Event | PlainEvent]]:
@@ -164,45 +161,45 @@ class LogStream:
                 lines = self._lines(handle)
                 first = next(lines, None)
                 if first is None:
-                    raise self._fail_with(None, rules.empty_file())
+                    raise self._fail(None, rules.empty_file())
                 self._detect_form(first)
                 if self.form == PERSISTED:
                     yield from self._persisted(first, lines, plain)
                 else:
                     yield from self._memory(first, lines, plain)
         except OSError as error:
-            raise self._fail_with(None, rules.unreadable(error.strerror or str(error))) from None
+            raise self._fail(None, rules.unreadable(error.strerror or str(error))) from None
         except RecursionError:  # a hostile line in a scan that does not freeze values
-            raise self._fail_with(None, rules.too_deep()) from None
+            raise self._fail(None, rules.too_deep()) from None
         self.finished = True
 
     def _text(self, line: Line) -> str:
         try:
             return line.raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise self._fail_with(line.number, rules.not_utf8(error.reason, error.start)) from None
+            raise self._fail(line.number, rules.not_utf8(error.reason, error.start)) from None
 
     def _is_header(self, first: Line) -> bool:
         text = self._text(first)
         try:
             loose = _loose_parse(text)
         except RecursionError:
-            raise self._fail_with(1, rules.too_deep()) from None
+            raise self._fail(1, rules.too_deep()) from None
         if not (isinstance(loose, dict) and loose.get("type") == "session"):
             return False
         if not first.terminated:
-            raise self._fail_with(1, rules.header_without_newline())
+            raise self._fail(1, rules.header_without_newline())
         value = parse_json_line(text)
         header = value if isinstance(value, Rejection) else parse_header_line(value)
         if isinstance(header, Rejection):
-            raise self._fail_with(1, rules.unusable_header(header.reason))
+            raise self._fail(1, rules.unusable_header(header.reason))
         self.header = header
         return True
 
     def _emit(self, number: int, event: Event, plain: bool) -> tuple[int, Event | PlainEvent]:
         legacy = legacy_rejection(event)
         if legacy is not None:
-            raise self._fail(number, legacy.rule, legacy.reason)
+            raise self._fail(number, legacy)
         self.events_read += 1
         return number, from_event(event) if plain else event
 
@@ -247,15 +244,15 @@ class LogStream:
                         continue
             text = self._text(line)
             if not text.strip():
-                raise self._fail_with(line.number, rules.empty_line())
+                raise self._fail(line.number, rules.empty_line())
             value = parse_json_line(text)
             if isinstance(value, FrozenMap) and value.get("type") in ROW_TYPES:
-                raise self._fail_with(line.number, rules.row_outside_persisted())
+                raise self._fail(line.number, rules.row_outside_persisted())
             event = value if isinstance(value, Rejection) else parse_event(value)
             if isinstance(event, Rejection):
-                raise self._fail(line.number, event.rule, event.reason)
+                raise self._fail(line.number, event)
             if event.seq != self.events_read:
-                raise self._fail_with(line.number, seq_gap(event.seq, self.events_read))
+                raise self._fail(line.number, seq_gap(event.seq, self.events_read))
             yield self._emit(line.number, event, plain)
 
     # -- the persisted form: the torn-tail rule (FMT-7) -----------------------------------------
@@ -272,7 +269,7 @@ class LogStream:
         if isinstance(value, Rejection):
             if rules.is_syntax_error(value):
                 return _Hole(value.reason if text.strip() else "empty line")
-            raise self._fail(line.number, value.rule, value.reason)
+            raise self._fail(line.number, value)
         expected = self.events_read
         if isinstance(value, FrozenMap) and value.get("type") in ROW_TYPES:
             events = expand_chunk_row(value)
@@ -282,7 +279,7 @@ class LogStream:
                 return _Hole(f"seq gap: expected {expected}, the row starts at {events[0].seq}")
             for event in events:
                 if not is_safe_seq(event.time):
-                    raise self._fail_with(line.number, packed_member_time(event.seq, event.time))
+                    raise self._fail(line.number, packed_member_time(event.seq, event.time))
             return events
         if not isinstance(value, FrozenMap) or "seq" not in value:
             return _Hole(f"seq gap: expected {expected}, the line has no seq")
@@ -291,7 +288,7 @@ class LogStream:
             return _Hole(f"seq gap: expected {expected}, got {json_text(seq)}", value.get("type") == TURN_END)
         parsed = parse_event(value)
         if isinstance(parsed, Rejection):
-            raise self._fail(line.number, parsed.rule, parsed.reason)
+            raise self._fail(line.number, parsed)
         return (parsed,)
 
     def _persisted(self, header: Line, lines: Iterator[Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent]]:
@@ -320,9 +317,9 @@ class LogStream:
         later = hole_line.number if hole.is_turn_end else _first_turn_end(rest, self.name)
         if later is not None:
             where = "the line itself is" if later == hole_line.number else f"line {later} is"
-            raise self._fail_with(hole_line.number, rules.corrupt_committed_region(hole.reason, where))
+            raise self._fail(hole_line.number, rules.corrupt_committed_region(hole.reason, where))
         if self.compressed and hole_line.framed:
-            raise self._fail_with(hole_line.number, rules.torn_record_in_frame(hole.reason))
+            raise self._fail(hole_line.number, rules.torn_record_in_frame(hole.reason))
         self.torn_tail = TornTail(hole_line.number, hole.reason)
 
 
