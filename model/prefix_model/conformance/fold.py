@@ -1,7 +1,7 @@
 """Spec §14 — conformance as a fold: one pass over a log, its captured requests compared as they come.
 
-``LogChecker.step(line, event)`` folds one event and returns what it finds; ``finish`` ends the
-log. Its arms follow the spec: the envelope and the record rules of §2 and §5 (LOG-*, HDR-*,
+``LogChecker.feed(line, event)`` folds one event and adds what it finds to ``findings``;
+``finish`` ends the log. Its arms follow the spec: the envelope and the record rules of §2 and §5 (LOG-*, HDR-*,
 PFX-6, CMP-1, as ``check_event``/``check_header_event`` and the record arm state them), the
 enclosure of turns and steps (ENC-1..3), the surface (§3, the core's own
 ``replacement_range``/``check_provenance``/``check_tool_result_rewrite``), then each step's
@@ -236,12 +236,6 @@ class LogChecker:
         self.findings.append(Finding(rule, message, seq=seq, line=line, **more))  # type: ignore[arg-type]
 
     # --- the pass ---
-
-    def step(self, line: int, event: PlainEvent) -> tuple[Finding, ...]:
-        """Fold one event (``line`` is where the log holds it) and return what it finds: the fold's transition."""
-        before = len(self.findings)
-        self.feed(line, event)
-        return tuple(self.findings[before:])
 
     def feed(self, line: int, event: PlainEvent) -> None:
         """Check one event at its place in the log and fold it, accumulating the findings in ``findings``."""
