@@ -4,6 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HYPOTHESIS_PROFILE ?= ci
+# pytest processes for `make unit` (pytest-xdist); every run is derandomized, so the split does not change a verdict
+TEST_WORKERS ?= 2
 export HYPOTHESIS_PROFILE
 
 .PHONY: setup run test typecheck unit proofs proofs-deep bench thorough conform-harness clean
@@ -30,7 +32,7 @@ typecheck: setup
 	$(BIN)/mypy --strict model tests proofs bench
 
 unit: setup
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS)
 
 ## proofs: CrossHair at a budget of paths per condition: the same verdict on a busy or an idle machine
 proofs: setup
@@ -42,7 +44,7 @@ proofs-deep: setup
 
 ## thorough: the loop machine, and the faulty variants through it (shrunk), with the long Hypothesis profile
 thorough: setup
-	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest tests/loop/test_loop_stateful.py tests/loop/test_variants_machine.py tests/loop/test_loop.py tests/loop/test_properties.py
+	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -n $(TEST_WORKERS) tests/loop/test_loop_stateful.py tests/loop/test_variants_machine.py tests/loop/test_loop.py tests/loop/test_properties.py
 
 ## bench: check throughput against json.loads and its growth with size (not a test; prints figures)
 bench: setup
