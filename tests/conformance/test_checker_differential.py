@@ -45,7 +45,7 @@ def engine_verdicts(world: World, rule: str) -> set[int]:
         mine = [(n, r) for n, r in enumerate(loop) if r.session_id == session.id]
         captured = tuple(captured_request(k, request_to_json(r.request), r.turn, r.step) for k, (_, r) in enumerate(mine))
         checker = check_events(((e.seq + 1, e) for e in session.log.events), captured, session.id)
-        flagged |= {mine[f.request][0] for f in checker.findings if f.rule == rule and f.request is not None}
+        flagged |= {mine[f.request][0] for f in checker.findings if rule in f.rules and f.request is not None}
     return flagged
 
 

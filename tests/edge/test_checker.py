@@ -73,7 +73,7 @@ def found(world: World, folder: Path, form: str, with_turns: bool = True) -> set
     for session in world.sessions:
         log, capture = write_session(world, session.id, folder, form, with_turns)
         report = check_log(log, capture, session.id if form == "memory" else None)
-        rules |= {f.rule for f in report.findings}
+        rules |= {rule for f in report.findings for rule in f.rules}  # each defect with what it implies
     return rules
 
 
@@ -112,7 +112,7 @@ def test_check_rejects_each_variant_it_can_see_with_its_ids(variant: object, tmp
     assert (variant.name in UNSEEN) == (not rules)
 
 
-@pytest.mark.spec("CLI-6", "REC-1")
+@pytest.mark.spec("CLI-6", "REC-1", "CHK-3")
 def test_check_cli_on_the_real_log_and_a_tampered_capture(tmp_path: Path) -> None:
     if not REAL_LOG_DIR.exists():
         pytest.skip(f"the shared reference log is absent: {REAL_LOG_DIR}")
@@ -129,8 +129,11 @@ def test_check_cli_on_the_real_log_and_a_tampered_capture(tmp_path: Path) -> Non
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     assert bad.returncode == 1
     report = json.loads(bad.stdout)
+    assert len(report["findings"]) == 1  # one defect: REC-1, implying REC-2 and REC-3 (CHK-3)
     first = report["findings"][0]
     assert (first["rule"], first["request"], first["path"], first["file"]) == ("REC-1", 1, "/messages/0", str(tampered))
+    assert (first["implies"], first["logFile"], first["turn"], first["step"]) == (["REC-2", "REC-3"], str(events), 1, 2)
+    assert first["expectedFrom"] == first["headerSeq"] and first["logLine"] == first["seq"] + 1
     # The first differing message, whole and as JSON: the prefix message expected, the prompt found.
     assert first["expected"] == json.loads(lines[1])["request"]["messages"][0] and first["actual"] == second["request"]["messages"][0]
     assert "tool catalog v1" in json.dumps(first["expected"]) and first["line"] == 2

@@ -28,11 +28,17 @@ NO_VALUE, MISSING = Marker("NO_VALUE"), Marker("MISSING")
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One violated requirement, located by event seq and line, or by captured request.
+    """One defect: the strongest requirement it breaks, where, and expected vs actual.
 
     ``path`` is an RFC 6901 JSON Pointer into the request (``/messages/3``); ``expected`` and
     ``actual`` are the values there, whole (the text form shortens them; ``MISSING`` when one side
-    has no element there, ``NO_VALUE`` when the finding compares no values).
+    has no element there, ``NO_VALUE`` when the finding compares no values). ``implies`` names the
+    other requirements the same defect breaks (a dropped prefix message breaks REC-1, hence REC-2,
+    and the extension of the instance's requests, REC-3): one defect, one finding.
+
+    For a request, ``line`` is the capture's; ``seq`` and ``log_line`` place the step that sent
+    it in the log (turn ``turn``, step ``step``), ``header_seq`` is the request/header snapshot in
+    force, and ``expected_from`` the seq of the event the expected value at ``path`` comes from.
     """
 
     rule: str
@@ -43,27 +49,62 @@ class Finding:
     path: str | None = None
     expected: JsonValue | Marker = NO_VALUE
     actual: JsonValue | Marker = NO_VALUE
+    implies: tuple[str, ...] = ()
+    turn: int | None = None
+    step: int | None = None
+    log_line: int | None = None
+    header_seq: int | None = None
+    expected_from: int | None = None
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """Return every requirement the defect breaks: its own first, then those it implies."""
+        return (self.rule, *self.implies)
 
     def as_json(self) -> dict[str, object]:
         """Return the finding as JSON: absent locations left out, values whole, ``null`` for a missing side."""
         fields: dict[str, object] = {"rule": self.rule, "status": "violated", "message": self.message, "seq": self.seq, "line": self.line,
-                                     "request": self.request, "path": self.path}  # fmt: skip
+                                     "request": self.request, "turn": self.turn, "step": self.step, "logLine": self.log_line,
+                                     "headerSeq": self.header_seq, "path": self.path, "expectedFrom": self.expected_from}  # fmt: skip
         shown = {k: v for k, v in fields.items() if v is not None}
         for key, value in (("expected", self.expected), ("actual", self.actual)):
             if value is not NO_VALUE:
                 shown[key] = None if value is MISSING else thaw(value)  # type: ignore[arg-type]
+        if self.implies:
+            shown["implies"] = list(self.implies)
         return shown
 
+    def describe(self, log: str = "log", capture: str = "capture") -> str:
+        """Return the finding as text, its places named in the files ``log`` and ``capture``."""
+        if self.request is not None:
+            places = [f"request {self.request}" + (f": {capture} line {self.line}" if self.line is not None else "")]
+            if self.turn is not None:
+                at = _place(log, self.log_line, self.seq)
+                places.append(f"turn {self.turn} step {self.step}" + (f": {at}" if at else ""))
+            elif self.seq is not None:
+                places.append(_place(log, None, self.seq))
+            if self.header_seq is not None:
+                places.append(f"header seq {self.header_seq}")
+        else:
+            places = [at] if (at := _place(log, self.line, self.seq)) else []
+        implied = f" (also breaks {', '.join(self.implies)})" if self.implies else ""
+        text = f"{self.rule} [{' | '.join(places)}] {self.message}{implied}"
+        where = f"at {self.path}: " if self.path is not None else ""
+        if self.expected is not NO_VALUE or self.actual is not NO_VALUE:
+            origin = f"  (from seq {self.expected_from})" if self.expected_from is not None else ""
+            text += f"\n    {where}expected {_text(self.expected)}{origin}\n    {' ' * len(where)}actual   {_text(self.actual)}"
+        elif where:
+            text += f"\n    {where[:-2]}"
+        return text
+
     def __str__(self) -> str:
-        where = ", ".join(
-            part for part in (
-                f"seq {self.seq}" if self.seq is not None else "", f"line {self.line}" if self.line is not None else "",
-                f"request {self.request}" if self.request is not None else "", self.path or "",
-            ) if part
-        )  # fmt: skip
-        compared = self.expected is not NO_VALUE or self.actual is not NO_VALUE
-        diff = f"\n    expected {_text(self.expected)}\n    actual   {_text(self.actual)}" if compared else ""
-        return f"{self.rule} [{where}] {self.message}{diff}"
+        return self.describe()
+
+
+def _place(file: str, line: int | None, seq: int | None) -> str:
+    parts = [f"line {line}" if line is not None else "", f"seq {seq}" if seq is not None else ""]
+    shown = ", ".join(p for p in parts if p)
+    return f"{file} {shown}" if shown else ""
 
 
 def _text(value: JsonValue | Marker) -> str:

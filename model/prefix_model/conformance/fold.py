@@ -20,8 +20,9 @@ text passes without being frozen; any other is frozen and compared field by fiel
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import NamedTuple
+import itertools
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
 
 import icontract
 
@@ -128,6 +129,7 @@ class StepResult:
     instance: int
     boundary_nodes: int
     dispatched: bool | None = None  # True: a header or chunk proves it; None: cannot tell
+    start_line: int | None = None  # the log line of its step/start
 
 
 @dataclass(slots=True)
@@ -164,6 +166,7 @@ class _Previous:
     header: EpochHeader
     generation: int
     exact: bool  # it equals the request the log expects
+    finding: int | None  # the index of its messages finding (REC-1) in ``findings``, if it has one
 
 
 class _CaptureQueue:
@@ -213,6 +216,7 @@ class LogChecker:
     _odd_nodes: int = 0  # live nodes whose message's content is no array (LOG-15 was reported)
     _generation: int = 0
     _header: EpochHeader | None = None
+    _header_seq: int | None = None  # the seq of the snapshot that made ``_header``
     _expected: _Expectation | None = None
     _anchor_prefix: str | None = None
     _anchor_value: JsonValue = ()  # the anchor's prefix itself, for the finding
@@ -263,7 +267,7 @@ class LogChecker:
         elif kind in _SURFACE:
             self._surface(line, event)
         if kind in _STEP_EDGES:
-            self._step_events(event)
+            self._step_events(line, event)
 
     @icontract.ensure(
         lambda self, event, result: not result or (envelope_ok(event) and check_event(to_event(event), self.events - 1) is None),
@@ -342,7 +346,7 @@ class LogChecker:
             self._anchor_prefix, self._anchor_value = prefix, header.message_prefix or ()
             self._instances += 1
             self._previous.clear()  # no later step belongs to an earlier instance: keep one request, not one per instance
-        self._header = header
+        self._header, self._header_seq = header, event.seq
         self._expected = _expectation(header, event.depth)
         if self._open_step is not None:
             self._open_step.header_seen = True
@@ -400,13 +404,13 @@ class LogChecker:
 
     # --- steps and their requests ---
 
-    def _step_events(self, event: PlainEvent) -> None:
+    def _step_events(self, line: int, event: PlainEvent) -> None:
         kind = event.type
         if kind == STEP_START:
             self._resolve_open()
             turn, step = event.field("turn"), event.field("step")
             result = StepResult(turn if isinstance(turn, int) else -1, step if isinstance(step, int) else -1,
-                                event.seq, self._instances, len(self._nodes))  # fmt: skip
+                                event.seq, self._instances, len(self._nodes), start_line=line)  # fmt: skip
             self.steps += 1
             self._open_step = _Open(result)
         elif kind == ASSISTANT_CHUNK and self._open_step is not None:
@@ -507,72 +511,104 @@ class LogChecker:
                 return False
         return request.same("messages", self._messages_head(expected, result.boundary_nodes) + "]")
 
+    def _where(self, result: StepResult, request: Captured) -> dict[str, Any]:
+        """Return a request finding's places: the capture's request and line, the step that sent it, the header in force."""
+        return {"request": request.index, "line": request.line, "seq": result.start_seq, "turn": result.turn, "step": result.step,
+                "log_line": result.start_line, "header_seq": self._header_seq}  # fmt: skip
+
     def _compare(self, result: StepResult, request: Captured) -> None:
         self.requests_checked += 1
         if self._header is None:
             request.read_whole()
             self.findings.append(Finding("REC-1", "no request/header is in force at this step: the request cannot be reconstructed from the log",
-                                         request=request.index, seq=result.start_seq, line=request.line))  # fmt: skip
+                                         implies=("REC-2",), **self._where(result, request)))
             return
         exact = self._is_expected(result, request)
         assert self._expected is not None
         if not (exact and self._odd_nodes == 0 and request.shape_ok(self._expected.prefix_items)):
             request.check_messages()  # an exact request's messages are the log's, shaped as the schema wants
-        if not exact:
-            exact = self._compare_exactly(result, request)
-        self._monotonic(result, request, exact)
+        if exact:
+            self._monotonic(result, request, True, None)
+        else:
+            self._monotonic(result, request, *self._compare_exactly(result, request))
 
     def _expected_request(self, result: StepResult) -> Request:
         assert self._header is not None
         boundary = tuple(freeze(m) for m in (self._messages[s] for s in self._nodes[: result.boundary_nodes]) if m is not None)
         return build_request(self._header, tuple(m for m in boundary if isinstance(m, FrozenMap)), self.session_id)
 
-    def _compare_exactly(self, result: StepResult, request: Captured) -> bool:
-        """REC-1 and REC-2 on frozen values, field by field; return whether nothing differed."""
+    def _message_source(self, result: StepResult, index: int) -> int | None:
+        """Return the seq of the event the expected request's message ``index`` comes from (the header's prefix, or a node)."""
+        assert self._expected is not None
+        if index < len(self._expected.prefix_items):
+            return self._header_seq
+        history = (s for s in self._nodes[: result.boundary_nodes] if self._messages[s] is not None)
+        return next(itertools.islice(history, index - len(self._expected.prefix_items), None), None)
+
+    def _compare_exactly(self, result: StepResult, request: Captured) -> tuple[bool, int | None]:
+        """REC-1 and REC-2 on frozen values, field by field, one finding per defect.
+
+        Each REC-1 difference is its own defect and implies REC-2; a REC-2 finding names only the
+        fields no REC-1 finding covers. Returns whether nothing differed, and the index of the
+        messages finding in ``findings`` if there is one.
+        """
         expected, fields = request_to_json(self._expected_request(result)), request.exact()
-        where = {"request": request.index, "seq": result.start_seq, "line": request.line}
+        where = self._where(result, request)
         before = len(self.findings)
+        messages_at: int | None = None
         got_messages, want_messages = fields.get("messages"), expected["messages"]
         messages_equal = isinstance(got_messages, tuple) and json_text(got_messages) == json_text(want_messages)
+        covered: set[str] = set()
         if not messages_equal:
             index, want, got = first_difference(want_messages, got_messages)
-            self.findings.append(Finding("REC-1", "messages are not messagePrefix ++ the boundary derivation",
-                                         path=f"/messages/{index}", expected=want, actual=got, **where))
+            messages_at = len(self.findings)
+            covered.add("messages")
+            self.findings.append(Finding("REC-1", "messages are not messagePrefix ++ the boundary derivation", path=f"/messages/{index}",
+                                         expected=want, actual=got, implies=("REC-2",), expected_from=self._message_source(result, index),
+                                         **where))  # fmt: skip
         for name in _COMPANION_FIELDS:
             want_value, got_value = expected.get(name), fields.get(name)
             if name == "tools":
                 want_value, got_value = want_value or (), got_value or ()
             if json_text(want_value) != json_text(got_value):
-                self.findings.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}",
-                                             expected=want_value, actual=got_value, **where))
+                covered.add(name)
+                self.findings.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}", expected=want_value,
+                                             actual=got_value, implies=("REC-2",), expected_from=self._header_seq, **where))  # fmt: skip
         names = [k for k in expected if k != "sessionId"] + [k for k in fields if k not in expected and k != "sessionId"]
-        differing = [k for k in names if (not messages_equal if k == "messages" else json_text(expected.get(k)) != json_text(fields.get(k)))]
+        differing = [k for k in names if k not in covered and (k != "messages" and json_text(expected.get(k)) != json_text(fields.get(k)))]
         if differing:
             name = differing[0]
             self.findings.append(Finding("REC-2", f"the request is not the one built from the fold and the boundary "
                                          f"({len(differing)} field(s) differ: {', '.join(differing)})", path=f"/{name}",
-                                         expected=expected.get(name, MISSING), actual=fields.get(name, MISSING), **where))  # fmt: skip
-        return len(self.findings) == before
+                                         expected=expected.get(name, MISSING), actual=fields.get(name, MISSING),
+                                         expected_from=self._header_seq if name in expected else None, **where))  # fmt: skip
+        return len(self.findings) == before, messages_at
 
-    def _monotonic(self, result: StepResult, request: Captured, exact: bool) -> None:
+    def _monotonic(self, result: StepResult, request: Captured, exact: bool, messages_finding: int | None) -> None:
         """REC-3: within an instance, with no replacement and no header change, requests extend.
 
-        Two requests that are each the expected one extend by construction (same header, no
-        replacement: the later boundary extends the earlier), so only an inexact pair is compared.
+        Two requests whose messages are each the expected ones extend by construction (same
+        header, no replacement: the later boundary extends the earlier), so only a pair with a
+        difference is compared, and a break is a consequence of the messages finding of one of the
+        two: it joins that finding's ``implies`` (the later request's, else the earlier's).
         """
         assert self._header is not None
         previous = self._previous.get(result.instance)
-        self._previous[result.instance] = _Previous(request, self._header, self._generation, exact)
+        self._previous[result.instance] = _Previous(request, self._header, self._generation, exact, messages_finding)
         if previous is None or (previous.exact and exact):
             return
         if previous.generation != self._generation or not header_equals(previous.header, self._header):
             return
         before, after = previous.request.exact().get("messages"), request.exact().get("messages")
         if isinstance(before, tuple) and isinstance(after, tuple) and json_text(after[: len(before)]) != json_text(before):
+            cause = messages_finding if messages_finding is not None else previous.finding
+            if cause is not None:
+                implied = self.findings[cause].implies
+                self.findings[cause] = replace(self.findings[cause], implies=implied if "REC-3" in implied else (*implied, "REC-3"))
+                return
             index, want, got = first_difference(before, after[: len(before)])
             self.findings.append(Finding("REC-3", "the request does not extend the instance's previous request",
-                                         request=request.index, line=request.line, seq=result.start_seq,
-                                         path=f"/messages/{index}", expected=want, actual=got))  # fmt: skip
+                                         path=f"/messages/{index}", expected=want, actual=got, **self._where(result, request)))  # fmt: skip
 
     @property
     def open_at_end(self) -> tuple[int, int | None] | None:

@@ -35,7 +35,7 @@ _SHOWN = 10  # requests matched in order, listed in the human report (the JSON r
 
 
 STDIN = Path("/dev/stdin")  # what the command line passes for "-"
-REPORT_VERSION = 1  # of the --json report (spec/schema/check-report.schema.json)
+REPORT_VERSION = 2  # of the --json report (spec/schema/check-report.schema.json)
 
 
 class Unusable(Exception):
@@ -89,7 +89,7 @@ class Report:
         return not self.findings
 
     def by_rule(self) -> dict[str, int]:
-        """Return how many findings each requirement drew, most first (ties by ID)."""
+        """Return how many findings each requirement drew as its strongest, most first (ties by ID)."""
         counts = Counter(f.rule for f in self.findings)
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
@@ -123,6 +123,8 @@ class Report:
         fields = finding.as_json()
         if finding.line is not None:
             fields["file"] = self.capture if finding.request is not None else self.log
+        if finding.log_line is not None:
+            fields["logFile"] = self.log
         return fields
 
     def as_text(self, max_findings: int | None = None) -> str:
@@ -148,7 +150,7 @@ class Report:
                 lines.append(f"    ... and {len(self.in_order) - _SHOWN} more matched in order (all of them: --json, checked.requests.inOrder)")
         shown = self.findings if max_findings is None else self.findings[:max_findings]
         for finding in shown:
-            lines.append(f"  {finding}")
+            lines.append("  " + finding.describe(self.log, self.capture or "capture"))
         if len(shown) < len(self.findings):
             lines.append(f"  ... and {len(self.findings) - len(shown)} more finding(s) (all of them: --max-findings 0)")
         if self.findings:

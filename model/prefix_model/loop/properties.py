@@ -250,8 +250,9 @@ def _fold_findings(world: World) -> dict[str, tuple[Violation, ...]]:
     found: dict[str, list[Violation]] = {}
     for session in world.sessions:
         for finding in _session_findings(world, session):
-            rule = "REC-1" if finding.rule.startswith("MATCH-") else finding.rule  # a request the log cannot place is not reconstructible
-            found.setdefault(rule, []).append(Violation(rule, f"session {session.id}: {finding}"))
+            for broken in finding.rules:  # one defect breaks each requirement it implies too
+                rule = "REC-1" if broken.startswith("MATCH-") else broken  # a request the log cannot place is not reconstructible
+                found.setdefault(rule, []).append(Violation(rule, f"session {session.id}: {finding}"))
     result = {rule: tuple(violations) for rule, violations in found.items()}
     _world_folds[:] = [(world, result)]
     return result

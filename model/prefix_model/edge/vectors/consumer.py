@@ -190,7 +190,7 @@ class ModelChecker:
                 return {error.rule}
             except Unusable as unusable:
                 return {unusable.rule}
-            return {finding.rule for finding in report.findings}
+            return {rule for finding in report.findings for rule in finding.rules}
 
 
 class ModelReader:

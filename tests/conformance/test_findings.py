@@ -1,0 +1,131 @@
+"""§14 CHK-3 — one defect, one finding: the strongest rule, what it implies, and where in both files.
+
+Each test tampers one captured request of the witness run (the harness's semantics, session s1)
+and reads what the fold reports. The expected places are worked out here from the log itself
+(the last snapshot and step/start before the request went out, the event a message derives
+from), not read back from the fold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+
+import pytest
+from prefix_model.conformance.findings import Finding
+from prefix_model.conformance.fold import Captured, check_events
+from prefix_model.core.derive import derive_event_message
+from prefix_model.core.events import REQUEST_HEADER, STEP_START, Event
+from prefix_model.core.json_values import json_text, thaw
+from prefix_model.core.requests import request_to_json
+from prefix_model.loop.semantics import HARNESS
+from prefix_model.loop.variants import run_witness
+from prefix_model.loop.world import SentRequest, World
+
+Fields = dict[str, object]
+
+
+@cache
+def witness() -> World:
+    return run_witness(HARNESS)
+
+
+def _sent() -> list[SentRequest]:
+    return [r for r in witness().requests if r.loop_request and r.session_id == "s1"]
+
+
+def _events() -> tuple[Event, ...]:
+    return witness().session("s1").log.events
+
+
+def _fold(tamper: int, change: Callable[[Fields], None]) -> list[Finding]:
+    """Return what the fold finds over s1 with request ``tamper`` changed by ``change`` (log line = seq + 1)."""
+    captured = []
+    for index, sent in enumerate(_sent()):
+        fields = thaw(request_to_json(sent.request))
+        assert isinstance(fields, dict)
+        if index == tamper:
+            change(fields)
+        captured.append(Captured(index, index + 1, fields, sent.turn, sent.step))
+    return check_events(((e.seq + 1, e) for e in _events()), captured, "s1").findings
+
+
+def _last(kind: str, sent: SentRequest) -> int:
+    return max(e.seq for e in _events()[: sent.log_length] if e.type == kind)
+
+
+def _same_instance_neighbours() -> int:
+    """Return a request with an earlier and a later request of its instance, no header or surface change between."""
+    sent = _sent()
+    for k in range(1, len(sent) - 1):
+        before, here, after = sent[k - 1], sent[k], sent[k + 1]
+        if before.instance_id == here.instance_id == after.instance_id and before.request.header == here.request.header == after.request.header:
+            return k
+    raise AssertionError("the witness has no three requests in a row of one instance and one header")
+
+
+def _messages(fields: Fields) -> list[object]:
+    messages = fields["messages"]
+    assert isinstance(messages, list)
+    return messages
+
+
+@pytest.mark.spec("CHK-3", "REC-1", "REC-2", "REC-3")
+def test_a_dropped_prefix_message_is_one_REC_1_finding_placed_in_both_files() -> None:
+    k = _same_instance_neighbours()
+    sent = _sent()[k]
+    assert sent.request.header.message_prefix, "the witness's requests carry a prefix"
+    findings = _fold(k, lambda f: _messages(f).pop(0))
+    assert len(findings) == 1, [str(f) for f in findings]  # not REC-1, REC-2 and REC-3 for each side of the pair
+    found = findings[0]
+    assert (found.rule, found.implies, found.request, found.line, found.path) == ("REC-1", ("REC-2", "REC-3"), k, k + 1, "/messages/0")
+    step_start = _last(STEP_START, sent)
+    assert (found.turn, found.step, found.seq, found.log_line) == (sent.turn, sent.step, step_start, step_start + 1)
+    assert found.header_seq == found.expected_from == _last(REQUEST_HEADER, sent)  # the prefix comes from the snapshot in force
+    assert json_text(found.expected) == json_text(sent.request.header.message_prefix[0])  # type: ignore[index, arg-type]
+    assert found.rules == ("REC-1", "REC-2", "REC-3")
+
+
+@pytest.mark.spec("CHK-3", "REC-1", "REC-3")
+def test_a_dropped_last_message_breaks_no_extension_and_implies_only_REC_2() -> None:
+    k = _same_instance_neighbours()
+    findings = _fold(k, lambda f: _messages(f).pop())
+    assert [(f.rule, f.implies) for f in findings] == [("REC-1", ("REC-2",))]  # its successor still extends it
+
+
+@pytest.mark.spec("CHK-3", "REC-1")
+def test_a_changed_history_message_names_the_event_it_derives_from() -> None:
+    k = _same_instance_neighbours()
+    sent = _sent()[k]
+    at = len(sent.request.header.message_prefix or ()) + 1  # the second history message
+    findings = _fold(k, lambda f: _messages(f).__setitem__(at, {"role": "user", "content": [{"type": "text", "text": "tampered"}]}))
+    assert [f.path for f in findings] == [f"/messages/{at}"]
+    source = findings[0].expected_from
+    assert source is not None and source < _last(STEP_START, sent)
+    derived = derive_event_message(_events()[source])
+    assert derived is not None and json_text(derived) == json_text(findings[0].expected)
+
+
+@pytest.mark.spec("CHK-3", "REC-1", "REC-2")
+def test_a_companion_field_is_REC_1_and_another_field_is_REC_2_alone() -> None:
+    k = _same_instance_neighbours()
+    sent = _sent()[k]
+
+    def both(fields: Fields) -> None:
+        fields["system"] = "another system prompt"
+        fields["reasoningEffort"] = "max" if fields.get("reasoningEffort") != "max" else "low"
+
+    findings = _fold(k, both)
+    assert [(f.rule, f.path, f.implies) for f in findings] == [("REC-1", "/system", ("REC-2",)), ("REC-2", "/reasoningEffort", ())]
+    assert "1 field(s) differ: reasoningEffort" in findings[1].message  # REC-2 names only what REC-1 does not cover
+    assert {f.header_seq for f in findings} == {f.expected_from for f in findings} == {_last(REQUEST_HEADER, sent)}
+
+
+@pytest.mark.spec("CHK-3")
+def test_the_text_names_both_files_and_what_the_finding_implies() -> None:
+    k = _same_instance_neighbours()
+    text = _fold(k, lambda f: _messages(f).pop(0))[0].describe("s1.events.jsonl", "s1.requests.jsonl")
+    first = text.splitlines()[0]
+    assert f"request {k}: s1.requests.jsonl line {k + 1}" in first and "s1.events.jsonl line" in first
+    assert first.endswith("(also breaks REC-2, REC-3)") and "header seq" in first
+    assert "at /messages/0: expected" in text and "(from seq" in text
