@@ -118,7 +118,7 @@ def test_no_module_imports_another_modules_private_name() -> None:
 
 # The vectors' case catalogue, their audit and the persisted-form cases label each case with the
 # requirements it covers: data about the spec, not a rule stated at the edge.
-LABELS_REQUIREMENTS = ("edge/vectors/cases.py", "edge/vectors/generate.py", "edge/vectors/persisted.py")
+LABELS_REQUIREMENTS = ("edge/vectors/cases.py", "edge/vectors/scenarios.py", "edge/vectors/generate.py", "edge/vectors/persisted.py")
 
 
 def _statements(path: Path) -> list[tuple[int, str]]:
