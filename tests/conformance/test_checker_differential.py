@@ -216,7 +216,7 @@ def test_a_chunk_folded_on_the_fast_path_is_judged_as_the_general_path_judges_it
     events[k] = _damaged_chunk(events[k], how)
     fast = check_events((e.seq + 1, e) for e in events)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(LogChecker, "_plain_chunk", lambda self, event: False)
+        patch.setattr(LogChecker, "_plain_chunk", lambda self, event, expected: False)
         general = check_events((e.seq + 1, e) for e in events)
     assert fast.findings == general.findings and fast.steps == general.steps
     assert bool(fast.findings) == (how != "none")

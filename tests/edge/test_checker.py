@@ -7,8 +7,10 @@ under every faulty variant), written in the harness's real formats; none is writ
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -285,3 +287,56 @@ def test_a_log_that_ends_inside_a_turn_is_read_as_written_and_the_report_says_so
     whole = tmp_path / "whole.events.jsonl"
     whole.write_text("".join(event_to_line(e) + "\n" for e in events), encoding="utf-8")
     assert check_log(whole).open_turn is None
+
+
+def _damaged(tmp_path: Path, form: str, damage: Callable[[list[str], int], object]) -> tuple[Path, Path, int]:
+    """Write s1 of the witness in ``form`` with ``damage(lines, i)`` applied at a chunk's line ``i`` (0-based); return log, capture, i."""
+    log, capture = write_session(run_witness(HARNESS), "s1", tmp_path, form)
+    lines = log.read_text(encoding="utf-8").splitlines()
+    chunk = next(i for i, line in enumerate(lines) if '"type":"assistant/chunk"' in line and i > len(lines) // 2)
+    damage(lines, chunk)
+    log.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return log, capture, chunk
+
+
+@pytest.mark.spec("CHK-4", "LOG-2", "FMT-1", "CLI-6")
+@pytest.mark.parametrize("form", ["memory", "persisted"])
+def test_check_reports_a_damaged_line_and_reads_on(form: str, tmp_path: Path) -> None:
+    total = len(run_witness(HARNESS).session("s1").log.events)
+    # A missing event: one LOG-2 finding, not one per event after it; every request still checked.
+    log, capture, at = _damaged(tmp_path, form, lambda lines, i: lines.pop(i))
+    if form == "memory":
+        report = check_log(log, capture)
+        assert [(f.rule, f.line) for f in report.findings] == [("LOG-2", at + 1)]
+        assert report.events == total - 1 and report.stopped is None and report.requests_unmatched == 0
+    else:  # the persisted form's torn-tail rule: a hole before a turn/end is a damaged committed region
+        report = check_log(log, capture)
+        assert [f.rule for f in report.findings] == ["FMT-7"] and report.stopped is not None and report.stopped[0] == at + 1
+    # A line that is no JSON: its finding, and the events after it read with no LOG-2 for the seq it held.
+    log, capture, at = _damaged(tmp_path, form, lambda lines, i: lines.__setitem__(i, lines[i][:-3]))
+    report = check_log(log, capture)
+    if form == "memory":
+        assert [(f.rule, f.line) for f in report.findings] == [("FMT-1", at + 1)] and report.events == total - 1
+    else:
+        assert [f.rule for f in report.findings] == ["FMT-7"] and report.stopped is not None
+    # An event that breaks an envelope rule at the right seq: its finding, and on.
+    log, capture, at = _damaged(tmp_path, form, lambda lines, i: lines.__setitem__(i, re.sub(r',"data":\{.*\}\}$', "}", lines[i])))
+    report = check_log(log, capture)
+    assert [(f.rule, f.line) for f in report.findings] == [("LOG-1", at + 1)] and report.events == total - 1 and report.stopped is None
+
+
+@pytest.mark.spec("CHK-4", "LOG-2", "CLI-6")
+def test_check_stops_where_a_seq_goes_back_and_says_so(tmp_path: Path) -> None:
+    log, capture, at = _damaged(tmp_path, "memory", lambda lines, i: lines.insert(i, lines[3]))
+    done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), "--requests", str(capture), "--json"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    REPORT_SCHEMA.validate(report)
+    stopped = report["checked"]["stopped"]
+    assert (stopped["file"], stopped["line"], stopped["rule"]) == (str(log), at + 1, "LOG-2") and stopped["requestsNotChecked"] > 0
+    # The requests after the stop are counted, not judged: no MATCH-1 for steps the check did not read.
+    assert [f["rule"] for f in report["findings"]] == ["LOG-2"] and report["checked"]["openTurn"] is None
+    text = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), "--requests", str(capture)],
+                          capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+    assert f"stopped at line {at + 1} (LOG-2:" in text and "nothing after it can be trusted" in text

@@ -203,9 +203,12 @@ class LogChecker:
     requests_checked: int = 0
     requests_unmatched: int = 0
     requests_by_step: int = 0  # matched by the turn/step they name
+    requests_after_stop: int = 0  # left in the capture when the log's reading stopped (``finish(stopped=True)``)
     in_order: list[InOrder] = field(default_factory=list)  # the requests matched in order (they name no step), and where
     # --- state ---
     _queue: _CaptureQueue = field(init=False)
+    _next_seq: int = 0  # the seq the next event must have (LOG-2); past a gap, the one after the event that opened it
+    _resync: bool = False  # a line that was no event came before: the next event may take the numbering up further on
     _nodes: list[int] = field(default_factory=list)
     _live: dict[int, PlainEvent] = field(default_factory=dict)
     _messages: dict[int, dict[str, object] | None] = field(default_factory=dict)
@@ -241,18 +244,33 @@ class LogChecker:
 
     # --- the pass ---
 
+    def unreadable(self, line: int, rejection: Rejection) -> None:
+        """Report a line the reader could not make an event of, and go on: the next event may take the numbering up past it."""
+        self._find(rejection.rule, rejection.reason, None, line)
+        self._resync = True
+
     def feed(self, line: int, event: PlainEvent) -> None:
-        """Check one event at its place in the log and fold it, accumulating the findings in ``findings``."""
+        """Check one event at its place in the log and fold it, accumulating the findings in ``findings``.
+
+        A seq other than the next is one LOG-2 finding, and the numbering goes on from the event's
+        (so a gap is reported once, not at every event after it); after an unreadable line, a seq
+        further on is no finding: that line may have held the events between.
+        """
         self.events += 1
-        if event.type == ASSISTANT_CHUNK and self._plain_chunk(event):
+        expected, seq = self._next_seq, event.seq
+        forward = type(seq) is int and seq > expected
+        self._next_seq = seq + 1 if forward else expected + 1
+        resync, self._resync = self._resync, False
+        in_order = seq == expected
+        if in_order and event.type == ASSISTANT_CHUNK and self._plain_chunk(event, expected):
             return
         if not envelope_ok(event):
             frozen = to_event(event)
             rejection = check_event(frozen, event.seq) or check_header_event(frozen)
             if rejection is not None:
                 self._find(rejection.rule, rejection.reason, event, line)
-        if event.seq != self.events - 1:
-            gap = seq_gap(event.seq, self.events - 1)
+        if not in_order and not (resync and forward):
+            gap = seq_gap(event.seq, expected)
             self._find(gap.rule, gap.reason, event, line)
         self._enclosure(line, event)
         kind = event.type
@@ -270,18 +288,18 @@ class LogChecker:
             self._step_events(line, event)
 
     @icontract.ensure(
-        lambda self, event, result: not result or (envelope_ok(event) and check_event(to_event(event), self.events - 1) is None),
+        lambda event, expected, result: not result or (envelope_ok(event) and check_event(to_event(event), expected) is None),
         "CHK-2: a chunk folded on the screen is one the envelope rules and LOG-2 accept",
         enabled=ENABLED,
     )
-    def _plain_chunk(self, event: PlainEvent) -> bool:
+    def _plain_chunk(self, event: PlainEvent, expected: int) -> bool:
         """Fold a chunk of the open step that every rule plainly passes (the most frequent event); else False.
 
         What ``feed`` would do for it, less the rules that cannot fire: ``envelope_ok`` holds,
         its seq is the next, it names the open step (ENC-3), and it dispatches that step.
         """
         open_step, data, time = self._open_step, event.data, event.time
-        if open_step is None or type(data) is not dict or event.seq != self.events - 1 or type(time) is not int or not 0 <= time <= MAX_SAFE_INTEGER:
+        if open_step is None or type(data) is not dict or event.seq != expected or type(time) is not int or not 0 <= time <= MAX_SAFE_INTEGER:
             return False
         step = open_step.step
         if event.surface_op is not None or event.source_event_seqs is not None or data.get("turn") != step.turn or data.get("step") != step.step:
@@ -617,11 +635,20 @@ class LogChecker:
             return None
         return self._open_turn, None if self._open_step is None else self._open_step.step.step
 
-    def finish(self) -> None:
-        """Resolve the last open step; report the captured requests no step took."""
+    def finish(self, stopped: bool = False) -> None:
+        """Resolve the last open step; report the captured requests no step took.
+
+        ``stopped``: the log was read only up to a line nothing after which can be trusted; the
+        requests left are for steps the check did not see, and are counted, not judged.
+        """
         self._resolve_open()
         while self._queue.head() is not None:
-            self._unmatched(self._queue.pop())
+            request = self._queue.pop()
+            if stopped:
+                request.read_whole()
+                self.requests_after_stop += 1
+            else:
+                self._unmatched(request)
 
 
 class _Lookup:

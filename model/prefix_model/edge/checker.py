@@ -24,7 +24,7 @@ from prefix_model.conformance.plain import Known
 from prefix_model.core.contracts import Rejection
 from prefix_model.edge.formats.capture import CaptureLine, iter_plain_capture
 from prefix_model.edge.formats.events_jsonl import LogReadError
-from prefix_model.edge.formats.session_jsonl import LogStream
+from prefix_model.edge.formats.session_jsonl import LogStream, Unread
 from prefix_model.formats import rules
 from prefix_model.formats.session_lines import TornTail
 
@@ -69,6 +69,8 @@ class Report:
     in_order: list[InOrder] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     capture: str | None = None  # the --requests file
+    stopped: tuple[int, Rejection] | None = None  # the line where reading stopped (nothing after it can be trusted), and why
+    requests_after_stop: int = 0
 
     @property
     def torn_tail(self) -> str | None:
@@ -98,6 +100,8 @@ class Report:
         shown = self.findings if max_findings is None else self.findings[:max_findings]
         torn = None if self.torn is None else {"file": self.log, "line": self.torn.line, "reason": self.torn.reason}
         open_at = None if self.open_at is None else {"turn": self.open_at[0], "step": self.open_at[1]}
+        stopped = None if self.stopped is None else {"file": self.log, "line": self.stopped[0], "rule": self.stopped[1].rule,
+                                                     "reason": self.stopped[1].reason, "requestsNotChecked": self.requests_after_stop}  # fmt: skip
         return {
             "reportVersion": REPORT_VERSION,
             "log": self.log,
@@ -107,7 +111,7 @@ class Report:
             "sessionId": self.session_id,
             "sessionFrom": self.session_source,
             "checked": {
-                "events": self.events, "steps": self.steps, "tornTail": torn, "openTurn": open_at,
+                "events": self.events, "steps": self.steps, "tornTail": torn, "openTurn": open_at, "stopped": stopped,
                 "requests": {"total": self.requests_total, "checked": self.requests_checked,
                              "auxiliary": self.requests_auxiliary, "otherSession": self.requests_other_session,
                              "unmatched": self.requests_unmatched, "byTurnStep": self.requests_by_step,
@@ -134,6 +138,10 @@ class Report:
         lines = [f"prefix-model check: {self.log} ({form}{named})"]
         torn = f"; torn tail tolerated at {self.torn_tail}" if self.torn_tail else ""
         lines.append(f"  read {self.events} events, {self.steps} steps{torn}")
+        if self.stopped is not None:
+            line, why = self.stopped
+            lines.append(f"  stopped at line {line} ({why.rule}: {why.reason}): nothing after it can be trusted, so it was not read"
+                         + (f"; {self.requests_after_stop} captured request(s) after it not checked" if self.requests_after_stop else ""))  # fmt: skip
         if self.open_turn is not None:
             lines.append(f"  the log ends inside {self.open_turn}: a crash the harness repairs when it loads the session "
                          "(it appends tool results, step/end and turn/end 'interrupted')")  # fmt: skip
@@ -261,16 +269,25 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
     seed_length = header.seed_length if header is not None and header.seed_length is not None else 0
     checker = LogChecker(named, captured, seed_length=seed_length)
     with _no_cycle_collection():
-        for line, event in stream.plain_events():
+        # Going on past a line that is no event: it is a finding, and the lines after it are still read (CHK-4).
+        for line, event in stream.plain_events(go_on=True):
+            if isinstance(event, Unread):
+                checker.unreadable(line, event.rejection)
+                if event.final:
+                    report.stopped = (line, event.rejection)
+                    break
+                continue
             checker.feed(line, event)
             if progress is not None and checker.events % PROGRESS_EVERY == 0:
                 progress(PROGRESS_EVERY)
         if progress is not None:
             progress(checker.events % PROGRESS_EVERY)
-        checker.finish()
+        checker.finish(stopped=report.stopped is not None)
+    report.requests_after_stop = checker.requests_after_stop
     report.form, report.compressed = stream.form, stream.compressed
     report.events, report.steps, report.findings = checker.events, checker.steps, list(checker.findings)
-    report.torn, report.open_at = stream.torn_tail, checker.open_at_end
+    # Where the reading stopped, a turn still open is no crash the log shows: the rest was not read.
+    report.torn, report.open_at = stream.torn_tail, None if report.stopped is not None else checker.open_at_end
     report.requests_checked, report.requests_unmatched = checker.requests_checked, checker.requests_unmatched
     report.requests_by_step, report.in_order = checker.requests_by_step, checker.in_order
     if checker.events == 0:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from io import BufferedReader
 from itertools import chain
 from pathlib import Path
-from typing import cast
+from typing import Literal, cast, overload
 
 from prefix_model.conformance.plain import PlainEvent, from_event
 from prefix_model.core.contracts import Rejection
@@ -49,7 +49,7 @@ from prefix_model.formats.session_lines import (
     plain_row_events,
 )
 
-__all__ = ["LogStream", "iter_log_events", "MEMORY", "PERSISTED"]
+__all__ = ["LogStream", "Unread", "iter_log_events", "MEMORY", "PERSISTED"]
 
 MEMORY, PERSISTED = "memory", "persisted"
 _READ_SIZE = 1 << 16
@@ -64,6 +64,18 @@ class _Hole:
 
     reason: str
     is_turn_end: bool = False  # a readable turn/end line with the wrong seq
+
+
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """A line a reading that goes on (``plain_events(go_on=True)``) could not make an event of.
+
+    ``final``: nothing after it can be trusted (a seq that goes back collides with events already
+    read; a damaged committed region of the persisted form), so the reading ends there.
+    """
+
+    rejection: Rejection
+    final: bool = False
 
 
 def _reject_constant(name: str) -> object:
@@ -92,6 +104,7 @@ class LogStream:
     def __init__(self, path: str | Path, name: str | None = None) -> None:
         self.path = Path(path)
         self.name = str(path) if name is None else name  # what errors call the file
+        self._go_on = False
         self._reset()
 
     def _reset(self) -> None:
@@ -105,16 +118,26 @@ class LogStream:
 
     def __iter__(self) -> Iterator[tuple[int, Event]]:
         self._reset()
+        self._go_on = False
         return cast(Iterator[tuple[int, Event]], self._read(plain=False))
 
-    def plain_events(self) -> Iterator[tuple[int, PlainEvent]]:
+    @overload
+    def plain_events(self, go_on: Literal[False] = False) -> Iterator[tuple[int, PlainEvent]]: ...
+    @overload
+    def plain_events(self, go_on: Literal[True]) -> Iterator[tuple[int, PlainEvent | Unread]]: ...
+
+    def plain_events(self, go_on: bool = False) -> Iterator[tuple[int, PlainEvent]] | Iterator[tuple[int, PlainEvent | Unread]]:
         """Iterate like ``iter(self)``, yielding the checker's ``PlainEvent`` form.
 
         A line the fast lane reads as is (``plain_json``, ``plain_event``: the common case) is
         never frozen; any other line takes the spec's path, with the same events and errors.
+        With ``go_on``, an event line that cannot be read is yielded as ``Unread`` and the reading
+        goes on, and a seq past the next one is yielded as it is (the checker reports the gap);
+        the file as a whole (its first line, its bytes) is still a ``LogReadError``.
         """
         self._reset()
-        return cast(Iterator[tuple[int, PlainEvent]], self._read(plain=True))
+        self._go_on = go_on
+        return cast(Iterator[tuple[int, PlainEvent | Unread]], self._read(plain=True))
 
     def read_header(self) -> SessionHeaderLine | None:
         """Read only the first line (the first frame of a zstd log): set ``form``, ``compressed`` and
@@ -155,7 +178,7 @@ class LogStream:
     def _fail(self, line: int | None, rejection: Rejection) -> LogReadError:
         return LogReadError.of(self.name, line, rejection)
 
-    def _read(self, plain: bool) -> Iterator[tuple[int, Event | PlainEvent]]:
+    def _read(self, plain: bool) -> Iterator[tuple[int, Event | PlainEvent | Unread]]:
         try:
             with open(self.path, "rb") as handle:
                 lines = self._lines(handle)
@@ -228,7 +251,7 @@ class LogStream:
 
     # -- the in-memory form: every line an event with the next seq ------------------------------
 
-    def _memory(self, first: Line, rest: Iterator[Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent]]:
+    def _memory(self, first: Line, rest: Iterator[Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent | Unread]]:
         for line in chain((first,), rest):
             if plain:
                 # The fast lane's common case, inline (this loop runs once per event): a plain event line.
@@ -242,18 +265,37 @@ class LogStream:
                         self.events_read += 1
                         yield line.number, fast
                         continue
-            text = self._text(line)
-            if not text.strip():
-                raise self._fail(line.number, rules.empty_line())
-            value = parse_json_line(text)
-            if isinstance(value, FrozenMap) and value.get("type") in ROW_TYPES:
-                raise self._fail(line.number, rules.row_outside_persisted())
-            event = value if isinstance(value, Rejection) else parse_event(value)
-            if isinstance(event, Rejection):
-                raise self._fail(line.number, event)
-            if event.seq != self.events_read:
-                raise self._fail(line.number, seq_gap(event.seq, self.events_read))
-            yield self._emit(line.number, event, plain)
+            try:
+                event = self._memory_event(line)
+                if event.seq != self.events_read:
+                    gap = seq_gap(event.seq, self.events_read)
+                    if not self._go_on:
+                        raise self._fail(line.number, gap)
+                    if event.seq < self.events_read:  # it collides with an event already read
+                        yield line.number, Unread(gap, final=True)
+                        return
+                    self.events_read = event.seq  # the events between are missing: the checker reports the gap
+                item = self._emit(line.number, event, plain)
+            except LogReadError as error:
+                if not self._go_on:
+                    raise
+                # The next event may take the numbering up where this line left it (the checker resynchronises).
+                yield line.number, Unread(Rejection(error.rule, error.reason))
+                continue
+            yield item
+
+    def _memory_event(self, line: Line) -> Event:
+        """Return the event an in-memory line spells (the spec's reader); raise for any other line."""
+        text = self._text(line)
+        if not text.strip():
+            raise self._fail(line.number, rules.empty_line())
+        value = parse_json_line(text)
+        if isinstance(value, FrozenMap) and value.get("type") in ROW_TYPES:
+            raise self._fail(line.number, rules.row_outside_persisted())
+        event = value if isinstance(value, Rejection) else parse_event(value)
+        if isinstance(event, Rejection):
+            raise self._fail(line.number, event)
+        return event
 
     # -- the persisted form: the torn-tail rule (FMT-7) -----------------------------------------
 
@@ -291,7 +333,15 @@ class LogStream:
             raise self._fail(line.number, parsed)
         return (parsed,)
 
-    def _persisted(self, header: Line, lines: Iterator[Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent]]:
+    def _at_next_seq(self, line: Line) -> bool:
+        """Return whether ``line`` spells one event (no packed row) at the next seq."""
+        try:
+            value = _loose_parse(line.raw.decode("utf-8", "replace"))
+        except RecursionError:
+            return False
+        return isinstance(value, dict) and value.get("type") not in ROW_TYPES and type(value.get("seq")) is int and value["seq"] == self.events_read
+
+    def _persisted(self, header: Line, lines: Iterator[Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent | Unread]]:
         last = header.number
         for line in lines:
             fast = self._fast(line) if plain else None
@@ -301,12 +351,30 @@ class LogStream:
                     yield line.number, member
                 last = line.number
                 continue
-            decoded = self._decode(line)
-            if isinstance(decoded, _Hole):
-                self._end_at_hole(line, decoded, lines)
+            try:
+                decoded = self._decode(line)
+                emitted = None if isinstance(decoded, _Hole) else [self._emit(line.number, event, plain) for event in decoded]
+            except LogReadError as error:
+                if not self._go_on:
+                    raise
+                # One event at the next seq that breaks an envelope rule can be passed: it held that seq.
+                passable = self._at_next_seq(line)
+                yield line.number, Unread(Rejection(error.rule, error.reason), final=not passable)
+                if not passable:
+                    return
+                self.events_read += 1
+                last = line.number
+                continue
+            if emitted is None:
+                assert isinstance(decoded, _Hole)
+                try:
+                    self._end_at_hole(line, decoded, lines)
+                except LogReadError as error:
+                    if not self._go_on:
+                        raise
+                    yield line.number, Unread(Rejection(error.rule, error.reason), final=True)  # the lines after it were scanned, not read
                 return
-            for event in decoded:
-                yield self._emit(line.number, event, plain)
+            yield from emitted
             last = line.number
         if self._frames.torn_at is not None:
             # Every line of the incomplete final frame read cleanly, but the frame itself is torn.
