@@ -11,7 +11,7 @@ import contextlib
 import json
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -161,13 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=_CHECK_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    checked = check.add_mutually_exclusive_group(required=True)
-    checked.add_argument("log", nargs="?", metavar="LOG",
-                         help="session log: in-memory event lines or persisted session.jsonl[.zstd]; - reads standard input")  # fmt: skip
-    checked.add_argument("--example", action="store_true", help="check the example log and capture bundled with the package")
-    check.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent (with --example: the bundled one)")
-    check.add_argument("--session", metavar="ID", help="the log's session id: the persisted form names it itself; for the in-memory form "
-                       "a capture of one session names it, and a capture of several needs it")
+    _add_checked_inputs(check, "check")
     check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
     check.add_argument("--max-findings", metavar="N", type=_count, default=DEFAULT_MAX_FINDINGS,
                        help=f"show the first N findings, then how many more and a count per rule (default {DEFAULT_MAX_FINDINGS}; 0: all)")
@@ -206,6 +200,25 @@ def build_parser() -> argparse.ArgumentParser:
         "each (spec/vectors.md §10). `prefix-model conform --adapter 'prefix-model adapter'` runs the vectors against it.",
     )
     return parser
+
+
+def _add_checked_inputs(parser: argparse.ArgumentParser, verb: str) -> None:
+    """Add what check reads — LOG or --example, --requests, --session — to a command that reads as check does."""
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("log", nargs="?", metavar="LOG",
+                       help="session log: in-memory event lines or persisted session.jsonl[.zstd]; - reads standard input")  # fmt: skip
+    given.add_argument("--example", action="store_true", help=f"{verb} the example log and capture bundled with the package")
+    parser.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent (with --example: the bundled one)")
+    parser.add_argument("--session", metavar="ID", help="the log's session id: the persisted form names it itself; for the in-memory form "
+                        "a capture of one session names it, and a capture of several needs it")
+
+
+@contextlib.contextmanager
+def _example_pair(requests: str | None) -> Iterator[tuple[Path, Path]]:
+    """The bundled example log, as a file, and its capture (or the one --requests names)."""
+    bundled = resources.files("prefix_model.examples")
+    with resources.as_file(bundled / EXAMPLE_FILE) as log, resources.as_file(bundled / EXAMPLE_REQUESTS_FILE) as capture:
+        yield log, capture if requests is None else Path(requests)
 
 
 def _load(path: str | None, example: bool) -> tuple[Log, str, str | None]:
@@ -283,9 +296,7 @@ def _run_demo() -> int:
 
 def _run_check(args: argparse.Namespace) -> int:
     if args.example:
-        bundled = resources.files("prefix_model.examples")
-        with resources.as_file(bundled / EXAMPLE_FILE) as log, resources.as_file(bundled / EXAMPLE_REQUESTS_FILE) as capture:
-            requests = capture if args.requests is None else Path(args.requests)
+        with _example_pair(args.requests) as (log, requests):
             return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args)
     from tqdm import tqdm
 
