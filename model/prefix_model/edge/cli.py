@@ -1,4 +1,4 @@
-"""Spec §9 — the command line: ``prefix-model request``, ``demo`` and ``variants``.
+"""Spec §9 — the command line: ``prefix-model request``, ``demo``, ``variants`` and ``timeline``.
 
 The CLI is the edge: it reads files, prints, and maps every unreadable input or missing step to
 one line on stderr and exit status 2 (CLI-2). Exit 0 means the command did what it was asked.
@@ -25,6 +25,7 @@ from prefix_model.core.requests import find_step, reconstruct_request, request_t
 from prefix_model.edge.checker import REPORT_VERSION, STDIN, Report, Unusable, check_log, rereadable
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
 from prefix_model.edge.formats.session_jsonl import LogStream
+from prefix_model.edge.timeline import TIMELINE_HELP, TimelineError, draw_timeline
 from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
 from prefix_model.formats.event_lines import event_to_line
 
@@ -165,6 +166,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
     check.add_argument("--max-findings", metavar="N", type=_count, default=DEFAULT_MAX_FINDINGS,
                        help=f"show the first N findings, then how many more and a count per rule (default {DEFAULT_MAX_FINDINGS}; 0: all)")
+    timeline = commands.add_parser(
+        "timeline",
+        help="draw a session (and the check's findings) on one timeline: an SVG picture or an HTML page",
+        description=TIMELINE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_checked_inputs(timeline, "draw")
+    timeline.add_argument("--out", required=True, metavar="FILE.svg|FILE.html", help="the file to write; its suffix picks the format")
     vectors = commands.add_parser(
         "vectors",
         help="write the conformance vectors (deterministic JSON cases, a SHA-256 manifest)",
@@ -312,6 +321,18 @@ def _run_check(args: argparse.Namespace) -> int:
     return _print_check(report, args)
 
 
+def _run_timeline(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if args.example:
+        with _example_pair(args.requests) as (log, requests):
+            drawn = draw_timeline(log, requests, args.session or EXAMPLE_SESSION_ID, out, EXAMPLE_FILE)
+    else:
+        log = STDIN if args.log == "-" else Path(args.log)
+        drawn = draw_timeline(log, None if args.requests is None else Path(args.requests), args.session, out)
+    print(drawn.summary(out))
+    return EXIT_OK
+
+
 def _print_check(report: Report, args: argparse.Namespace) -> int:
     cap = args.max_findings or None  # 0: every finding
     print(json.dumps(report.as_json(cap), ensure_ascii=False) if args.json else report.as_text(cap))
@@ -405,6 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_variants(args.json)
         if args.command == "check":
             return _run_check(args)
+        if args.command == "timeline":
+            return _run_timeline(args)
         if args.command == "vectors":
             from prefix_model.edge.vectors.generate import generate as generate_vectors
 
@@ -416,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "conform":
             return _run_conform(args)
         return _run_demo()
-    except (LogReadError, _Unusable, Unusable) as error:
+    except (LogReadError, _Unusable, Unusable, TimelineError) as error:
         print(f"prefix-model: {error}", file=sys.stderr)
         if args.command == "check" and args.json:  # the machine reader gets its verdict too, never an empty stdout
             print(json.dumps(_unusable_json(error), ensure_ascii=False))
