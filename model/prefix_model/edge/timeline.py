@@ -359,6 +359,12 @@ def _num(value: float) -> str:
     return "0" if text == "-0" else text
 
 
+def _plot_width(events: int) -> float:
+    """The axis's width in pixels: ``MAX_PX`` an event, within ``MIN_PLOT``..``MAX_PLOT`` (bounded whatever the log's size)."""
+    slots = max(events, 1)
+    return min(max(slots * MAX_PX, MIN_PLOT), max(MAX_PLOT, MIN_PLOT))
+
+
 class _Canvas:
     """An SVG tree with the seq axis: ``x(seq)`` and helpers that clean every text they are given."""
 
@@ -366,9 +372,8 @@ class _Canvas:
         from xml.etree import ElementTree
 
         self._tree = ElementTree
-        slots = max(events, 1)
-        self.scale = max(min(MAX_PX, MAX_PLOT / slots), MIN_PLOT / slots)
-        self.plot = slots * self.scale
+        self.plot = _plot_width(events)
+        self.scale = self.plot / max(events, 1)
         self.gutter = LEFT + self.plot + 8  # where what has no seq is drawn
         self.lane_y: dict[str, tuple[float, float]] = {}
         y = TOP + 14.0 * len(heading)
@@ -386,8 +391,7 @@ class _Canvas:
     @staticmethod
     def columns(events: int) -> int:
         """How many characters of the heading's small text fit across a picture of ``events`` events."""
-        slots = max(events, 1)
-        return int((LEFT + slots * max(min(MAX_PX, MAX_PLOT / slots), MIN_PLOT / slots) + GUTTER - 16) / 6.1)
+        return int((LEFT + _plot_width(events) + GUTTER - 16) / 6.1)
 
     def x(self, seq: int) -> float:
         return LEFT + (seq + 0.5) * self.scale
