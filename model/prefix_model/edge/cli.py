@@ -1,4 +1,4 @@
-"""Spec §9 — the command line: ``prefix-model request``, ``demo`` and ``variants``.
+"""Spec §9 — the command line: ``prefix-model request``, ``demo``, ``variants`` and ``timeline``.
 
 The CLI is the edge: it reads files, prints, and maps every unreadable input or missing step to
 one line on stderr and exit status 2 (CLI-2). Exit 0 means the command did what it was asked.
@@ -11,7 +11,7 @@ import contextlib
 import json
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +25,7 @@ from prefix_model.core.requests import find_step, reconstruct_request, request_t
 from prefix_model.edge.checker import REPORT_VERSION, STDIN, Report, Unusable, check_log, rereadable
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
 from prefix_model.edge.formats.session_jsonl import LogStream
+from prefix_model.edge.timeline import TIMELINE_HELP, TimelineError, draw_timeline
 from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
 from prefix_model.formats.event_lines import event_to_line
 
@@ -161,16 +162,18 @@ def build_parser() -> argparse.ArgumentParser:
         description=_CHECK_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    checked = check.add_mutually_exclusive_group(required=True)
-    checked.add_argument("log", nargs="?", metavar="LOG",
-                         help="session log: in-memory event lines or persisted session.jsonl[.zstd]; - reads standard input")  # fmt: skip
-    checked.add_argument("--example", action="store_true", help="check the example log and capture bundled with the package")
-    check.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent (with --example: the bundled one)")
-    check.add_argument("--session", metavar="ID", help="the log's session id: the persisted form names it itself; for the in-memory form "
-                       "a capture of one session names it, and a capture of several needs it")
+    _add_checked_inputs(check, "check")
     check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
     check.add_argument("--max-findings", metavar="N", type=_count, default=DEFAULT_MAX_FINDINGS,
                        help=f"show the first N findings, then how many more and a count per rule (default {DEFAULT_MAX_FINDINGS}; 0: all)")
+    timeline = commands.add_parser(
+        "timeline",
+        help="draw a session (and the check's findings) on one timeline: an SVG picture or an HTML page",
+        description=TIMELINE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_checked_inputs(timeline, "draw")
+    timeline.add_argument("--out", required=True, metavar="FILE.svg|FILE.html", help="the file to write; its suffix picks the format")
     vectors = commands.add_parser(
         "vectors",
         help="write the conformance vectors (deterministic JSON cases, a SHA-256 manifest)",
@@ -206,6 +209,25 @@ def build_parser() -> argparse.ArgumentParser:
         "each (spec/vectors.md §10). `prefix-model conform --adapter 'prefix-model adapter'` runs the vectors against it.",
     )
     return parser
+
+
+def _add_checked_inputs(parser: argparse.ArgumentParser, verb: str) -> None:
+    """Add what check reads — LOG or --example, --requests, --session — to a command that reads as check does."""
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("log", nargs="?", metavar="LOG",
+                       help="session log: in-memory event lines or persisted session.jsonl[.zstd]; - reads standard input")  # fmt: skip
+    given.add_argument("--example", action="store_true", help=f"{verb} the example log and capture bundled with the package")
+    parser.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent (with --example: the bundled one)")
+    parser.add_argument("--session", metavar="ID", help="the log's session id: the persisted form names it itself; for the in-memory form "
+                        "a capture of one session names it, and a capture of several needs it")
+
+
+@contextlib.contextmanager
+def _example_pair(requests: str | None) -> Iterator[tuple[Path, Path]]:
+    """The bundled example log, as a file, and its capture (or the one --requests names)."""
+    bundled = resources.files("prefix_model.examples")
+    with resources.as_file(bundled / EXAMPLE_FILE) as log, resources.as_file(bundled / EXAMPLE_REQUESTS_FILE) as capture:
+        yield log, capture if requests is None else Path(requests)
 
 
 def _load(path: str | None, example: bool) -> tuple[Log, str, str | None]:
@@ -283,9 +305,7 @@ def _run_demo() -> int:
 
 def _run_check(args: argparse.Namespace) -> int:
     if args.example:
-        bundled = resources.files("prefix_model.examples")
-        with resources.as_file(bundled / EXAMPLE_FILE) as log, resources.as_file(bundled / EXAMPLE_REQUESTS_FILE) as capture:
-            requests = capture if args.requests is None else Path(args.requests)
+        with _example_pair(args.requests) as (log, requests):
             return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args)
     from tqdm import tqdm
 
@@ -299,6 +319,18 @@ def _run_check(args: argparse.Namespace) -> int:
 
         report = check_log(log, given, args.session, None if bar.disable else advance)
     return _print_check(report, args)
+
+
+def _run_timeline(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if args.example:
+        with _example_pair(args.requests) as (log, requests):
+            drawn = draw_timeline(log, requests, args.session or EXAMPLE_SESSION_ID, out, EXAMPLE_FILE)
+    else:
+        log = STDIN if args.log == "-" else Path(args.log)
+        drawn = draw_timeline(log, None if args.requests is None else Path(args.requests), args.session, out)
+    print(drawn.summary(out))
+    return EXIT_OK
 
 
 def _print_check(report: Report, args: argparse.Namespace) -> int:
@@ -394,6 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_variants(args.json)
         if args.command == "check":
             return _run_check(args)
+        if args.command == "timeline":
+            return _run_timeline(args)
         if args.command == "vectors":
             from prefix_model.edge.vectors.generate import generate as generate_vectors
 
@@ -405,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "conform":
             return _run_conform(args)
         return _run_demo()
-    except (LogReadError, _Unusable, Unusable) as error:
+    except (LogReadError, _Unusable, Unusable, TimelineError) as error:
         print(f"prefix-model: {error}", file=sys.stderr)
         if args.command == "check" and args.json:  # the machine reader gets its verdict too, never an empty stdout
             print(json.dumps(_unusable_json(error), ensure_ascii=False))
