@@ -8,7 +8,7 @@ HYPOTHESIS_PROFILE ?= ci
 TEST_WORKERS ?= 2
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run test typecheck unit proofs proofs-deep bench thorough conform-harness clean
+.PHONY: setup run test typecheck unit proofs proofs-deep bench bench-compare thorough conform-harness clean
 
 setup: $(STAMP)
 
@@ -50,6 +50,14 @@ thorough: setup
 bench: setup
 	$(BIN)/python bench/check_bench.py --sizes 10000,100000
 	$(BIN)/python bench/startup_bench.py
+
+## bench-compare: check ÷ parse of BASE against HEAD, interleaved in one run on the same files (issue 12's 10 % bound)
+BASE   ?= f50cf04
+HEAD   ?= HEAD
+SIZES  ?= 10000,100000,1000000
+ROUNDS ?= 3
+bench-compare: setup
+	$(BIN)/python bench/compare_bench.py --base $(BASE) --head $(HEAD) --sizes $(SIZES) --rounds $(ROUNDS)
 
 ## conform-harness: the vectors through the real deepseek-harness loop (HARNESS_DIR: a built checkout; Node >= 22 on PATH)
 conform-harness: setup

@@ -13,13 +13,13 @@ the same machine load and other jobs on a shared machine count as little as they
 
 It prints one row per size (events, MB, runs, parse s, check s, events/s, MB/s, check ÷ parse,
 peak RSS of a fresh process checking the pair) and the growth of check time per event between
-sizes (1.00 = linear).
+sizes (1.00 = linear). The two timings are ``bench/timing.py``'s; ``bench/compare_bench.py`` runs
+them on two revisions over the same generated files, interleaved, for an A/B comparison.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import resource
@@ -27,19 +27,20 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
-import zstandard
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "model"))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "model"))
+sys.path.insert(1, str(ROOT))  # bench.timing, which compare_bench.py also runs on other revisions
 
 from prefix_model.core.contracts import ENABLED  # noqa: E402
 from prefix_model.edge.checker import check_log  # noqa: E402
 from prefix_model.edge.formats.persisted_writer import write_persisted  # noqa: E402
 from prefix_model.edge.formats.session_jsonl import LogStream  # noqa: E402
-from prefix_model.formats.session_lines import SESSION_FORMAT_VERSION, ZSTD_MAGIC, SessionHeaderLine
+from prefix_model.formats.session_lines import SESSION_FORMAT_VERSION, SessionHeaderLine  # noqa: E402
+
+from bench.timing import check_seconds, parse_seconds  # noqa: E402
 
 PREFIX = [{"role": "user", "content": [{"type": "text", "text": "<system-reminder>skills catalog v1</system-reminder>"}]}]
 HEADER = {"config": {"provider": "mock", "model": "mock-model"}, "system": "You are careful.",
@@ -135,32 +136,11 @@ def persisted(log: Path, compress: bool) -> Path:
     return target
 
 
-def _parse_seconds(log: Path, capture: Path) -> float:
-    """Return the seconds ``json.loads`` takes over every line of both files (a zstd log decompressed first)."""
-    started = time.process_time()
-    for path in (log, capture):
-        with path.open("rb") as handle:
-            lines: Iterable[bytes] = handle
-            if handle.peek(4)[:4] == ZSTD_MAGIC:
-                lines = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True))
-            for line in lines:
-                json.loads(line)
-    return time.process_time() - started
-
-
-def _check_seconds(log: Path, capture: Path) -> float:
-    started = time.process_time()
-    report = check_log(log, capture)
-    seconds = time.process_time() - started
-    assert report.conforms and report.requests_checked > 0, report.as_text()[:2000]
-    return seconds
-
-
 def _peak_rss_mb(log: Path, capture: Path) -> float:
     """Return the peak resident memory of a fresh process that checks the pair (the CLI's cost)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     code = "import sys; from pathlib import Path; from prefix_model.edge.checker import check_log; check_log(Path(sys.argv[1]), Path(sys.argv[2]))"
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent / "model"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "model"))
     subprocess.run([sys.executable, "-c", code, str(log), str(capture)], check=True, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return max(before, after) / 1024  # kilobytes on Linux; a high-water mark over all children so far
@@ -172,8 +152,8 @@ def measure(log: Path, capture: Path, repeat: int) -> tuple[int, int, float, flo
     size = log.stat().st_size + capture.stat().st_size
     parses, checks = [], []
     for _ in range(repeat):  # interleaved, so both see the same machine load
-        parses.append(_parse_seconds(log, capture))
-        checks.append(_check_seconds(log, capture))
+        parses.append(parse_seconds(log, capture))
+        checks.append(check_seconds(check_log, log, capture))
     return events, size, statistics.median(parses), statistics.median(checks)
 
 
