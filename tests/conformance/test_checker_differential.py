@@ -14,10 +14,11 @@ import json
 from functools import cache
 from pathlib import Path
 
+import icontract
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from prefix_model.conformance.fold import LogChecker, captured_request, check_events
+from prefix_model.conformance.fold import Captured, LogChecker, captured_request, check_events
 from prefix_model.conformance.plain import Known, PlainEvent, from_event
 from prefix_model.core.derive import derive_messages
 from prefix_model.core.events import ASSISTANT_CHUNK, STEP_START
@@ -220,3 +221,22 @@ def test_a_chunk_folded_on_the_fast_path_is_judged_as_the_general_path_judges_it
         general = check_events((e.seq + 1, e) for e in events)
     assert fast.findings == general.findings and fast.steps == general.steps
     assert bool(fast.findings) == (how != "none")
+
+
+@pytest.mark.spec("CHK-2", "REC-1")
+def test_a_text_screen_that_passes_a_differing_request_breaks_its_contract(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request screen is held to the field-by-field comparison at every call: a screen that passes too much is caught there."""
+    world = run_witness(HARNESS)
+    sent = [r for r in world.requests if r.loop_request and r.session_id == "s1"]
+    captured = []
+    for index, r in enumerate(sent):
+        fields = thaw(request_to_json(r.request))
+        assert isinstance(fields, dict)
+        if index == 1:
+            fields["system"] = "not the folded header's"
+        captured.append(Captured(index, index + 1, fields, r.turn, r.step))
+    events = [(e.seq + 1, e) for e in world.session("s1").log.events]
+    assert [f.rule for f in check_events(events, captured, "s1").findings] == ["REC-1"]
+    monkeypatch.setattr(Captured, "same", lambda self, name, want: True)  # a screen that reads every field as equal
+    with pytest.raises(icontract.ViolationError, match="CHK-2: a request the text screen passes"):
+        check_events(events, captured, "s1")

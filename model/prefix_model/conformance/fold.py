@@ -296,18 +296,23 @@ class LogChecker:
         """Fold a chunk of the open step that every rule plainly passes (the most frequent event); else False.
 
         What ``feed`` would do for it, less the rules that cannot fire: ``envelope_ok`` holds,
-        its seq is the next, it names the open step (ENC-3), and it dispatches that step.
+        its seq is the next, it names the open step (ENC-3, asked of the enclosure arm's own ``_in_open_step``),
+        and it dispatches that step.
         """
         open_step, data, time = self._open_step, event.data, event.time
         if open_step is None or type(data) is not dict or event.seq != expected or type(time) is not int or not 0 <= time <= MAX_SAFE_INTEGER:
             return False
-        step = open_step.step
-        if event.surface_op is not None or event.source_event_seqs is not None or data.get("turn") != step.turn or data.get("step") != step.step:
+        if event.surface_op is not None or event.source_event_seqs is not None or not self._in_open_step(data.get("turn"), data.get("step")):
             return False
-        step.dispatched = True
+        open_step.step.dispatched = True
         if not open_step.resolved:
             self._resolve_open()
         return True
+
+    def _in_open_step(self, turn: object, step: object) -> bool:
+        """ENC-3: whether an event naming ``turn`` and ``step`` names the open step (the chunk screen asks the same)."""
+        open_step = self._open_step
+        return open_step is not None and (open_step.step.turn, open_step.step.step) == (turn, step)
 
     def _enclosure(self, line: int, event: PlainEvent) -> None:
         """ENC-1..ENC-3: every event sits in its turn and step (S/invariant.ts:55-155)."""
@@ -333,8 +338,7 @@ class LogChecker:
                 self._find("ENC-2", f"step/end {_text(turn)}/{_text(step)} does not close the open step", event, line)
             self._next_step += 1
         elif kind in _STEP_SCOPED or (kind == TOOL_RESULT and event.surface_op == APPEND):
-            open_step = self._open_step
-            if open_step is None or (open_step.step.turn, open_step.step.step) != (turn, step):
+            if not self._in_open_step(turn, step):
                 self._find("ENC-3", f"{kind} names turn {_text(turn)} step {_text(step)}, not the open step", event, line)
             call = event.field("callId")
             if kind == TOOL_CALL and isinstance(call, str):
@@ -518,7 +522,12 @@ class LogChecker:
         items = expected.prefix_items + [m for m in (messages[s] for s in self._nodes[:boundary]) if m is not None]
         return self._messages_head(expected, boundary), items
 
-    def _is_expected(self, result: StepResult, request: Captured) -> bool:
+    @icontract.ensure(
+        lambda self, step, request, result: not result or not self._request_findings(step, request),
+        "CHK-2: a request the text screen passes is one the field-by-field comparison (REC-1, REC-2) finds nothing in",
+        enabled=ENABLED,
+    )
+    def _is_expected(self, step: StepResult, request: Captured) -> bool:
         """Return whether ``request`` is, text for text, the request the log expects (no finding possible)."""
         expected, fields = self._expected, request.fields
         assert expected is not None
@@ -527,7 +536,7 @@ class LogChecker:
         for name, text in expected.fields.items():
             if not request.same(name, text):
                 return False
-        return request.same("messages", self._messages_head(expected, result.boundary_nodes) + "]")
+        return request.same("messages", self._messages_head(expected, step.boundary_nodes) + "]")
 
     def _where(self, result: StepResult, request: Captured) -> dict[str, Any]:
         """Return a request finding's places: the capture's request and line, the step that sent it, the header in force."""
@@ -564,43 +573,45 @@ class LogChecker:
         return next(itertools.islice(history, index - len(self._expected.prefix_items), None), None)
 
     def _compare_exactly(self, result: StepResult, request: Captured) -> tuple[bool, int | None]:
+        """Add the REC-1 and REC-2 findings of ``request``; return whether there were none, and the index of its messages finding."""
+        found = self._request_findings(result, request)
+        messages_at = next((len(self.findings) + n for n, f in enumerate(found) if f.rule == "REC-1" and (f.path or "").startswith("/messages/")), None)
+        self.findings.extend(found)
+        return not found, messages_at
+
+    def _request_findings(self, result: StepResult, request: Captured) -> list[Finding]:
         """REC-1 and REC-2 on frozen values, field by field, one finding per defect.
 
         Each REC-1 difference is its own defect and implies REC-2; a REC-2 finding names only the
-        fields no REC-1 finding covers. Returns whether nothing differed, and the index of the
-        messages finding in ``findings`` if there is one.
+        fields no REC-1 finding covers.
         """
         expected, fields = request_to_json(self._expected_request(result)), request.exact()
         where = self._where(result, request)
-        before = len(self.findings)
-        messages_at: int | None = None
+        found: list[Finding] = []
         got_messages, want_messages = fields.get("messages"), expected["messages"]
-        messages_equal = isinstance(got_messages, tuple) and json_text(got_messages) == json_text(want_messages)
         covered: set[str] = set()
-        if not messages_equal:
+        if not (isinstance(got_messages, tuple) and json_text(got_messages) == json_text(want_messages)):
             index, want, got = first_difference(want_messages, got_messages)
-            messages_at = len(self.findings)
             covered.add("messages")
-            self.findings.append(Finding("REC-1", "messages are not messagePrefix ++ the boundary derivation", path=f"/messages/{index}",
-                                         expected=want, actual=got, implies=("REC-2",), expected_from=self._message_source(result, index),
-                                         **where))  # fmt: skip
+            found.append(Finding("REC-1", "messages are not messagePrefix ++ the boundary derivation", path=f"/messages/{index}",
+                                 expected=want, actual=got, implies=("REC-2",), expected_from=self._message_source(result, index), **where))  # fmt: skip
         for name in _COMPANION_FIELDS:
             want_value, got_value = expected.get(name), fields.get(name)
             if name == "tools":
                 want_value, got_value = want_value or (), got_value or ()
             if json_text(want_value) != json_text(got_value):
                 covered.add(name)
-                self.findings.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}", expected=want_value,
-                                             actual=got_value, implies=("REC-2",), expected_from=self._header_seq, **where))  # fmt: skip
+                found.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}", expected=want_value,
+                                     actual=got_value, implies=("REC-2",), expected_from=self._header_seq, **where))  # fmt: skip
         names = [k for k in expected if k != "sessionId"] + [k for k in fields if k not in expected and k != "sessionId"]
-        differing = [k for k in names if k not in covered and (k != "messages" and json_text(expected.get(k)) != json_text(fields.get(k)))]
+        differing = [k for k in names if k not in covered and k != "messages" and json_text(expected.get(k)) != json_text(fields.get(k))]
         if differing:
             name = differing[0]
-            self.findings.append(Finding("REC-2", f"the request is not the one built from the fold and the boundary "
-                                         f"({len(differing)} field(s) differ: {', '.join(differing)})", path=f"/{name}",
-                                         expected=expected.get(name, MISSING), actual=fields.get(name, MISSING),
-                                         expected_from=self._header_seq if name in expected else None, **where))  # fmt: skip
-        return len(self.findings) == before, messages_at
+            found.append(Finding("REC-2", f"the request is not the one built from the fold and the boundary "
+                                 f"({len(differing)} field(s) differ: {', '.join(differing)})", path=f"/{name}",
+                                 expected=expected.get(name, MISSING), actual=fields.get(name, MISSING),
+                                 expected_from=self._header_seq if name in expected else None, **where))  # fmt: skip
+        return found
 
     def _monotonic(self, result: StepResult, request: Captured, exact: bool, messages_finding: int | None) -> None:
         """REC-3: within an instance, with no replacement and no header change, requests extend.
