@@ -233,3 +233,37 @@ def test_the_installed_command_runs_without_contracts_unless_the_environment_ask
     assert (off.returncode, on.returncode) == (0, 0), off.stderr + on.stderr
     assert off.stdout.splitlines()[-1] == "contracts False" and on.stdout.splitlines()[-1] == "contracts True"
     assert off.stdout.splitlines()[:-1] == on.stdout.splitlines()[:-1]  # the same report
+
+
+@pytest.mark.spec("CLI-6", "CLI-2", "FMT-5", "FMT-2")
+def test_hostile_paths_are_one_line_and_bounded(tmp_path: Path) -> None:
+    """/dev/zero (one endless line, read through the pipe path too), a name too long: one line, exit 2, no disk filled."""
+    env = os.environ | {"TMPDIR": str(tmp_path)}
+    long_name = str(tmp_path / ("a" * 300))
+    for args in (["check", "/dev/zero"], ["request", "/dev/zero", "--turn", "1", "--step", "1"], ["check", long_name],
+                 ["request", long_name, "--turn", "1", "--step", "1"]):  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", *args], capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, (args, done.stderr[-500:])
+        assert ("FMT-5" in done.stderr) if "/dev/zero" in args else ("File name too long" in done.stderr)
+    assert list(tmp_path.iterdir()) == []  # the copy of the pipe is gone, and was cut at the line the reader refuses
+
+
+@pytest.mark.spec("CLI-6")
+def test_a_killed_check_leaves_no_copy_of_its_pipe(tmp_path: Path) -> None:
+    env = os.environ | {"TMPDIR": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, "-m", "prefix_model.edge.cli", "check", "-"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=env)  # fmt: skip
+    assert process.stdin is not None
+    process.stdin.write(b'{"seq":0,"time":1,"type":"turn/start","data":{"turn":1}}\n' * 1000)
+    process.stdin.flush()
+    try:
+        # The copy is being written while the pipe stays open; it has no name a kill could leave behind.
+        for _ in range(50):
+            if process.poll() is not None:
+                break
+            assert [p.name for p in tmp_path.iterdir()] == []
+            threading.Event().wait(0.05)
+    finally:
+        process.kill()
+        process.wait(timeout=60)
+    assert list(tmp_path.iterdir()) == []

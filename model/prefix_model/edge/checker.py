@@ -9,13 +9,13 @@ what was found. Unreadable input raises ``LogReadError``; a check that checked n
 from __future__ import annotations
 
 import gc
-import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from prefix_model.conformance import vacuity
 from prefix_model.conformance.findings import Finding
@@ -26,7 +26,8 @@ from prefix_model.edge.formats.capture import CaptureLine, iter_plain_capture
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.session_jsonl import LogStream, Unread
 from prefix_model.formats import rules
-from prefix_model.formats.session_lines import TornTail
+from prefix_model.formats.rules import MAX_LINE_BYTES
+from prefix_model.formats.session_lines import ZSTD_MAGIC, TornTail
 
 __all__ = ["Report", "Unusable", "check_log"]
 
@@ -218,21 +219,48 @@ def rereadable(path: Path) -> Iterator[Path]:
 
     The check opens the log twice — its first line names the session before the pass — and
     a zstd log is read by seeking to its frames; a pipe allows neither. The copy goes to disk,
-    not memory.
+    not memory; it has no name where the system allows (a killed check leaves nothing behind),
+    and a plain copy stops at the first line the reader would refuse as too long (FMT-5), so
+    ``/dev/zero`` costs one bounded line, not the disk.
     """
-    if path.is_file() or not path.exists():  # a missing file: the reader reports it
+    try:
+        regular = path.is_file() or not path.exists()  # a missing file: the reader reports it
+    except OSError as error:  # a name too long, a directory that cannot be searched
+        raise LogReadError.of(str(path), None, rules.unreadable(error.strerror or str(error))) from None
+    if regular:
         yield path
         return
-    with tempfile.NamedTemporaryFile(prefix="prefix-model-") as copy:
+    unnamed = _PROC_FD.is_dir()
+    with tempfile.TemporaryFile(prefix="prefix-model-") if unnamed else tempfile.NamedTemporaryFile(prefix="prefix-model-") as copy:
         try:
             # Standard input is read from the descriptor it is: opened again by path, a FIFO whose
             # writer has closed would block forever.
             with open(0, "rb", closefd=False) if path == STDIN else path.open("rb") as source:
-                shutil.copyfileobj(source, copy)
+                _copy_bounded(source, copy, str(path))
         except OSError as error:
             raise LogReadError.of(str(path), None, rules.unreadable(error.strerror or str(error))) from None
         copy.flush()
-        yield Path(copy.name)
+        yield _PROC_FD / str(copy.fileno()) if unnamed else Path(copy.name)
+
+
+_PROC_FD = Path("/proc/self/fd")  # opening an entry opens the file anew, at offset 0 (Linux)
+_COPY_BLOCK = 1 << 20
+
+
+def _copy_bounded(source: IO[bytes], copy: IO[bytes], name: str) -> None:
+    """Copy ``source`` to ``copy``; for a plain log, stop at a line longer than the reader reads (FMT-5)."""
+    first = source.read(_COPY_BLOCK)
+    compressed = first.startswith(ZSTD_MAGIC)  # frames are bounded by their reader, not by lines
+    block, line, run = first, 1, 0
+    while block:
+        copy.write(block)
+        if not compressed:
+            newlines = block.count(b"\n")
+            run = len(block) - 1 - block.rfind(b"\n") if newlines else run + len(block)
+            line += newlines
+            if run > MAX_LINE_BYTES:
+                raise LogReadError.of(name, line, rules.line_too_long())
+        block = source.read(_COPY_BLOCK)
 
 
 PROGRESS_EVERY = 4096  # events between two progress reports: a report costs nothing next to them
