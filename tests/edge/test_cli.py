@@ -267,3 +267,18 @@ def test_a_killed_check_leaves_no_copy_of_its_pipe(tmp_path: Path) -> None:
         process.kill()
         process.wait(timeout=60)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.spec("CLI-6")
+def test_lone_surrogates_print_as_escapes_in_valid_utf8(tmp_path: Path) -> None:
+    """A \\udc80 in a log's value and an undecodable byte in the file name: the text and --json stay valid UTF-8, the JSON valid."""
+    log = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/bad\x80name.jsonl"))
+    log.write_text('{"seq":0,"time":1,"type":"\\udc80x","data":{}}\n', encoding="utf-8")
+    for extra in ((), ("--json",)):
+        done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), *extra], capture_output=True, timeout=60)
+        assert done.returncode == 1 and b"Traceback" not in done.stderr
+        text = done.stdout.decode("utf-8")  # strict: raw surrogate bytes would fail here
+        assert "\\udc80x" in text
+        if extra:
+            report = json.loads(text)
+            assert report["log"] == str(log) and report["findings"][0]["message"].startswith("\udc80x")

@@ -7,6 +7,7 @@ one line on stderr and exit status 2 (CLI-2). Exit 0 means the command did what 
 from __future__ import annotations
 
 import argparse
+import io
 import contextlib
 import json
 import sys
@@ -418,6 +419,11 @@ def _run_conform(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``prefix-model``; return the exit status."""
+    for stream in (sys.stdout, sys.stderr):
+        # A lone surrogate (a file name's undecodable byte, a \udc80 in a log's value) prints as its
+        # escape, so the text stays valid UTF-8 and --json stays valid JSON.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     try:
         if args.command == "request":
