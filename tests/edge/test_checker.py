@@ -340,3 +340,20 @@ def test_check_stops_where_a_seq_goes_back_and_says_so(tmp_path: Path) -> None:
     text = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), "--requests", str(capture)],
                           capture_output=True, text=True, timeout=60).stdout  # fmt: skip
     assert f"stopped at line {at + 1} (LOG-2:" in text and "nothing after it can be trusted" in text
+
+
+@pytest.mark.spec("CHK-4", "CHK-3", "FMT-1")
+def test_lines_in_a_row_that_are_no_event_are_one_finding_and_a_long_run_ends_the_reading(tmp_path: Path) -> None:
+    log, capture = write_session(run_witness(HARNESS), "s1", tmp_path, "memory")
+    lines = log.read_text(encoding="utf-8").splitlines()
+    lines[5:5] = ["x"] * 3  # three garbage lines between two events: one finding over lines 6-8
+    log.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    report = check_log(log, capture)
+    assert [(f.rule, f.line, f.last_line) for f in report.findings] == [("FMT-1", 6, 8)] and report.stopped is None
+    assert report.findings[0].message.startswith("3 lines in a row are no event; the first: not JSON")
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text(lines[0] + "\n" + "x\n" * 5000, encoding="utf-8")
+    report = check_log(garbage)
+    assert [(f.rule, f.line, f.last_line) for f in report.findings] == [("FMT-1", 2, 1001), ("CHK-4", 1001, None)]
+    assert report.stopped is not None and report.stopped[0] == 1001 and report.stopped[1].rule == "CHK-4"
+    REPORT_SCHEMA.validate(json.loads(json.dumps(report.as_json())))

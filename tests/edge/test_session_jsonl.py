@@ -17,6 +17,7 @@ from prefix_model.core.events import Event
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
 from prefix_model.core.log import Log
 from prefix_model.edge.formats import frames
+from prefix_model.edge.formats.frames import Chunk, LineFilter, split_lines
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
 from prefix_model.edge.formats.persisted_writer import persisted_frames, write_persisted, zstd_frame
 from prefix_model.edge.formats.session_jsonl import LogStream, iter_log_events
@@ -718,3 +719,21 @@ def test_damaged_files_read_or_raise_one_log_read_error(tmp_path: Path, case: tu
     assert stream.finished and [n for n, _ in read] == sorted(n for n, _ in read)
     assert [e.seq for _, e in read] == list(range(len(read))) == list(range(stream.events_read))
     json_text(freeze([event_to_line(e) for _, e in read]))  # every event writes back
+
+
+@pytest.mark.spec("FMT-7", "FMT-5")
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 8, 64])
+def test_a_filtered_split_yields_the_same_numbered_lines_that_hold_a_needle(block: int) -> None:
+    """The torn-tail scan's filter skips whole blocks in C; what it yields is what the plain split yields, less lines without a needle."""
+    data = b"a\n\n\nxx turn/end\n\nturn/\nend\nq\\u0074\n" + b"\n" * 40 + b'{"type":"turn/end"}\nlast turn/end'
+    chunks = [Chunk(data[i : i + block], False) for i in range(0, len(data), block)]
+    needles = (b"turn/end", b"\\")
+    everything = list(split_lines(chunks, "x"))
+    only = LineFilter()
+    only.needles = needles
+    filtered = list(split_lines(chunks, "x", only))
+    def wanted(lines: list[frames.Line]) -> list[frames.Line]:
+        return [line for line in lines if any(n in line.raw for n in needles) or not line.terminated]
+
+    assert set(filtered) <= set(everything) and wanted(filtered) == wanted(everything)  # a block with a needle yields all its lines
+    assert [line.number for line in wanted(filtered)] == [4, 8, 49, 50]

@@ -55,6 +55,7 @@ class Finding:
     log_line: int | None = None
     header_seq: int | None = None
     expected_from: int | None = None
+    last_line: int | None = None  # a run of lines, ``line`` to ``last_line``, with one defect (lines that are no event)
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -65,7 +66,8 @@ class Finding:
         """Return the finding as JSON: absent locations left out, values whole, ``null`` for a missing side."""
         fields: dict[str, object] = {"rule": self.rule, "status": "violated", "message": self.message, "seq": self.seq, "line": self.line,
                                      "request": self.request, "turn": self.turn, "step": self.step, "logLine": self.log_line,
-                                     "headerSeq": self.header_seq, "path": self.path, "expectedFrom": self.expected_from}  # fmt: skip
+                                     "headerSeq": self.header_seq, "path": self.path, "expectedFrom": self.expected_from,
+                                     "lastLine": self.last_line}  # fmt: skip
         shown = {k: v for k, v in fields.items() if v is not None}
         for key, value in (("expected", self.expected), ("actual", self.actual)):
             if value is not NO_VALUE:
@@ -87,6 +89,8 @@ class Finding:
                 places.append(f"header seq {self.header_seq}")
         else:
             places = [at] if (at := _place(log, self.line, self.seq)) else []
+            if self.last_line is not None:
+                places = [f"{log} lines {self.line}-{self.last_line}"]
         implied = f" (also breaks {', '.join(self.implies)})" if self.implies else ""
         text = f"{self.rule} [{' | '.join(places)}] {self.message}{implied}"
         where = f"at {self.path}: " if self.path is not None else ""

@@ -245,8 +245,17 @@ class LogChecker:
     # --- the pass ---
 
     def unreadable(self, line: int, rejection: Rejection) -> None:
-        """Report a line the reader could not make an event of, and go on: the next event may take the numbering up past it."""
-        self._find(rejection.rule, rejection.reason, None, line)
+        """Report a line the reader could not make an event of, and go on: the next event may take the numbering up past it.
+
+        Lines in a row that break one rule are one defect, one finding over their range (CHK-3).
+        """
+        last = self.findings[-1] if self._resync and self.findings else None
+        if last is not None and last.rule == rejection.rule and last.seq is None and (last.last_line or last.line) == line - 1:
+            first_reason = last.message.split("; the first: ", 1)[-1]
+            count = line - (last.line or line) + 1
+            self.findings[-1] = replace(last, last_line=line, message=f"{count} lines in a row are no event; the first: {first_reason}")
+        else:
+            self._find(rejection.rule, rejection.reason, None, line)
         self._resync = True
 
     def feed(self, line: int, event: PlainEvent) -> None:

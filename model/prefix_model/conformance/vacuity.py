@@ -13,12 +13,20 @@ from collections.abc import Mapping, Sequence
 
 from prefix_model.core.contracts import Rejection
 
-__all__ = ["contradicting_session", "no_event", "ambiguous_session", "nothing_checked", "vacuous_verdict", "not_grown", "applied_though_refused"]
+__all__ = ["MAX_UNREAD_RUN", "unread_run", "contradicting_session", "no_event", "ambiguous_session", "nothing_checked", "vacuous_verdict", "not_grown", "applied_though_refused"]
 
 
 def contradicting_session(given: str, named: str) -> Rejection:
     """``--session`` names another session than the log's own header."""
     return Rejection("CHK-1", f"--session {given} contradicts the session its header names ({named})")
+
+
+MAX_UNREAD_RUN = 1000  # lines in a row that are no event, past which the rest is not read as a log (CHK-4)
+
+
+def unread_run(count: int) -> Rejection:
+    """So many lines in a row were no event that what follows is not read as a log: bounded time and findings."""
+    return Rejection("CHK-4", f"{count} lines in a row are no event: the rest of the file is not read as a log")
 
 
 def no_event() -> Rejection:

@@ -25,12 +25,13 @@ from itertools import chain
 from pathlib import Path
 from typing import Literal, cast, overload
 
+from prefix_model.conformance import vacuity
 from prefix_model.conformance.plain import PlainEvent, from_event
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import TURN_END, Event, is_safe_seq, seq_gap
 from prefix_model.core.json_values import FrozenMap, json_text
 from prefix_model.edge.formats.events_jsonl import LogReadError
-from prefix_model.edge.formats.frames import Frames, Line, plain_lines, split_lines, zstd_chunks
+from prefix_model.edge.formats.frames import Frames, Line, LineFilter, plain_lines, split_lines, zstd_chunks
 from prefix_model.formats import rules
 from prefix_model.formats.event_lines import parse_event, parse_json_line
 from prefix_model.formats.plain_events import plain_event
@@ -115,6 +116,7 @@ class LogStream:
         self.events_read = 0
         self.finished = False
         self._frames = Frames()
+        self._only = LineFilter()  # set while the torn-tail rule scans for a turn/end
 
     def __iter__(self) -> Iterator[tuple[int, Event]]:
         self._reset()
@@ -164,8 +166,8 @@ class LogStream:
         # Peek, not read: a plain log may come from a pipe; only zstd needs a seekable file.
         self.compressed = handle.peek(len(ZSTD_MAGIC))[: len(ZSTD_MAGIC)] == ZSTD_MAGIC
         if self.compressed:
-            return split_lines(zstd_chunks(handle, self.name, self._frames), self.name)
-        return plain_lines(handle, self.name)
+            return split_lines(zstd_chunks(handle, self.name, self._frames), self.name, self._only)
+        return plain_lines(handle, self.name, self._only)
 
     def _detect_form(self, first: Line) -> None:
         if self._is_header(first):
@@ -252,6 +254,7 @@ class LogStream:
     # -- the in-memory form: every line an event with the next seq ------------------------------
 
     def _memory(self, first: Line, rest: Iterator[Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent | Unread]]:
+        unread = 0  # lines in a row that were no event
         for line in chain((first,), rest):
             if plain:
                 # The fast lane's common case, inline (this loop runs once per event): a plain event line.
@@ -281,7 +284,12 @@ class LogStream:
                     raise
                 # The next event may take the numbering up where this line left it (the checker resynchronises).
                 yield line.number, Unread(Rejection(error.rule, error.reason))
+                unread += 1
+                if unread == vacuity.MAX_UNREAD_RUN:  # a run this long is no damaged log but no log: bounded time and findings
+                    yield line.number, Unread(vacuity.unread_run(unread), final=True)
+                    return
                 continue
+            unread = 0
             yield item
 
     def _memory_event(self, line: Line) -> Event:
@@ -382,6 +390,8 @@ class LogStream:
 
     def _end_at_hole(self, hole_line: Line, hole: _Hole, rest: Iterator[Line]) -> None:
         """Decide a hole: corruption when a readable turn/end follows it (or is it), else a torn tail."""
+        if not hole.is_turn_end:
+            self._only.needles = _TURN_END_SPELLINGS
         later = hole_line.number if hole.is_turn_end else _first_turn_end(rest, self.name)
         if later is not None:
             where = "the line itself is" if later == hole_line.number else f"line {later} is"
@@ -391,6 +401,9 @@ class LogStream:
         self.torn_tail = TornTail(hole_line.number, hole.reason)
 
 
+_TURN_END_SPELLINGS = (b"turn/end", b"\\")  # a line that can spell the type: the literal, or an escape
+
+
 def _first_turn_end(lines: Iterator[Line], name: str) -> int | None:
     """Return the first complete line that ``JSON.parse`` reads as a ``turn/end`` event, if any.
 
@@ -398,7 +411,7 @@ def _first_turn_end(lines: Iterator[Line], name: str) -> int | None:
     holds a turn/end. Only lines that can spell the type (the literal, or an escape) are parsed.
     """
     for line in lines:
-        if not line.terminated or (b"turn/end" not in line.raw and b"\\" not in line.raw):
+        if not line.terminated or not any(spelling in line.raw for spelling in _TURN_END_SPELLINGS):
             continue
         try:
             value = _loose_parse(line.raw.decode("utf-8", "replace"))
