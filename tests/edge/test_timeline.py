@@ -267,3 +267,19 @@ def test_timeline_help_teaches_what_each_lane_shows() -> None:
     for lane, _ in timeline.LANES:
         assert f"\n  {lane} " in done.stdout
     assert "example:" in done.stdout and "exit status" in done.stdout and "messagePrefix" in done.stdout and "not draw" in done.stdout
+
+
+@pytest.mark.spec("CLI-7", "CHK-4")
+def test_a_damaged_line_is_drawn_as_its_finding_and_the_rest_is_drawn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    world = run_witness(HARNESS)
+    log, capture = write_session(world, "s1", tmp_path, "memory")
+    lines = log.read_text(encoding="utf-8").splitlines()
+    chunk = next(i for i, line in enumerate(lines) if '"type":"assistant/chunk"' in line and i > len(lines) // 2)
+    lines[chunk] = "not json"  # a chunk: no message of any request derives from it
+    log.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    out = tmp_path / "s1.svg"
+    draw(capsys, str(log), "--requests", str(capture), "--out", str(out))  # exit 0: the check read on past the line
+    root = picture(out)
+    assert [title(m).split(" ")[0] for m in marks(root, "finding")] == ["FMT-1"]
+    events = world.session("s1").log.events
+    assert len(marks(root, "step")) == sum(1 for e in events if e.type == STEP_START)  # the one line lost held no step

@@ -49,7 +49,7 @@ from prefix_model.core.events import (
 from prefix_model.edge.checker import Report, Unusable, check_log, rereadable
 from prefix_model.edge.formats.capture import iter_plain_capture
 from prefix_model.edge.formats.events_jsonl import LogReadError
-from prefix_model.edge.formats.session_jsonl import LogStream
+from prefix_model.edge.formats.session_jsonl import LogStream, Unread
 
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
@@ -739,7 +739,11 @@ def draw_timeline(log: Path, requests: Path | None, session: str | None, out: Pa
         events = _Events()
         try:
             stream = LogStream(readable, name)
-            for _, event in stream.plain_events():
+            for _, event in stream.plain_events(go_on=True):  # past a damaged line, as the check reads (CHK-4)
+                if isinstance(event, Unread):
+                    if event.final:
+                        break
+                    continue  # its finding is the check's
                 events.feed(event)
             if stream.header is not None and stream.header.seed_length:
                 events.seed = (stream.header.parent_session, stream.header.seed_length)
