@@ -282,3 +282,23 @@ def test_lone_surrogates_print_as_escapes_in_valid_utf8(tmp_path: Path) -> None:
         if extra:
             report = json.loads(text)
             assert report["log"] == str(log) and report["findings"][0]["message"].startswith("\udc80x")
+
+
+@pytest.mark.spec("CLI-6", "FMT-5", "FMT-7", "FMT-9", "CHK-1", "JSON-3")
+def test_hostile_sizes_get_a_one_line_error_or_a_correct_answer(tmp_path: Path) -> None:
+    """Small cuts of the hostile sizes: a zstd of 2^22 newlines, a header frame past the line bound, a line of 1e0 numbers."""
+    import zstandard
+
+    header = json.dumps({"type": "session", "version": 0, "id": "s", "createdAt": 0, "delegationDepth": 0, "cwd": "/"}).encode() + b"\n"
+    squeeze = zstandard.ZstdCompressor()
+    newlines = tmp_path / "newlines.jsonl.zstd"
+    newlines.write_bytes(squeeze.compress(header) + squeeze.compress(b"\n" * (1 << 22)))
+    big_header = tmp_path / "header.jsonl.zstd"
+    big_header.write_bytes(squeeze.compress(b'{"type":"session","x":"' + b"a" * (65 << 20) + b'"}\n'))
+    numbers = tmp_path / "numbers.jsonl"
+    numbers.write_text('{"seq":0,"time":1,"type":"turn/start","data":{"turn":1,"x":[' + ",".join(["1e0"] * 100_000) + "]}}\n", encoding="utf-8")
+    expected = {newlines: (2, "no event to check (CHK-1)"), big_header: (2, "FMT-5: line longer than"), numbers: (0, "")}
+    for path, (status, said) in expected.items():
+        done = run("check", str(path))
+        assert done.returncode == status and "Traceback" not in done.stderr, (path.name, done.stderr[-300:])
+        assert (done.stderr.count("\n") == 1 and said in done.stderr) if status == 2 else done.stdout.endswith("result: conforms\n")
