@@ -357,3 +357,13 @@ def test_lines_in_a_row_that_are_no_event_are_one_finding_and_a_long_run_ends_th
     assert [(f.rule, f.line, f.last_line) for f in report.findings] == [("FMT-1", 2, 1001), ("CHK-4", 1001, None)]
     assert report.stopped is not None and report.stopped[0] == 1001 and report.stopped[1].rule == "CHK-4"
     REPORT_SCHEMA.validate(json.loads(json.dumps(report.as_json())))
+
+
+@pytest.mark.spec("CHK-4")
+def test_garbage_lines_between_events_do_not_add_up_to_a_run(tmp_path: Path) -> None:
+    """1500 damaged lines, each between two readable events: 1500 findings, no stop (a run is lines in a row)."""
+    events = [json.dumps({"seq": n, "time": 1, "type": "tool/result", "data": {}}, separators=(",", ":")) for n in range(1501)]
+    log = tmp_path / "spread.jsonl"
+    log.write_text("".join(f"{line}\nx\n" for line in events), encoding="utf-8")
+    report = check_log(log)
+    assert report.stopped is None and sum(f.rule == "FMT-1" for f in report.findings) == 1501

@@ -254,7 +254,7 @@ class LogStream:
     # -- the in-memory form: every line an event with the next seq ------------------------------
 
     def _memory(self, first: Line, rest: Iterator[Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent | Unread]]:
-        unread = 0  # lines in a row that were no event
+        unread, last_unread = 0, 0  # lines in a row that were no event, and the last of them (the fast lane resets nothing)
         for line in chain((first,), rest):
             if plain:
                 # The fast lane's common case, inline (this loop runs once per event): a plain event line.
@@ -284,12 +284,11 @@ class LogStream:
                     raise
                 # The next event may take the numbering up where this line left it (the checker resynchronises).
                 yield line.number, Unread(Rejection(error.rule, error.reason))
-                unread += 1
+                unread, last_unread = unread + 1 if last_unread == line.number - 1 else 1, line.number
                 if unread == vacuity.MAX_UNREAD_RUN:  # a run this long is no damaged log but no log: bounded time and findings
                     yield line.number, Unread(vacuity.unread_run(unread), final=True)
                     return
                 continue
-            unread = 0
             yield item
 
     def _memory_event(self, line: Line) -> Event:
