@@ -11,14 +11,27 @@ import subprocess
 import sys
 import termios
 import threading
+from dataclasses import replace
 from pathlib import Path
 
+import icontract
 import pytest
+from prefix_model.conformance.fold import LogChecker, StepResult
+from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.events import STEP_START
 from prefix_model.core.json_values import freeze, json_text
+from prefix_model.core.log import Log
 from prefix_model.core.requests import Request, reconstruct_request, request_to_json
+from prefix_model.edge import checker
+from prefix_model.edge.checker import fold_request
+from prefix_model.edge.cli import main
+from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
+from prefix_model.edge.formats.persisted_writer import write_persisted
+from prefix_model.edge.formats.session_jsonl import LogStream
 from prefix_model.edge.vectors.codec import action_from_json
 from prefix_model.examples import EXAMPLE_SESSION_ID, EXAMPLE_STEPS, example_log
 from prefix_model.examples.loop_demo import DEMO_ACTIONS
+from prefix_model.formats.session_lines import SessionHeaderLine
 from prefix_model.loop.semantics import HARNESS
 from prefix_model.loop.transitions import run as loop_run
 from prefix_model.loop.variants import VARIANTS, run_witness
@@ -102,6 +115,173 @@ def test_request_on_unreadable_logs_exits_2_naming_file_line_and_rule(tmp_path: 
     deep = tmp_path / "deep.jsonl"
     deep.write_text("[" * 50_000 + "\n")
     assert_one_line_error(run("request", str(deep), "--turn", "1", "--step", "1"), "deep.jsonl:1:", "FMT-5")
+
+
+# --- request on check's fold: the same answer as the spec's reconstruction from the whole log frozen ---
+
+
+def shown(answer: Request | Rejection) -> str:
+    """What ``request`` prints for an answer: the request's JSON text, or the rule and reason of its error."""
+    return json_text(request_to_json(answer)) if isinstance(answer, Request) else str(answer)
+
+
+def steps_of(log: Log) -> list[tuple[int, int]]:
+    """Every step the log starts, and one it does not hold."""
+    named = [(e.field("turn"), e.field("step")) for e in log.events if e.type == STEP_START]
+    return [(t, s) for t, s in named if isinstance(t, int) and isinstance(s, int)] + [(99, 1)]
+
+
+def printed(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run ``prefix-model request ARGS`` in this process (contracts on: the fast path is held to the spec's at each call)."""
+    status = main(["request", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def expected_output(answer: Request | Rejection, name: str) -> tuple[int, str, str]:
+    """What ``request`` prints for the spec's answer: the request on stdout, or its one-line error on stderr, exit 2."""
+    if isinstance(answer, Request):
+        return 0, shown(answer) + "\n", ""
+    return 2, "", f"prefix-model: {name}: {answer}\n"
+
+
+@pytest.mark.spec("CLI-1", "REQ-3", "REQ-4", "REQ-5")
+@pytest.mark.parametrize("form", ["memory", "persisted", "zstd"])
+def test_the_fold_reconstructs_every_step_of_the_witness_as_the_spec_does(form: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every step of every session (a fork child and its seed among them), in every form: check's fold vouches, and agrees."""
+    assert ENABLED  # the command's contract compares each answer with the spec's path
+    world = run_witness(HARNESS)
+    for session in world.sessions:
+        path, _ = write_session(world, session.id, tmp_path, form)
+        for turn, step in steps_of(session.log):
+            spec = reconstruct_request(session.log, turn, step, session.id)
+            folded = fold_request(LogStream(path), turn, step, session.id)
+            assert folded is not None, (session.id, turn, step)  # a conforming log takes the fast path, every step of it
+            assert shown(folded) == shown(spec) and folded == spec
+            session_id = () if form != "memory" else ("--session-id", session.id)  # the persisted header names it
+            got = printed(capsys, str(path), "--turn", str(turn), "--step", str(step), *session_id)
+            assert got == expected_output(spec, str(path))
+
+
+@pytest.mark.spec("CLI-1", "REQ-4")
+def test_the_fold_reconstructs_every_step_of_the_real_log_as_the_spec_does() -> None:
+    if not REAL.exists():
+        pytest.skip(f"the shared reference log is not beside this checkout ({REAL})")
+    path = REAL / "events.jsonl"
+    log = read_log(path)
+    for turn, step in steps_of(log):
+        folded = fold_request(LogStream(path), turn, step, "s-real")
+        assert folded is not None and shown(folded) == shown(reconstruct_request(log, turn, step, "s-real"))
+
+
+Event = dict[str, object]
+
+
+def _event(kind: str, data: dict[str, object], surface_op: object = None, sources: list[int] | None = None) -> Event:
+    """An in-memory event line's fields but its seq and time."""
+    event: Event = {"type": kind, "data": data}
+    if surface_op is not None:
+        event["surfaceOp"] = surface_op
+    if sources is not None:
+        event["sourceEventSeqs"] = sources
+    return event
+
+
+def _lines(*events: Event) -> str:
+    """In-memory event lines, numbered from 0."""
+    return "".join(json.dumps({"seq": seq, "time": 0} | event) + "\n" for seq, event in enumerate(events))
+
+
+_HEADER = _event("request/header", {"header": {"config": {"provider": "mock", "model": "m"}}, "reason": "initial"})
+_USER = _event("user/message", {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}}, "append")
+
+
+def _again(seq: int) -> Event:
+    """A user message replacing surface node ``seq`` (CMP-7's plain replace)."""
+    return _event("user/message", {"content": [{"type": "text", "text": "again"}], "source": {"kind": "user"}}, {"op": "replace", "start": seq, "end": seq}, [seq])
+
+
+def _turn(turn: object, *inside: Event) -> list[Event]:
+    return [_event("turn/start", {"turn": turn}), *inside, _event("turn/end", {"turn": turn, "reason": {"kind": "completed"}})]
+
+
+def _step(turn: object, step: int) -> tuple[Event, Event]:
+    return _event("step/start", {"turn": turn, "step": step}), _event("step/end", {"turn": turn, "step": step})
+
+
+START, END = _step(1, 1)
+# Logs where the fold and the spec could part: each must print what the spec's path prints.
+SUBTLE = {
+    # REQ-5 from the fold itself: its rejection is the spec's, word for word.
+    "no header in force": (_lines(*_turn(1, _USER, START, END)), True),
+    # JSON-5: a turn of true is no turn 1 for the spec, though Python's == says it is.
+    "true for turn 1": (_lines(*_turn(True, _HEADER, _USER, *_step(True, 1))), True),
+    # A replacement inside the step's header window resolves the fold's step early; the header after it is the spec's.
+    "a replacement, then the header, before the step ends": (_lines(*_turn(1, _USER, START, _again(1), _HEADER, END)), False),
+    # ENC-2: the spec takes the last step/start naming the step; the fold reports the second and does not vouch.
+    "the step started twice": (_lines(*_turn(1, _HEADER, _USER, START, END, _USER, START, END)), False),
+}
+
+
+@pytest.mark.spec("CLI-1", "CLI-2", "REQ-4", "REQ-5")
+@pytest.mark.parametrize("case", sorted(SUBTLE))
+def test_where_the_fold_and_the_spec_could_part_the_command_prints_the_specs_answer(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text, vouched = SUBTLE[case]
+    path = tmp_path / "log.jsonl"
+    path.write_text(text, encoding="utf-8")
+    spec = reconstruct_request(read_log(path), 1, 1, "s")
+    folded = fold_request(LogStream(path), 1, 1, "s")
+    assert (folded is not None) == vouched  # where it vouches, its answer is the spec's; else the command asks the spec
+    assert folded is None or shown(folded) == shown(spec)
+    assert printed(capsys, str(path), "--turn", "1", "--step", "1", "--session-id", "s") == expected_output(spec, str(path))
+
+
+@pytest.mark.spec("CLI-2", "FMT-2", "REQ-5")
+def test_request_errors_are_the_spec_paths_wherever_the_log_breaks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A log that breaks after the asked step is still unreadable (the whole log is read), with the spec's reader's words."""
+    good = _turn(1, _HEADER, _USER, START, END)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(_lines(*good) + '{"type":"turn/start","seq":9,"time":0,"data":{"turn":2}}\n', encoding="utf-8")
+    with pytest.raises(LogReadError) as memory_error:
+        read_log(broken)
+    assert printed(capsys, str(broken), "--turn", "1", "--step", "1") == (2, "", f"prefix-model: {memory_error.value}\n")
+    assert "broken.jsonl:7: LOG-2" in str(memory_error.value)
+    # The persisted form: a surface rule the reader leaves to the seed (SURF-*), broken after the step, as seed_log words it.
+    stored = tmp_path / "stored.session.jsonl"
+    events = [event for _, event in LogStream(_written(tmp_path, _lines(*good, _again(7))))]
+    write_persisted(stored, SessionHeaderLine(0, "s", 0), events)
+    status, out, err = printed(capsys, str(stored), "--turn", "1", "--step", "1")
+    assert (status, out) == (2, "") and err.startswith(f"prefix-model: {stored}: SURF-") and "seq 6: " in err
+    missing = printed(capsys, str(stored), "--turn", "3", "--step", "1")
+    assert missing[0] == 2 and "SURF-" in missing[2]  # the log is unusable before any step is looked for, as on the spec's path
+
+
+def _written(folder: Path, text: str) -> Path:
+    path = folder / "events.jsonl"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.spec("CLI-1", "REQ-2", "REQ-5")
+@pytest.mark.parametrize("wrong", ["a message dropped", "no step named"])
+def test_the_contract_catches_a_fast_path_that_answers_otherwise(wrong: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ENABLED
+    world = run_witness(HARNESS)
+    session = world.sessions[0]
+    path, _ = write_session(world, session.id, tmp_path, "persisted")
+    if wrong == "a message dropped":
+        built = LogChecker.request_for
+
+        def dropped(self: LogChecker, result: StepResult) -> Request | None:
+            request = built(self, result)
+            return None if request is None else replace(request, messages=request.messages[:-1])
+
+        monkeypatch.setattr(LogChecker, "request_for", dropped)
+    else:
+        monkeypatch.setattr(checker, "is_step_number", lambda value, expected: False)
+    turn, step = steps_of(session.log)[-2]
+    with pytest.raises(icontract.ViolationError, match="the spec reconstructs"):
+        main(["request", str(path), "--turn", str(turn), "--step", str(step)])
 
 
 @pytest.mark.spec("CLI-5", "CLI-3")

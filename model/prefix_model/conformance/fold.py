@@ -19,7 +19,7 @@ text passes without being frozen; any other is frozen and compared field by fiel
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -205,6 +205,9 @@ class LogChecker:
     requests_by_step: int = 0  # matched by the turn/step they name
     requests_after_stop: int = 0  # left in the capture when the log's reading stopped (``finish(stopped=True)``)
     in_order: list[InOrder] = field(default_factory=list)  # the requests matched in order (they name no step), and where
+    # Told of each step as its request resolves, while the fold's state is that request's (``request_for``), and whether
+    # the step's header window (REQ-4) has closed: not when a replacement inside the window made the fold resolve early.
+    resolved: Callable[[StepResult, bool], None] | None = None
     # --- state ---
     _queue: _CaptureQueue = field(init=False)
     _next_seq: int = 0  # the seq the next event must have (LOG-2); past a gap, the one after the event that opened it
@@ -391,7 +394,7 @@ class LogChecker:
             if found is None:
                 self._push(event)
         elif isinstance(op, Replace):
-            self._resolve_open()
+            self._resolve_open(window_closed=False)  # the boundary's nodes are about to change
             found = self._replace(event, op)
         elif op is not None:
             found = Rejection("SURF-3", f"{event.type} carries an invalid surfaceOp {op!r}")
@@ -452,7 +455,7 @@ class LogChecker:
             self._open_step = None
             self._pending_calls.clear()
 
-    def _resolve_open(self) -> None:
+    def _resolve_open(self, window_closed: bool = True) -> None:
         """Resolve the open step's request: its header is the fold now, its boundary the snapshot."""
         open_step = self._open_step
         if open_step is None or open_step.resolved:
@@ -462,6 +465,8 @@ class LogChecker:
         result.instance = self._instances  # the step's own anchor sits after its step/start
         if open_step.header_seen:
             result.dispatched = True
+        if self.resolved is not None:
+            self.resolved(result, window_closed)
         self._match(result)
 
     def _match(self, result: StepResult) -> None:
@@ -567,6 +572,10 @@ class LogChecker:
             self._monotonic(result, request, True, None)
         else:
             self._monotonic(result, request, *self._compare_exactly(result, request))
+
+    def request_for(self, result: StepResult) -> Request | None:
+        """Return the request the log implies for step ``result`` (None: no header in force), asked as it resolves (``resolved``)."""
+        return None if self._header is None else self._expected_request(result)
 
     def _expected_request(self, result: StepResult) -> Request:
         assert self._header is not None

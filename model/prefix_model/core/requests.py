@@ -22,7 +22,10 @@ from prefix_model.core.json_values import FrozenMap, JsonValue
 from prefix_model.core.log import Log
 from prefix_model.core.surface import EMPTY_SURFACE, apply_surface_event
 
-__all__ = ["Request", "StepSpan", "build_request", "request_to_json", "find_step", "boundary_log", "reconstruct_request"]
+__all__ = [
+    "Request", "StepSpan", "build_request", "request_to_json", "is_step_number", "find_step", "boundary_log", "reconstruct_request",
+    "no_such_step", "no_header_in_force",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +87,25 @@ def request_to_json(request: Request) -> FrozenMap:
 
 
 def _names(event: Event, turn: int, step: int) -> bool:
-    """Return whether ``event`` names step (turn, step); JSON-5: ``true`` is not ``1``."""
-    return _is_number(event.field("turn"), turn) and _is_number(event.field("step"), step)
+    """Return whether ``event`` names step (turn, step)."""
+    return is_step_number(event.field("turn"), turn) and is_step_number(event.field("step"), step)
 
 
-def _is_number(value: JsonValue, expected: int) -> bool:
+def is_step_number(value: object, expected: int) -> bool:
+    """Return whether a turn or step field ``value`` is the number ``expected``; JSON-5: ``true`` is not ``1``."""
     return isinstance(value, int) and not isinstance(value, bool) and value == expected
+
+
+@icontract.ensure(lambda result: result.rule == "REQ-5", "REQ-5: a step the log does not hold is reported as such", enabled=ENABLED)
+def no_such_step(turn: int, step: int) -> Rejection:
+    """Return the rejection of reconstructing step (turn, step) of a log that has no ``step/start`` for it (REQ-5)."""
+    return Rejection("REQ-5", f"the log has no step/start for turn {turn} step {step}")
+
+
+@icontract.ensure(lambda result: result.rule == "REQ-5", "REQ-5: a step with no header in force is reported as such", enabled=ENABLED)
+def no_header_in_force(turn: int, step: int) -> Rejection:
+    """Return the rejection of reconstructing step (turn, step) where no ``request/header`` is in force (REQ-5)."""
+    return Rejection("REQ-5", f"no request/header is in force for turn {turn} step {step}")
 
 
 @icontract.ensure(
@@ -102,7 +118,7 @@ def find_step(log: Log, turn: int, step: int) -> StepSpan | Rejection:
     """Return where step (turn, step) sits in ``log``, or why it does not exist (REQ-5)."""
     starts = [e.seq for e in log.events if e.type == STEP_START and _names(e, turn, step)]
     if not starts:
-        return Rejection("REQ-5", f"the log has no step/start for turn {turn} step {step}")
+        return no_such_step(turn, step)
     start = starts[-1]
     until = len(log.events)
     for event in log.events[start + 1 :]:
@@ -138,5 +154,5 @@ def reconstruct_request(log: Log, turn: int, step: int, session_id: str | None =
         return span
     header = fold_request_header(log.events[: span.header_until])
     if header is None:
-        return Rejection("REQ-5", f"no request/header is in force for turn {turn} step {step}")
+        return no_header_in_force(turn, step)
     return build_request(header, derive_messages(boundary_log(log, span.start_seq)), session_id)

@@ -3,7 +3,8 @@
 The edge of the checker: it opens files, streams their events and requests into the engine,
 and turns the result into a report that says what was checked (the vacuity guard, CHK-1) and
 what was found. Unreadable input raises ``LogReadError``; a check that checked nothing is
-``Unusable``.
+``Unusable``. ``fold_request`` runs the same pass for ``prefix-model request``: the request one
+step sent, as the fold implies it.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from typing import IO
 
 from prefix_model.conformance import vacuity
 from prefix_model.conformance.findings import Finding
-from prefix_model.conformance.fold import Captured, InOrder, LogChecker
+from prefix_model.conformance.fold import Captured, InOrder, LogChecker, StepResult
 from prefix_model.conformance.plain import Known
 from prefix_model.core.contracts import Rejection
+from prefix_model.core.requests import Request, is_step_number, no_header_in_force, no_such_step
 from prefix_model.edge.formats.capture import CaptureLine, iter_plain_capture
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.session_jsonl import LogStream, Unread
@@ -29,7 +31,7 @@ from prefix_model.formats import rules
 from prefix_model.formats.rules import MAX_LINE_BYTES
 from prefix_model.formats.session_lines import ZSTD_MAGIC, TornTail
 
-__all__ = ["Report", "Unusable", "check_log"]
+__all__ = ["Report", "Unusable", "check_log", "fold_request"]
 
 
 _SHOWN = 10  # requests matched in order, listed in the human report (the JSON report lists all)
@@ -328,3 +330,41 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
         counts = (report.requests_total, report.requests_auxiliary, report.requests_other_session, report.requests_unmatched)
         raise Unusable(str(requests_path), vacuity.nothing_checked(*counts, report.session_id, list(report.capture_sessions)))
     return report
+
+
+def fold_request(stream: LogStream, turn: int, step: int, session_id: str | None) -> Request | Rejection | None:
+    """Return the request step (turn, step) of the log must have sent, by the conformance fold: check's one pass, in its memory.
+
+    The spec reconstructs it from the whole log frozen (``reconstruct_request``); the fold builds
+    the same ``build_request(header, boundary)`` from its own state as the step resolves
+    (``LogChecker.request_for``), and reads the log to its end, as the spec's reading does. It
+    vouches for that answer only where nothing stands between the two: None — take the spec's
+    path, which gives its own request or error — when the log cannot be read (the spec's reader
+    names the error in its own words), when the fold finds anything at all (a log the spec's
+    reading refuses, or a step it places otherwise: one named twice, a chunk of another step), or
+    when a replacement inside the step's header window made the fold resolve it early (a header
+    written after it, before the first chunk, is the step's for the spec, not for the fold).
+    """
+    answers: list[Request | None] = []  # at each step/start naming the step (the spec takes the last)
+    early = False
+
+    def resolved(result: StepResult, window_closed: bool) -> None:
+        nonlocal early
+        if is_step_number(result.turn, turn) and is_step_number(result.step, step):
+            answers.append(checker.request_for(result))
+            early = early or not window_closed
+
+    checker = LogChecker(session_id, resolved=resolved)
+    try:
+        with _no_cycle_collection():
+            for line, event in stream.plain_events():
+                checker.feed(line, event)
+            checker.finish()
+    except LogReadError:
+        return None
+    if checker.findings or early:
+        return None
+    if not answers:
+        return no_such_step(turn, step)
+    request = answers[-1]
+    return no_header_in_force(turn, step) if request is None else request

@@ -17,13 +17,15 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import icontract
+
 from prefix_model import __version__
-from prefix_model.core.contracts import Rejection
+from prefix_model.core.contracts import ENABLED, Rejection
 from prefix_model.core.events import REQUEST_HEADER
 from prefix_model.core.json_values import json_text
 from prefix_model.core.log import Log, seed_log
-from prefix_model.core.requests import find_step, reconstruct_request, request_to_json
-from prefix_model.edge.checker import REPORT_VERSION, STDIN, Report, Unusable, check_log, rereadable
+from prefix_model.core.requests import Request, find_step, reconstruct_request, request_to_json
+from prefix_model.edge.checker import REPORT_VERSION, STDIN, Report, Unusable, check_log, fold_request, rereadable
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
 from prefix_model.edge.formats.session_jsonl import LogStream
 from prefix_model.edge.timeline import TIMELINE_HELP, TimelineError, draw_timeline
@@ -231,36 +233,66 @@ def _example_pair(requests: str | None) -> Iterator[tuple[Path, Path]]:
         yield log, capture if requests is None else Path(requests)
 
 
-def _load(path: str | None, example: bool) -> tuple[Log, str, str | None]:
-    """Return the log at ``path`` (- : standard input) in either form, zstd included, its name, and the session its header names."""
+@contextlib.contextmanager
+def _request_log(path: str | None, example: bool) -> Iterator[tuple[Path, str, str | None]]:
+    """Yield the log at ``path`` (- : standard input, copied) or the bundled example as a file, its name, and the session it names."""
     if example:
         with resources.as_file(resources.files("prefix_model.examples") / EXAMPLE_FILE) as bundled:
-            return read_log(bundled), EXAMPLE_FILE, EXAMPLE_SESSION_ID
+            yield bundled, EXAMPLE_FILE, EXAMPLE_SESSION_ID
+        return
     assert path is not None
     name = "<stdin>" if path == "-" else path
     with rereadable(STDIN if path == "-" else Path(path)) as readable:
-        stream = LogStream(readable, name)
-        if stream.read_header() is None:  # the in-memory form: its own reader, with file:line errors
-            return read_log(readable), name, None
-        events = tuple(event for _, event in stream)
-        session = stream.header.id if stream.header is not None else None
-    log = seed_log(events)
+        yield readable, name, LogStream(readable, name).session_id()  # the persisted header's; None for the in-memory form
+
+
+def _frozen(readable: Path, name: str) -> Log:
+    """Return the whole log at ``readable`` frozen, in either form, zstd included, as the spec reads it."""
+    stream = LogStream(readable, name)
+    if stream.read_header() is None:  # the in-memory form: its own reader, with file:line errors
+        return read_log(readable)
+    log = seed_log(tuple(event for _, event in stream))
     if isinstance(log, Rejection):
         raise _Unusable(f"{name}: {log}")
-    return log, name, session
+    return log
 
 
-def _request_line(log: Log, turn: int, step: int, session_id: str | None, name: str) -> str:
-    request = reconstruct_request(log, turn, step, session_id)
-    if isinstance(request, Rejection):
-        raise _Unusable(f"{name}: {request}")
-    return json_text(request_to_json(request))
+def _spec_request(readable: Path, name: str, turn: int, step: int, session_id: str | None) -> Request | Rejection:
+    """The spec's path: ``reconstruct_request`` over the whole log frozen (its memory follows the file)."""
+    return reconstruct_request(_frozen(readable, name), turn, step, session_id)
+
+
+def _shown(answer: Request | Rejection | str) -> str:
+    """What the command prints for an answer: the request's JSON text, or the error."""
+    return json_text(request_to_json(answer)) if isinstance(answer, Request) else str(answer)
+
+
+def _spec_shown(readable: Path, name: str, turn: int, step: int, session_id: str | None) -> str:
+    """What the spec's path prints, the file read again: its request, its rejection, or why it cannot read the log."""
+    try:
+        return _shown(_spec_request(readable, name, turn, step, session_id))
+    except (LogReadError, _Unusable) as error:
+        return str(error)
+
+
+@icontract.ensure(
+    lambda readable, name, turn, step, session_id, result: _shown(result) == _spec_shown(readable, name, turn, step, session_id),
+    "the request printed is the one the spec reconstructs from the whole log frozen",
+    enabled=ENABLED,
+)
+def _request(readable: Path, name: str, turn: int, step: int, session_id: str | None) -> Request | Rejection:
+    """Return the request step (turn, step) of the log must have sent: by check's fold where it vouches for it, else the spec's path."""
+    folded = fold_request(LogStream(readable, name), turn, step, session_id)
+    return folded if folded is not None else _spec_request(readable, name, turn, step, session_id)
 
 
 def _run_request(args: argparse.Namespace) -> int:
-    log, name, named = _load(args.log, args.example)
-    session_id = args.session_id if args.session_id is not None else named  # the persisted header names it
-    print(_request_line(log, args.turn, args.step, session_id, name))
+    with _request_log(args.log, args.example) as (readable, name, named):
+        session_id = args.session_id if args.session_id is not None else named  # the persisted header names it
+        request = _request(readable, name, args.turn, args.step, session_id)
+    if isinstance(request, Rejection):
+        raise _Unusable(f"{name}: {request}")
+    print(_shown(request))
     return EXIT_OK
 
 
