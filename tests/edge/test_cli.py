@@ -482,3 +482,11 @@ def test_hostile_sizes_get_a_one_line_error_or_a_correct_answer(tmp_path: Path) 
         done = run("check", str(path))
         assert done.returncode == status and "Traceback" not in done.stderr, (path.name, done.stderr[-300:])
         assert (done.stderr.count("\n") == 1 and said in done.stderr) if status == 2 else done.stdout.endswith("result: conforms\n")
+
+
+@pytest.mark.spec("CLI-2", "FMT-2")
+def test_request_names_a_piped_log_as_the_user_named_it() -> None:
+    log = b'{"seq":0,"time":1,"type":"turn/start","data":{"turn":1}}\n{"seq":2,"time":1,"type":"turn/end","data":{"turn":1}}\n'
+    done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "request", "-", "--turn", "1", "--step", "1"], input=log,
+                          capture_output=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and done.stderr.decode() == "prefix-model: <stdin>:2: LOG-2: seq 2 is not contiguous; expected 1\n"

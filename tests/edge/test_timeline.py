@@ -236,10 +236,10 @@ def test_unusable_input_exits_2_in_one_line_and_writes_nothing(tmp_path: Path) -
         return subprocess.run([*COMMAND, *args], input=None if data is None else data.decode(), capture_output=True, text=True, timeout=120)
 
     assert_one_line_error(timeline_of(str(tmp_path / "absent.jsonl"), "--out", str(out)), "absent.jsonl", "FMT-1")
-    broken = tmp_path / "broken.jsonl"
-    broken.write_text('{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}\n{"type":"x","seq":3,"time":0,"data":{}}\n')
-    assert_one_line_error(timeline_of(str(broken), "--out", str(out)), "broken.jsonl:2:", "LOG-2")
-    assert_one_line_error(timeline_of("-", "--out", str(out), data=broken.read_bytes()), "/dev/stdin:2:", "LOG-2")
+    broken = tmp_path / "broken.jsonl"  # a persisted header line it cannot use: nothing after it can be read (a damaged event line is drawn)
+    broken.write_text('{"type":"session","id":"s"}\n{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}\n')
+    assert_one_line_error(timeline_of(str(broken), "--out", str(out)), "broken.jsonl:1:", "FMT-10")
+    assert_one_line_error(timeline_of("-", "--out", str(out), data=broken.read_bytes()), "/dev/stdin:1:", "FMT-10")
     assert_one_line_error(timeline_of("-", "--out", str(out), data=b""), "/dev/stdin", "FMT-1")
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_text("not json\n")

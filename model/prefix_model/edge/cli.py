@@ -250,7 +250,7 @@ def _frozen(readable: Path, name: str) -> Log:
     """Return the whole log at ``readable`` frozen, in either form, zstd included, as the spec reads it."""
     stream = LogStream(readable, name)
     if stream.read_header() is None:  # the in-memory form: its own reader, with file:line errors
-        return read_log(readable)
+        return read_log(readable, name)  # a pipe's copy is named as the user named it
     log = seed_log(tuple(event for _, event in stream))
     if isinstance(log, Rejection):
         raise _Unusable(f"{name}: {log}")

@@ -67,9 +67,9 @@ def _lines(handle: Iterable[bytes]) -> Iterable[bytes]:
         yield raw[:-1] if raw.endswith(b"\n") else raw
 
 
-def read_log(path: str | Path) -> Log:
-    """Return the log in the in-memory event-line file at ``path`` (FMT-1..FMT-6)."""
-    name = str(path)
+def read_log(path: str | Path, name: str | None = None) -> Log:
+    """Return the log in the in-memory event-line file at ``path`` (FMT-1..FMT-6); errors call it ``name`` (default: the path)."""
+    name = str(path) if name is None else name
     try:
         with open(path, "rb") as handle:
             return read_log_lines(_lines(handle), name)
