@@ -20,11 +20,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import icontract
-
 from prefix_model.conformance.fold import Captured
 from prefix_model.conformance.plain import Known, Spans
-from prefix_model.core.contracts import ENABLED, RejectedError, Rejection
+from prefix_model.core.contracts import ENABLED, RejectedError, Rejection, ensure
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, thaw
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.formats import rules
@@ -259,7 +257,7 @@ def _wrapped_ok(value: dict[str, object], messages: bool) -> bool:
     return request.keys() <= _REQUEST_KEYS and _request_ok(request, messages)
 
 
-@icontract.ensure(
+@ensure(
     lambda value, messages, result: not result or not messages or _schema_error(value) is None,
     "a capture line the mirror vouches for is one the schema accepts",
     enabled=ENABLED,
