@@ -13,7 +13,6 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping
-from decimal import Decimal
 from typing import TYPE_CHECKING, Union
 
 from prefix_model.core.contracts import ENABLED, RejectedError, Rejection, ensure, require
@@ -231,6 +230,8 @@ def js_number_text(number: int | float) -> str:
         return "-" + js_number_text(-x)
     if x == 0:
         return "0"
+    from decimal import Decimal  # here, not at import: only a number past the safe integers needs it (start-up)
+
     # Shortest round-trip digits s and exponent n with x = 0.s × 10^n (ECMA-262 Number::toString).
     sign, digit_tuple, exponent = Decimal(repr(x)).as_tuple()
     digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"

@@ -9,7 +9,6 @@ what was found. Unreadable input raises ``LogReadError``; a check that checked n
 from __future__ import annotations
 
 import gc
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -230,6 +229,8 @@ def rereadable(path: Path) -> Iterator[Path]:
     if regular:
         yield path
         return
+    import tempfile  # here, not at import: only a pipe is copied (start-up of a check of a file)
+
     unnamed = _PROC_FD.is_dir()
     with tempfile.TemporaryFile(prefix="prefix-model-") if unnamed else tempfile.NamedTemporaryFile(prefix="prefix-model-") as copy:
         try:

@@ -60,13 +60,20 @@ class CapturedRequest:
 
 
 @cache
+def _schema_document() -> Mapping[str, Any]:
+    """Return spec/schema/capture.schema.json as JSON, unchecked: what a capture read needs before any line."""
+    schema = json.loads(CAPTURE_SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert isinstance(schema, dict)
+    return schema
+
+
+@cache
 def capture_schema() -> Mapping[str, Any]:
     """Return the capture schema (spec/schema/capture.schema.json), checked as a draft 2020-12 schema."""
-    schema = json.loads(CAPTURE_SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema = _schema_document()
     import jsonschema  # here, not at import: only a line the fast lane declines needs the schema (start-up)
 
     jsonschema.Draft202012Validator.check_schema(schema)
-    assert isinstance(schema, dict)
     return schema
 
 
@@ -143,7 +150,9 @@ def _parse(raw: bytes) -> FrozenMap | Rejection:
 def _bodies(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """Yield (0-based index, line without its newline) of the file at ``path``; bound each line."""
     name = str(path)
-    _validator()  # a missing or invalid schema is a broken installation, not a bad capture
+    # A missing or unparsable schema is a broken installation, not a bad capture: found before any
+    # line. The schema is compiled (jsonschema, ~0.1 s of start-up) only when a line needs it.
+    _schema_document()
     try:
         with open(path, "rb") as handle:
             for index, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 2), b"")):
