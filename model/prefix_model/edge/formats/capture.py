@@ -15,11 +15,10 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import prefix_model
 from prefix_model.conformance.fold import Captured
 from prefix_model.conformance.plain import Known, Spans
 from prefix_model.core.contracts import ENABLED, RejectedError, Rejection, ensure
@@ -31,12 +30,15 @@ from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members
 from prefix_model.formats.rules import MAX_LINE_BYTES
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     import jsonschema
 
 __all__ = ["CapturedRequest", "PlainCapturedRequest", "CaptureLine", "iter_capture", "iter_plain_capture", "capture_shape_ok", "messages_shape_ok", "line_error", "CAPTURE_SCHEMA_PATH", "capture_schema"]
 
-# Package data (spec/schema/capture.schema.json links to it), so an installed wheel has it too.
-CAPTURE_SCHEMA_PATH: Traversable = resources.files("prefix_model") / "spec" / "schema" / "capture.schema.json"
+# Package data (spec/schema/capture.schema.json links to it), so an installed wheel has it too; the
+# path importlib.resources.files names for an installed package, without importing it (start-up).
+CAPTURE_SCHEMA_PATH: Traversable = Path(prefix_model.__file__).parent / "spec" / "schema" / "capture.schema.json"
 _STEP_KEYS = ("turn", "step", "agentLoopRequest")
 _MAX_REASON = 240
 
