@@ -1,54 +1,157 @@
-"""How long the command line takes to start and check the bundled example, and what it imports.
+"""How long the installed command takes to start and check the bundled example, and what it imports.
 
-    .venv/bin/python bench/startup_bench.py            # 15 runs of `prefix-model check --example`
+    .venv/bin/python bench/startup_bench.py                        # this checkout, 15 runs
     .venv/bin/python bench/startup_bench.py --runs 30
+    .venv/bin/python bench/startup_bench.py --base main [--head HEAD]   # two revisions, interleaved
 
-A figure, not a test: it prints the median and the spread of the wall time of whole processes
-(these machines are noisy; compare medians measured in one run), and the modules that cost the
-most to import (``python -X importtime``), so a regression shows where it comes from.
+The command is the installed one: its entry point (``[project.scripts] prefix-model``, which
+leaves the contracts off) running ``check --example``, a fresh process per run; ``python -c
+pass`` is timed beside it, the interpreter's own floor. The figures are the median wall and CPU
+(user + system) time of whole processes (these machines are noisy: compare figures measured in
+one run; under load the CPU time moves less than the wall time). Then the
+modules that cost the most to import on that run (``python -X importtime``, cumulative, which
+itself adds to each; each module's least of five runs), so a regression shows where it comes from.
+
+Bytecode matters as much as imports: an installed wheel has its ``.pyc`` files (pip compiles them),
+while an editable checkout under ``PYTHONDONTWRITEBYTECODE=1`` compiles every module it imports
+on every run. With ``--base``, both are timed: each revision's ``model/`` is exported twice
+(``git archive``, committed revisions only), one copy compiled (``compileall``), and every run
+has ``PYTHONDONTWRITEBYTECODE=1`` so neither copy changes; the order of the five commands
+reverses every round, so drift in the machine's load hits both revisions alike. A figure, not a
+test: nothing here judges it.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
-COMMAND = [sys.executable, "-m", "prefix_model.edge.cli", "check", "--example"]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.compare_bench import export  # noqa: E402
+
+ARGS = ("check", "--example")
+FLOOR = (sys.executable, "-c", "pass")
 
 
-def wall_times(runs: int) -> list[float]:
-    """Return the wall time of ``runs`` processes of ``COMMAND``, each checked to succeed."""
-    times = []
+def command(entry: str) -> list[str]:
+    """Return the process an installed ``prefix-model check --example`` is: its entry point ``MODULE:FUNCTION``, run."""
+    module, function = entry.split(":")
+    return [sys.executable, "-c", f"import sys; from {module} import {function}; sys.exit({function}())", *ARGS]
+
+
+def entry_point() -> str:
+    """Return this checkout's ``[project.scripts] prefix-model``."""
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["scripts"]["prefix-model"])
+
+
+def environment(model: Path | None = None, *, write_bytecode: bool = True) -> dict[str, str]:
+    """The installed command's environment (no contract switch set), with ``model`` on PYTHONPATH when given."""
+    env = {k: v for k, v in os.environ.items() if k != "PREFIX_MODEL_CONTRACTS"}
+    if model is not None:
+        env["PYTHONPATH"] = str(model)
+    if not write_bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def timed(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
+    """Return the wall and CPU (user + system) seconds of one process of ``argv``, checked to succeed."""
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True, env=env)
+    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def heaviest_imports(argv: Sequence[str], env: dict[str, str], count: int = 12, repeat: int = 5) -> list[tuple[int, str]]:
+    """Return the ``count`` modules with the largest cumulative import time (microseconds) on a run of ``argv``.
+
+    Each module's time is the least of ``repeat`` runs: one run on a loaded machine can double any line.
+    """
+    best: dict[str, int] = {}
+    for _ in range(repeat):
+        done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], check=True, capture_output=True, text=True, env=env)
+        for line in done.stderr.splitlines():
+            parts = line.split("|")
+            if len(parts) == 3 and parts[1].strip().isdigit():
+                name = parts[2].rstrip()
+                best[name] = min(best.get(name, int(parts[1])), int(parts[1]))
+    return sorted(((micros, name) for name, micros in best.items()), reverse=True)[:count]
+
+
+def _figure(label: str, times: Sequence[tuple[float, float]]) -> str:
+    wall, cpu = [w for w, _ in times], [c for _, c in times]
+    return f"{label:<36} wall median {statistics.median(wall):.3f} s (min {min(wall):.3f}, max {max(wall):.3f}), CPU median {statistics.median(cpu):.3f} s"
+
+
+def _imports(title: str, rows: Sequence[tuple[int, str]]) -> list[str]:
+    return [title, *(f"  {micros / 1000:7.1f} ms  {name}" for micros, name in rows)]
+
+
+def this_checkout(runs: int) -> list[str]:
+    argv, env = command(entry_point()), environment()
+    subprocess.run(argv, check=True, capture_output=True, env=env)  # once untimed: bytecode written if it may be
+    floor, times = [], []
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(COMMAND, check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return times
+        floor.append(timed(FLOOR, env))
+        times.append(timed(argv, env))
+    bytecode = "PYTHONDONTWRITEBYTECODE set: .pyc read where present, never written" if env.get("PYTHONDONTWRITEBYTECODE") else ".pyc written and read"
+    return [
+        f"this checkout's model; {bytecode}",
+        _figure(f"prefix-model {' '.join(ARGS)} ({runs} runs)", times),
+        _figure("python -c pass (the floor)", floor),
+        *_imports("heaviest imports of that run (cumulative, least of 5 runs):", heaviest_imports(argv, env)),
+    ]
 
 
-def heaviest_imports(count: int = 8) -> list[tuple[int, str]]:
-    """Return the ``count`` modules with the largest cumulative import time (microseconds) when the CLI is imported."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import prefix_model.edge.cli"], check=True, capture_output=True, text=True)
-    rows = []
-    for line in done.stderr.splitlines():
-        parts = line.split("|")
-        if len(parts) == 3 and parts[1].strip().isdigit():
-            rows.append((int(parts[1]), parts[2].rstrip()))
-    return sorted(rows, reverse=True)[:count]
+def compare(base_name: str, head_name: str, runs: int) -> list[str]:
+    with tempfile.TemporaryDirectory(prefix="prefix-startup-") as temporary:
+        folder = Path(temporary)
+        base, head = export("base", base_name, folder), export("head", head_name, folder)
+        variants: dict[str, tuple[list[str], dict[str, str]]] = {"python -c pass": (list(FLOOR), environment(write_bytecode=False))}
+        for revision in (base, head):
+            compiled = folder / f"{revision.label}-compiled"
+            shutil.copytree(revision.model, compiled)
+            if not compileall.compile_dir(compiled, quiet=1):
+                raise SystemExit(f"startup_bench: {revision.label}: compileall failed")
+            variants[f"{revision.label} {revision.commit[:10]}, no .pyc"] = (command(revision.entry), environment(revision.model, write_bytecode=False))
+            variants[f"{revision.label} {revision.commit[:10]}, .pyc"] = (command(revision.entry), environment(compiled, write_bytecode=False))
+        for argv, env in variants.values():
+            subprocess.run(argv, check=True, capture_output=True, env=env)  # each must succeed before any is timed
+        times: dict[str, list[tuple[float, float]]] = {label: [] for label in variants}
+        for round_ in range(runs):
+            order = list(variants) if round_ % 2 == 0 else list(reversed(variants))
+            for label in order:
+                times[label].append(timed(*variants[label]))
+        lines = [f"prefix-model {' '.join(ARGS)}, {runs} rounds, the order reversed every round; seconds of whole processes"]
+        lines += [_figure(label, values) for label, values in times.items()]
+        for revision in (base, head):
+            argv, env = variants[f"{revision.label} {revision.commit[:10]}, .pyc"]
+            lines += _imports(f"heaviest imports of {revision.label} {revision.name}, .pyc (cumulative, least of 5 runs):", heaviest_imports(argv, env))
+        return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=15)
-    runs = parser.parse_args().runs
-    times = wall_times(runs)
-    print(f"prefix-model check --example: median {statistics.median(times):.3f} s over {runs} runs (min {min(times):.3f}, max {max(times):.3f})")
-    print("heaviest imports of prefix_model.edge.cli (cumulative):")
-    for micros, name in heaviest_imports():
-        print(f"  {micros / 1000:7.1f} ms  {name}")
+    parser.add_argument("--runs", type=int, default=15, help="runs of each command (default 15)")
+    parser.add_argument("--base", help="compare this revision with --head, interleaved (committed revisions)")
+    parser.add_argument("--head", default="HEAD", help="the revision compared with --base (default HEAD)")
+    args = parser.parse_args()
+    lines = this_checkout(args.runs) if args.base is None else compare(args.base, args.head, args.runs)
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -415,6 +415,54 @@ def test_the_installed_command_runs_without_contracts_unless_the_environment_ask
     assert off.stdout.splitlines()[:-1] == on.stdout.splitlines()[:-1]  # the same report
 
 
+# What a check of an uncompressed log does not import, each a part of every check's start-up
+# (bench/startup_bench.py): the schema validator (a capture line the fast lane vouches for needs
+# none), zstd, the progress bar off a terminal, icontract with the contracts off, and the modules of
+# the other commands. The installed command, as it runs: its entry point, contracts off by default.
+NOT_FOR_CHECK = ("jsonschema", "zstandard", "tqdm", "icontract", "importlib.resources",
+                 "prefix_model.loop", "prefix_model.edge.vectors", "prefix_model.edge.runner", "prefix_model.edge.timeline")  # fmt: skip
+_IMPORTS_PROBE = """\
+import json, os, sys
+from prefix_model.edge import launch
+status = launch.main()
+with open(os.environ["PROBE_MODULES"], "w", encoding="utf-8") as out:
+    json.dump(sorted(sys.modules), out)
+sys.exit(status)
+"""
+
+
+def check_imports(folder: Path, *args: str, contracts: str | None = None) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Run the installed command's ``check ARGS`` (stderr a pipe); return the run and which of NOT_FOR_CHECK it imported."""
+    written = folder / "modules.json"
+    env = {k: v for k, v in os.environ.items() if k != "PREFIX_MODEL_CONTRACTS"} | {"PROBE_MODULES": str(written)}
+    if contracts is not None:
+        env["PREFIX_MODEL_CONTRACTS"] = contracts
+    done = subprocess.run([sys.executable, "-c", _IMPORTS_PROBE, "check", *args], env=env, capture_output=True, text=True, timeout=60)
+    modules = json.loads(written.read_text(encoding="utf-8")) if written.exists() else []
+    return done, sorted({name for name in NOT_FOR_CHECK for m in modules if m == name or m.startswith(name + ".")})
+
+
+@pytest.mark.parametrize("form", ["example", "memory", "persisted", "zstd"])
+def test_check_imports_only_what_its_input_needs(form: str, tmp_path: Path) -> None:
+    """The import graph of start-up, not its time: zstandard for a zstd log only, and nothing else of NOT_FOR_CHECK."""
+    args = ["--example"]
+    if form != "example":
+        world = run_witness(HARNESS)
+        session = world.sessions[0].id
+        log, capture = write_session(world, session, tmp_path, form)
+        args = [str(log), "--requests", str(capture), "--session", session]
+    done, imported = check_imports(tmp_path, *args)
+    assert done.returncode == 0 and done.stdout.endswith("result: conforms\n"), done.stdout + done.stderr
+    assert imported == (["zstandard"] if form == "zstd" else [])
+
+
+def test_check_with_contracts_on_imports_icontract(tmp_path: Path) -> None:
+    """The switch on, the contracts are icontract's again (the probe sees a lazy import: it is not blind)."""
+    done, imported = check_imports(tmp_path, "--example", contracts="1")
+    assert done.returncode == 0 and done.stdout.endswith("result: conforms\n"), done.stdout + done.stderr
+    assert imported == ["icontract"]
+
+
 @pytest.mark.spec("CLI-6", "CLI-2", "FMT-5", "FMT-2")
 def test_hostile_paths_are_one_line_and_bounded(tmp_path: Path) -> None:
     """/dev/zero (one endless line, read through the pipe path too), a name too long: one line, exit 2, no disk filled."""

@@ -24,12 +24,10 @@ import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-import icontract
-
 from prefix_model.conformance.findings import MISSING, Finding, first_difference
 from prefix_model.conformance.plain import Known, PlainEvent, Spans, from_event, plain_text, to_event
 from prefix_model.conformance.screens import DEEP, append_provenance_ok, derive_plain, envelope_ok
-from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.events import (
     APPEND,
     ASSISTANT_CHUNK,
@@ -299,7 +297,7 @@ class LogChecker:
         if kind in _STEP_EDGES:
             self._step_events(line, event)
 
-    @icontract.ensure(
+    @ensure(
         lambda event, expected, result: not result or (envelope_ok(event) and check_event(to_event(event), expected) is None),
         "CHK-2: a chunk folded on the screen is one the envelope rules and LOG-2 accept",
         enabled=ENABLED,
@@ -536,7 +534,7 @@ class LogChecker:
         items = expected.prefix_items + [m for m in (messages[s] for s in self._nodes[:boundary]) if m is not None]
         return self._messages_head(expected, boundary), items
 
-    @icontract.ensure(
+    @ensure(
         lambda self, step, request, result: not result or not self._request_findings(step, request),
         "CHK-2: a request the text screen passes is one the field-by-field comparison (REC-1, REC-2) finds nothing in",
         enabled=ENABLED,

@@ -10,10 +10,8 @@ contracts on (the test suite) every call is checked against the spec function it
 
 from __future__ import annotations
 
-import icontract
-
 from prefix_model.conformance.plain import PlainEvent, to_event
-from prefix_model.core.contracts import ENABLED
+from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.derive import derive_event_message
 from prefix_model.core.events import (
     ASSISTANT_MESSAGE,
@@ -47,7 +45,7 @@ def _spec_accepts(event: PlainEvent) -> bool:
     return check_event(frozen, event.seq) is None and check_header_event(frozen) is None
 
 
-@icontract.ensure(lambda event, result: not result or _spec_accepts(event), "CHK-2: a plainly fine envelope is one check_event and check_header_event accept", enabled=ENABLED)
+@ensure(lambda event, result: not result or _spec_accepts(event), "CHK-2: a plainly fine envelope is one check_event and check_header_event accept", enabled=ENABLED)
 def envelope_ok(event: PlainEvent) -> bool:
     """Return True only if ``check_event`` and ``check_header_event`` find nothing (LOG-5, LOG-6, LOG-11, LOG-13..15)."""
     kind, data, seq, time = event.type, event.data, event.seq, event.time
@@ -69,7 +67,7 @@ def envelope_ok(event: PlainEvent) -> bool:
     return True
 
 
-@icontract.ensure(
+@ensure(
     lambda event, result: not result or check_provenance(to_event(event), ()) is None,
     "CHK-2: plainly fine provenance is provenance check_provenance accepts",
     enabled=ENABLED,
@@ -86,7 +84,7 @@ def _derived_text(message: object) -> str | None:
     return None if message is None else json_text(freeze(message))
 
 
-@icontract.ensure(
+@ensure(
     lambda event, result: _derived_text(result) == _derived_text(derive_event_message(to_event(event))),
     "CHK-2: the plain derivation is derive_event_message's",
     enabled=ENABLED,

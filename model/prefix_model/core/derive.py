@@ -8,9 +8,7 @@ durable home — can never reach the derived history (DER-5, DER-8).
 
 from __future__ import annotations
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.events import (
     ASSISTANT_MESSAGE,
     STEERING_MESSAGE,
@@ -33,7 +31,7 @@ def _user(content: JsonValue) -> Message:
     return FrozenMap(fields)
 
 
-@icontract.ensure(
+@ensure(
     lambda event, result: result is None or is_surface_type(event.type),
     "DER-5: only a surface-eligible event projects to a message",
     enabled=ENABLED,
@@ -67,13 +65,13 @@ def _replayed(log: Log) -> tuple[Message, ...]:
     return tuple(m for m in (derive_event_message(log.events[n]) for n in surface.nodes) if m is not None)
 
 
-@icontract.ensure(
+@ensure(
     lambda log, result: all(log.events[n].type != "request/header" for n in log.surface.nodes),
     "DER-8: no header event (the prefix's home) is ever a history node",
     enabled=ENABLED,
 )
-@icontract.ensure(lambda log, result: len(result) <= len(log.surface.nodes), "DER-1: at most one message per surface node", enabled=ENABLED)
-@icontract.ensure(lambda log, result: result == _replayed(log), "SURF-10/DER-7: derivation is a pure function of the events", enabled=ENABLED)
+@ensure(lambda log, result: len(result) <= len(log.surface.nodes), "DER-1: at most one message per surface node", enabled=ENABLED)
+@ensure(lambda log, result: result == _replayed(log), "SURF-10/DER-7: derivation is a pure function of the events", enabled=ENABLED)
 def derive_messages(log: Log) -> tuple[Message, ...]:
     """Return the history messages of ``log``: each current surface node projected, in order (DER-1, DER-6)."""
     projected = (derive_event_message(log.events[seq]) for seq in log.surface.nodes)

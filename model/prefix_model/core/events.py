@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, check_lossless, is_json_value
 
 __all__ = [
@@ -151,13 +149,13 @@ def _check_known_shape(event: Event) -> Rejection | None:
     return None
 
 
-@icontract.ensure(lambda result: result.rule == "LOG-2", "LOG-2: a seq other than the next is a LOG-2 rejection", enabled=ENABLED)
+@ensure(lambda result: result.rule == "LOG-2", "LOG-2: a seq other than the next is a LOG-2 rejection", enabled=ENABLED)
 def seq_gap(seq: object, expected_seq: int) -> Rejection:
     """Return the rejection of an event at seq ``seq`` where the log's next seq is ``expected_seq`` (LOG-2)."""
     return Rejection("LOG-2", f"seq {seq} is not contiguous; expected {expected_seq}")
 
 
-@icontract.ensure(
+@ensure(
     lambda event, result: result is None or is_safe_seq(event.seq) or result.rule == "LOG-2",
     "LOG-2: an event whose seq is not a non-negative safe integer is rejected",
     enabled=ENABLED,

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.contracts import ENABLED, Rejection, ensure, require
 from prefix_model.core.events import TURN_END, is_safe_seq
 from prefix_model.core.log import Log, seed_log
 
@@ -37,7 +35,7 @@ class Fork:
     lineage: Lineage
 
 
-@icontract.ensure(
+@ensure(
     lambda result: result is None or result.rule == "FORK-3" or result.rule == "FORK-4" or result.rule == "FORK-7",
     "FORK-3/FORK-4/FORK-7: a fork is refused only by a fork rule",
     enabled=ENABLED,
@@ -56,22 +54,22 @@ def check_fork(source: Log, boundary: int | None, child_id: str, taken_ids: tupl
     return None
 
 
-@icontract.require(
+@require(
     lambda source, boundary, child_id, taken_ids: check_fork(source, boundary, child_id, taken_ids) is None,
     "FORK-3/FORK-4/FORK-7: the boundary names a turn/end of the source and the child id is free",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda source, result: result.child.events == source.events[: len(result.child.events)],
     "FORK-1/FORK-5: the child's events are the source's leading events, unchanged",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda boundary, result: boundary is None or len(result.child.events) == boundary + 1,
     "FORK-1: the boundary is inclusive",
     enabled=ENABLED,
 )
-@icontract.ensure(lambda result: result.lineage.seed_length == len(result.child.events), "FORK-5: seedLength is the seed's length", enabled=ENABLED)
+@ensure(lambda result: result.lineage.seed_length == len(result.child.events), "FORK-5: seedLength is the seed's length", enabled=ENABLED)
 def fork(
     source: Log,
     source_id: str,

@@ -12,9 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.contracts import ENABLED, Rejection, ensure, require
 from prefix_model.core.events import REQUEST_HEADER, Event
 from prefix_model.core.json_values import FrozenMap, JsonValue, is_json_value, json_text
 
@@ -137,12 +135,12 @@ def _parse_header(value: JsonValue) -> EpochHeader | Rejection:
     )
 
 
-@icontract.ensure(
+@ensure(
     lambda result: isinstance(result, Rejection) or _parse_header(_header_to_json(result)) == result,
     "HDR-1: a parsed header writes back to JSON that parses to it",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda result: isinstance(result, Rejection) or is_valid_config(result.config),
     "HDR-2: a config the parser accepts is valid",
     enabled=ENABLED,
@@ -152,7 +150,7 @@ def parse_header(value: JsonValue) -> EpochHeader | Rejection:
     return _parse_header(value)
 
 
-@icontract.ensure(
+@ensure(
     lambda result: result is None or result.rule == "HDR-1" or result.rule == "HDR-2" or result.rule == "HDR-13",
     "HDR-1/HDR-2/HDR-13: a header event is rejected only by a header rule",
     enabled=ENABLED,
@@ -170,7 +168,7 @@ def check_header_event(event: Event) -> Rejection | None:
     return None
 
 
-@icontract.require(
+@require(
     lambda event: event.type == REQUEST_HEADER and check_header_event(event) is None,
     "HDR-1: only a valid request/header carries a header",
     enabled=ENABLED,
@@ -186,7 +184,7 @@ def header_of(event: Event) -> EpochHeader:
     return header
 
 
-@icontract.ensure(
+@ensure(
     lambda config, result: config.written is not None or tuple(result)[:2] == ("provider", "model"),
     "HDR-1: a model-built config is written provider and model first",
     enabled=ENABLED,
@@ -211,8 +209,8 @@ def _config_to_json(config: LlmCallConfig) -> FrozenMap:
     return FrozenMap(fields)
 
 
-@icontract.require(lambda header: is_valid_config(header.config), "HDR-2: only a header with a valid config is written", enabled=ENABLED)
-@icontract.ensure(lambda header, result: _parse_header(result) == header, "HDR-1: a header's JSON parses back to it", enabled=ENABLED)
+@require(lambda header: is_valid_config(header.config), "HDR-2: only a header with a valid config is written", enabled=ENABLED)
+@ensure(lambda header, result: _parse_header(result) == header, "HDR-1: a header's JSON parses back to it", enabled=ENABLED)
 def header_to_json(header: EpochHeader) -> FrozenMap:
     """Return the header's JSON object in ``canonicalHeader``'s key order (HDR-1)."""
     return _header_to_json(header)
@@ -234,9 +232,9 @@ def is_canonical_header(header: EpochHeader) -> bool:
     return header.system != "" and header.tools != () and header.message_prefix != ()
 
 
-@icontract.ensure(lambda result: is_canonical_header(result), "HDR-3: the canonical header has no empty optional field", enabled=ENABLED)
-@icontract.ensure(lambda header, result: result.config is header.config, "HDR-3: config is kept as-is", enabled=ENABLED)
-@icontract.ensure(
+@ensure(lambda result: is_canonical_header(result), "HDR-3: the canonical header has no empty optional field", enabled=ENABLED)
+@ensure(lambda header, result: result.config is header.config, "HDR-3: config is kept as-is", enabled=ENABLED)
+@ensure(
     lambda header, result: not is_canonical_header(header) or result == header,
     "HDR-4: a canonical header is its own canonical form",
     enabled=ENABLED,
@@ -251,7 +249,7 @@ def canonical_header(header: EpochHeader) -> EpochHeader:
     )
 
 
-@icontract.ensure(lambda a, b, result: not result or a.stop == b.stop, "HDR-5: equal configs have the same stop list", enabled=ENABLED)
+@ensure(lambda a, b, result: not result or a.stop == b.stop, "HDR-5: equal configs have the same stop list", enabled=ENABLED)
 def call_config_equals(a: LlmCallConfig, b: LlmCallConfig) -> bool:
     """Return ``callConfigEquals``: strict scalars; ``stop`` element-wise, absent equal only to absent (HDR-5)."""
     if (a.provider, a.model, a.reasoning_effort) != (b.provider, b.model, b.reasoning_effort):
@@ -268,17 +266,17 @@ def _same_json_list(a: tuple[JsonValue, ...] | None, b: tuple[JsonValue, ...] | 
     return json_text(a or ()) == json_text(b or ())
 
 
-@icontract.ensure(
+@ensure(
     lambda a, b, result: not result or call_config_equals(a.config, b.config),
     "HDR-6: equal headers have equal configs",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda a, b, result: not result or _same_json_list(a.message_prefix, b.message_prefix),
     "HDR-6: equal headers have the same prefix JSON text",
     enabled=ENABLED,
 )
-@icontract.require(lambda a, b: is_json_header(a) and is_json_header(b), "JSON-1: only headers of JSON values compare", enabled=ENABLED)
+@require(lambda a, b: is_json_header(a) and is_json_header(b), "JSON-1: only headers of JSON values compare", enabled=ENABLED)
 def header_equals(a: EpochHeader, b: EpochHeader) -> bool:
     """Return ``headerEquals``: config, strict system, prefix text (absent ≡ empty), tools in order (HDR-6)."""
     if not call_config_equals(a.config, b.config) or a.system != b.system:
@@ -295,17 +293,17 @@ def _naive_fold(events: Iterable[Event], from_: EpochHeader | None) -> EpochHead
     return canonical_header(header_of(headers[-1])) if headers else from_
 
 
-@icontract.require(
+@require(
     lambda events: all(check_header_event(e) is None for e in events),
     "HDR-1: every request/header in the log has the EpochHeader shape",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda from_, result: result is None or result is from_ or is_canonical_header(result),
     "HDR-7: a folded snapshot is canonical",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda events, from_, result: result == _naive_fold(events, from_),
     "HDR-7: the latest snapshot wins wholesale; no header event ⇒ from_",
     enabled=ENABLED,

@@ -13,12 +13,9 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping
-from decimal import Decimal
 from typing import TYPE_CHECKING, Union
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED, RejectedError, Rejection
+from prefix_model.core.contracts import ENABLED, RejectedError, Rejection, ensure, require
 
 __all__ = [
     "JsonValue",
@@ -123,7 +120,7 @@ def is_json_value(value: object) -> bool:
     return False
 
 
-@icontract.ensure(
+@ensure(
     lambda result: result is None or result.rule == "JSON-1" or result.rule == "JSON-2" or result.rule == "JSON-7",
     "JSON-1/JSON-2/JSON-7: a lossy value is rejected by a JSON rule",
     enabled=ENABLED,
@@ -192,7 +189,7 @@ def _freeze(value: object) -> JsonValue:
     return FrozenMap({str(k): _freeze(v) for k, v in value.items()})
 
 
-@icontract.ensure(lambda result: is_json_value(result), "JSON-6: freeze returns a frozen lossless value", enabled=ENABLED)
+@ensure(lambda result: is_json_value(result), "JSON-6: freeze returns a frozen lossless value", enabled=ENABLED)
 def freeze(value: object) -> JsonValue:
     """Return the detached, immutable JSON value of ``value``; raise ``RejectedError`` if lossy.
 
@@ -206,7 +203,7 @@ def freeze(value: object) -> JsonValue:
     return _freeze(value)
 
 
-@icontract.ensure(
+@ensure(
     lambda result: isinstance(result, FrozenMap) and is_json_value(result), "JSON-6: an object freezes to a frozen object", enabled=ENABLED
 )
 def freeze_object(fields: Mapping[str, object]) -> FrozenMap:
@@ -219,8 +216,8 @@ def freeze_object(fields: Mapping[str, object]) -> FrozenMap:
     return value
 
 
-@icontract.require(lambda number: is_json_value(number), "JSON-1/JSON-3: only a frozen JSON number has a text", enabled=ENABLED)
-@icontract.ensure(lambda number, result: float(result) == float(number), "JSON-3: the text reads back as the same double", enabled=ENABLED)
+@require(lambda number: is_json_value(number), "JSON-1/JSON-3: only a frozen JSON number has a text", enabled=ENABLED)
+@ensure(lambda number, result: float(result) == float(number), "JSON-3: the text reads back as the same double", enabled=ENABLED)
 def js_number_text(number: int | float) -> str:
     """Return JavaScript's ``Number.prototype.toString`` text of a finite double (JSON-3)."""
     # crosshair: off
@@ -233,6 +230,8 @@ def js_number_text(number: int | float) -> str:
         return "-" + js_number_text(-x)
     if x == 0:
         return "0"
+    from decimal import Decimal  # here, not at import: only a number past the safe integers needs it (start-up)
+
     # Shortest round-trip digits s and exponent n with x = 0.s × 10^n (ECMA-262 Number::toString).
     sign, digit_tuple, exponent = Decimal(repr(x)).as_tuple()
     digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
@@ -303,15 +302,15 @@ def _text(value: JsonValue) -> str:
     return text if _SURROGATE.search(text) is None else _slow_text(value)
 
 
-@icontract.require(lambda value: is_json_value(value), "JSON-1: only frozen JSON values have a JSON text", enabled=ENABLED)
-@icontract.ensure(lambda result: len(result) > 0, "JSON-4: every value has a non-empty text", enabled=ENABLED)
+@require(lambda value: is_json_value(value), "JSON-1: only frozen JSON values have a JSON text", enabled=ENABLED)
+@ensure(lambda result: len(result) > 0, "JSON-4: every value has a non-empty text", enabled=ENABLED)
 def json_text(value: JsonValue) -> str:
     """Return ``JSON.stringify(value)`` as the harness computes it (JSON-4)."""
     return _text(value)
 
 
-@icontract.require(lambda value: is_json_value(value), "JSON-1: only frozen JSON values thaw", enabled=ENABLED)
-@icontract.ensure(lambda value, result: _text(_freeze(result)) == _text(value), "JSON-6: thaw and freeze round-trip", enabled=ENABLED)
+@require(lambda value: is_json_value(value), "JSON-1: only frozen JSON values thaw", enabled=ENABLED)
+@ensure(lambda value, result: _text(_freeze(result)) == _text(value), "JSON-6: thaw and freeze round-trip", enabled=ENABLED)
 def thaw(value: JsonValue) -> object:
     """Return ``value`` as plain ``dict``/``list`` values, for ``json`` at the edge."""
     if isinstance(value, tuple):
@@ -321,15 +320,15 @@ def thaw(value: JsonValue) -> object:
     return value
 
 
-@icontract.require(lambda a, b: is_json_value(a) and is_json_value(b), "JSON-1: only frozen JSON values compare", enabled=ENABLED)
-@icontract.ensure(lambda a, b, result: result == (_text(b) == _text(a)), "JSON-5: JSON equality is symmetric", enabled=ENABLED)
+@require(lambda a, b: is_json_value(a) and is_json_value(b), "JSON-1: only frozen JSON values compare", enabled=ENABLED)
+@ensure(lambda a, b, result: result == (_text(b) == _text(a)), "JSON-5: JSON equality is symmetric", enabled=ENABLED)
 def json_equals(a: JsonValue, b: JsonValue) -> bool:
     """Return whether ``a`` and ``b`` have the same ``JSON.stringify`` text (JSON-5)."""
     return _text(a) == _text(b)
 
 
-@icontract.require(lambda a, b: is_json_value(a) and is_json_value(b), "JSON-1: only frozen JSON values compare", enabled=ENABLED)
-@icontract.ensure(lambda a, b, result: result or _text(a) != _text(b), "JSON-5: values with equal text are structurally equal", enabled=ENABLED)
+@require(lambda a, b: is_json_value(a) and is_json_value(b), "JSON-1: only frozen JSON values compare", enabled=ENABLED)
+@ensure(lambda a, b, result: result or _text(a) != _text(b), "JSON-5: values with equal text are structurally equal", enabled=ENABLED)
 def json_deep_equal(a: JsonValue, b: JsonValue) -> bool:
     """Return structural JSON equality: key order ignored, ``true`` never equal to ``1`` (JSON-5)."""
     return _deep_equal(a, b)

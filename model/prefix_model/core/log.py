@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED, RejectedError, Rejection
+from prefix_model.core.contracts import ENABLED, RejectedError, Rejection, ensure, require
 from prefix_model.core.events import Event, SurfaceOp
 from prefix_model.core.headers import check_header_event
 from prefix_model.core.json_values import freeze
@@ -48,7 +46,7 @@ class Log:
         """Return the seq the next appended event gets: the log's length (LOG-2)."""
         return len(self.events)
 
-    @icontract.ensure(
+    @ensure(
         lambda self, type, result: result.events[:-1] == self.events and result.events[-1].type == type,
         "LOG-4: append adds one event and changes no earlier one",
         enabled=ENABLED,
@@ -77,7 +75,7 @@ class Log:
 EMPTY_LOG = Log()
 
 
-@icontract.ensure(
+@ensure(
     lambda log, event, result: result is not None or event.seq == log.seq,
     "LOG-2: an accepted event's seq is the log's length",
     enabled=ENABLED,
@@ -87,9 +85,9 @@ def check_append(log: Log, event: Event) -> Rejection | None:
     return check_surface_event(log.surface, event, log.events) or check_header_event(event)
 
 
-@icontract.require(lambda log, event: check_append(log, event) is None, "LOG-10: only an event that passes every rule is appended", enabled=ENABLED)
-@icontract.ensure(lambda log, result: result.events[: len(log.events)] == log.events, "LOG-4: append never changes earlier events", enabled=ENABLED)
-@icontract.ensure(lambda log, event, result: result.events[-1] is event and event.seq == len(log.events), "LOG-2: the new event's seq is the old length", enabled=ENABLED)
+@require(lambda log, event: check_append(log, event) is None, "LOG-10: only an event that passes every rule is appended", enabled=ENABLED)
+@ensure(lambda log, result: result.events[: len(log.events)] == log.events, "LOG-4: append never changes earlier events", enabled=ENABLED)
+@ensure(lambda log, event, result: result.events[-1] is event and event.seq == len(log.events), "LOG-2: the new event's seq is the old length", enabled=ENABLED)
 def append_event(log: Log, event: Event) -> Log:
     """Return ``log`` extended by ``event``, with the surface folded one step."""
     # By induction the new log keeps Log's invariant: ``log`` holds it, ``event`` passed every rule
@@ -101,7 +99,7 @@ def append_event(log: Log, event: Event) -> Log:
     return extended
 
 
-@icontract.ensure(
+@ensure(
     lambda events, result: isinstance(result, Rejection) or (result.events == events and result.surface == fold_surface(events)),
     "LOG-12/SURF-10: a seeded log holds the seed and its replayed surface",
     enabled=ENABLED,

@@ -9,9 +9,7 @@ which is ``True`` after any call.
 
 from __future__ import annotations
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED
+from prefix_model.core.contracts import ENABLED, ensure, require
 from prefix_model.core.events import REQUEST_HEADER, Event, is_safe_seq
 from prefix_model.core.headers import (
     CHANGE,
@@ -32,8 +30,8 @@ from prefix_model.core.log import Log, append_event, check_append
 __all__ = ["header_event", "record_request_header", "expected_reason"]
 
 
-@icontract.require(lambda header: is_valid_config(header.config), "HDR-2: a snapshot has a valid config", enabled=ENABLED)
-@icontract.ensure(
+@require(lambda header: is_valid_config(header.config), "HDR-2: a snapshot has a valid config", enabled=ENABLED)
+@ensure(
     lambda log, result: result.type == REQUEST_HEADER and result.seq == log.seq,
     "LOG-2: the snapshot is the log's next event",
     enabled=ENABLED,
@@ -44,13 +42,13 @@ def header_event(log: Log, header: EpochHeader, reason: str, time: int = 0) -> E
     return Event(REQUEST_HEADER, log.seq, time, FrozenMap(data))
 
 
-@icontract.require(
+@require(
     lambda log, logged_by_this_instance: not logged_by_this_instance or fold_request_header(log.events) is not None,
     "HDR-10: an instance that logged a header has a header in the log's fold",
     enabled=ENABLED,
 )
-@icontract.require(lambda header: is_json_header(header), "JSON-1: a header's tools and prefix are JSON values", enabled=ENABLED)
-@icontract.ensure(
+@require(lambda header: is_json_header(header), "JSON-1: a header's tools and prefix are JSON values", enabled=ENABLED)
+@ensure(
     lambda logged_by_this_instance, result: logged_by_this_instance or result == INITIAL or result == RESUME,
     "HDR-9: an instance's first record always writes an anchor",
     enabled=ENABLED,
@@ -72,21 +70,21 @@ def _wrote(log: Log, result: Log, reason: str | None) -> bool:
     return len(added) == 1 and added[0].type == REQUEST_HEADER and added[0].field("reason") == reason
 
 
-@icontract.require(
+@require(
     lambda log, logged_by_this_instance: not logged_by_this_instance or fold_request_header(log.events) is not None,
     "HDR-10: an instance that logged a header has a header in the log's fold",
     enabled=ENABLED,
 )
-@icontract.require(lambda header: is_canonical_header(header), "HDR-12: the loop records canonical headers", enabled=ENABLED)
-@icontract.require(lambda header: is_valid_config(header.config), "HDR-2: the loop records a valid config", enabled=ENABLED)
-@icontract.require(lambda header: is_json_header(header), "JSON-1: the loop records tools and a prefix of JSON values", enabled=ENABLED)
-@icontract.require(lambda time: is_safe_seq(time), "LOG-3: a snapshot's time is a non-negative safe integer", enabled=ENABLED)
-@icontract.ensure(
+@require(lambda header: is_canonical_header(header), "HDR-12: the loop records canonical headers", enabled=ENABLED)
+@require(lambda header: is_valid_config(header.config), "HDR-2: the loop records a valid config", enabled=ENABLED)
+@require(lambda header: is_json_header(header), "JSON-1: the loop records tools and a prefix of JSON values", enabled=ENABLED)
+@require(lambda time: is_safe_seq(time), "LOG-3: a snapshot's time is a non-negative safe integer", enabled=ENABLED)
+@ensure(
     lambda log, logged_by_this_instance, header, result: _wrote(log, result, expected_reason(log, logged_by_this_instance, header)),
     "HDR-9/HDR-10: anchor once per instance (initial iff no header yet, else resume); later, change iff the fold differs",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda header, result: header_equals(fold_request_header(result.events) or header, header)
     and fold_request_header(result.events) is not None,
     "HDR-11: after recording, the log's fold equals the request's header",

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.contracts import ENABLED, Rejection, ensure, require
 from prefix_model.core.derive import Message, derive_messages
 from prefix_model.core.events import ASSISTANT_CHUNK, STEP_END, STEP_START, TURN_END, Event
 from prefix_model.core.headers import EpochHeader, fold_request_header, is_canonical_header
@@ -48,8 +46,8 @@ class StepSpan:
     header_until: int  # exclusive seq bound of the events whose fold is the step's header
 
 
-@icontract.require(lambda header: is_canonical_header(header), "REQ-1: a request is built from a canonical header", enabled=ENABLED)
-@icontract.ensure(
+@require(lambda header: is_canonical_header(header), "REQ-1: a request is built from a canonical header", enabled=ENABLED)
+@ensure(
     lambda header, boundary, result: result.messages == (header.message_prefix or ()) + boundary,
     "REQ-2: messages are the header's messagePrefix, then the boundary derivation",
     enabled=ENABLED,
@@ -59,7 +57,7 @@ def build_request(header: EpochHeader, boundary: tuple[Message, ...], session_id
     return Request(header, (header.message_prefix or ()) + boundary, session_id)
 
 
-@icontract.ensure(
+@ensure(
     lambda request, result: tuple(result)[:2] == ("provider", "model") and result["messages"] == request.messages,
     "REQ-1: provider and model lead; messages are the request's",
     enabled=ENABLED,
@@ -96,19 +94,19 @@ def is_step_number(value: object, expected: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value == expected
 
 
-@icontract.ensure(lambda result: result.rule == "REQ-5", "REQ-5: a step the log does not hold is reported as such", enabled=ENABLED)
+@ensure(lambda result: result.rule == "REQ-5", "REQ-5: a step the log does not hold is reported as such", enabled=ENABLED)
 def no_such_step(turn: int, step: int) -> Rejection:
     """Return the rejection of reconstructing step (turn, step) of a log that has no ``step/start`` for it (REQ-5)."""
     return Rejection("REQ-5", f"the log has no step/start for turn {turn} step {step}")
 
 
-@icontract.ensure(lambda result: result.rule == "REQ-5", "REQ-5: a step with no header in force is reported as such", enabled=ENABLED)
+@ensure(lambda result: result.rule == "REQ-5", "REQ-5: a step with no header in force is reported as such", enabled=ENABLED)
 def no_header_in_force(turn: int, step: int) -> Rejection:
     """Return the rejection of reconstructing step (turn, step) where no ``request/header`` is in force (REQ-5)."""
     return Rejection("REQ-5", f"no request/header is in force for turn {turn} step {step}")
 
 
-@icontract.ensure(
+@ensure(
     lambda log, result: isinstance(result, Rejection)
     or (log.events[result.start_seq].type == STEP_START and result.start_seq < result.header_until <= len(log.events)),
     "REQ-3/REQ-4: a step starts at its step/start and its header window follows it",
@@ -131,8 +129,8 @@ def find_step(log: Log, turn: int, step: int) -> StepSpan | Rejection:
     return StepSpan(turn, step, start, until)
 
 
-@icontract.require(lambda log, before_seq: 0 <= before_seq <= len(log.events), "REQ-3: a boundary is a position in the log", enabled=ENABLED)
-@icontract.ensure(lambda log, before_seq, result: result.events == log.events[:before_seq], "REQ-3: the boundary holds exactly the earlier events", enabled=ENABLED)
+@require(lambda log, before_seq: 0 <= before_seq <= len(log.events), "REQ-3: a boundary is a position in the log", enabled=ENABLED)
+@ensure(lambda log, before_seq, result: result.events == log.events[:before_seq], "REQ-3: the boundary holds exactly the earlier events", enabled=ENABLED)
 def boundary_log(log: Log, before_seq: int) -> Log:
     """Return the log of the events strictly before ``before_seq`` (a step's boundary)."""
     surface = EMPTY_SURFACE
@@ -141,7 +139,7 @@ def boundary_log(log: Log, before_seq: int) -> Log:
     return Log(log.events[:before_seq], surface)
 
 
-@icontract.ensure(
+@ensure(
     lambda result: isinstance(result, Rejection)
     or result.messages[: len(result.header.message_prefix or ())] == (result.header.message_prefix or ()),
     "REQ-2: the prefix leads the messages",

@@ -13,9 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.contracts import ENABLED, Rejection, ensure, require
 from prefix_model.core.events import (
     APPEND,
     ASSISTANT_MESSAGE,
@@ -59,16 +57,16 @@ def _keeps_outside(nodes: tuple[int, ...], i: int, j: int, result: tuple[int, ..
     return result[:i] == nodes[:i] and result[i + 1 :] == nodes[j + 1 :]
 
 
-@icontract.require(lambda nodes, i, j: 0 <= i <= j < len(nodes), "SURF-5: start position ≤ end position, both current", enabled=ENABLED)
-@icontract.ensure(lambda nodes, i, j, seq, result: len(result) == len(nodes) - (j - i), "SURF-6: the range collapses to one node", enabled=ENABLED)
-@icontract.ensure(lambda i, seq, result: result[i] == seq, "SURF-6: the replacement takes the range's position", enabled=ENABLED)
-@icontract.ensure(lambda nodes, i, j, result: _keeps_outside(nodes, i, j, result), "SURF-6: every non-shadowed node keeps its order", enabled=ENABLED)
+@require(lambda nodes, i, j: 0 <= i <= j < len(nodes), "SURF-5: start position ≤ end position, both current", enabled=ENABLED)
+@ensure(lambda nodes, i, j, seq, result: len(result) == len(nodes) - (j - i), "SURF-6: the range collapses to one node", enabled=ENABLED)
+@ensure(lambda i, seq, result: result[i] == seq, "SURF-6: the replacement takes the range's position", enabled=ENABLED)
+@ensure(lambda nodes, i, j, result: _keeps_outside(nodes, i, j, result), "SURF-6: every non-shadowed node keeps its order", enabled=ENABLED)
 def splice_nodes(nodes: tuple[int, ...], i: int, j: int, seq: int) -> tuple[int, ...]:
     """Return ``nodes`` with positions ``i..j`` (inclusive) replaced by ``seq``."""
     return nodes[:i] + (seq,) + nodes[j + 1 :]
 
 
-@icontract.ensure(
+@ensure(
     lambda nodes, op, result: isinstance(result, Rejection)
     or (result[0] <= result[1] and nodes[result[0]] == op.start and nodes[result[1]] == op.end),
     "SURF-4/SURF-5: a range is the positions of start and end, in order",
@@ -94,7 +92,7 @@ class EventsBySeq(Protocol):
     def __getitem__(self, seq: int, /) -> Event: ...
 
 
-@icontract.ensure(lambda result: result is None or result.rule in ("SURF-7", "SURF-8"), "SURF-7/SURF-8: the provenance rules", enabled=ENABLED)
+@ensure(lambda result: result is None or result.rule in ("SURF-7", "SURF-8"), "SURF-7/SURF-8: the provenance rules", enabled=ENABLED)
 def check_provenance(event: Event, shadowed: tuple[int, ...]) -> Rejection | None:
     """Return the provenance rule ``event``'s ``sourceEventSeqs`` break, shadowing the nodes ``shadowed`` (none for an append)."""
     sources = event.source_event_seqs
@@ -114,7 +112,7 @@ def check_provenance(event: Event, shadowed: tuple[int, ...]) -> Rejection | Non
     return None
 
 
-@icontract.ensure(
+@ensure(
     lambda event, result: result is None or (event.type == TOOL_RESULT and result.rule in ("SURF-9", "JSON-1")),
     "SURF-9: only a tool/result replacement is judged by the rewrite rule",
     enabled=ENABLED,
@@ -137,7 +135,7 @@ def check_tool_result_rewrite(event: Event, shadowed: tuple[int, ...], events: E
     return None
 
 
-@icontract.ensure(
+@ensure(
     lambda surface, event, result: result is not None or _applicable(surface, event),
     "SURF-4/SURF-5: an accepted event can be folded",
     enabled=ENABLED,
@@ -150,7 +148,7 @@ def check_surface_event(surface: Surface, event: Event, events: tuple[Event, ...
     return check_surface_event_at(surface, event, events, len(events))
 
 
-@icontract.ensure(
+@ensure(
     lambda event, expected_seq, result: result is not None or event.seq == expected_seq,
     "LOG-2: an accepted event sits at its seq",
     enabled=ENABLED,
@@ -178,19 +176,19 @@ def _applicable(surface: Surface, event: Event) -> bool:
     return not isinstance(op, Replace) or not isinstance(replacement_range(surface.nodes, op), Rejection)
 
 
-@icontract.require(lambda surface, event: _applicable(surface, event), "SURF-4/SURF-5: a replace names current nodes in order", enabled=ENABLED)
-@icontract.ensure(
+@require(lambda surface, event: _applicable(surface, event), "SURF-4/SURF-5: a replace names current nodes in order", enabled=ENABLED)
+@ensure(
     lambda surface, event, result: is_surface_type(event.type) or result == surface,
     "DER-5: a log-only event leaves the surface unchanged",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda surface, event, result: not (is_surface_type(event.type) and event.surface_op == APPEND)
     or result.nodes == surface.nodes + (event.seq,),
     "SURF-2: append pushes the event's seq last",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda surface, event, result: result.replace_generation
     == surface.replace_generation + (1 if is_surface_type(event.type) and isinstance(event.surface_op, Replace) else 0),
     "SURF-6: replaceGeneration counts committed replacements",
@@ -209,12 +207,12 @@ def apply_surface_event(surface: Surface, event: Event) -> Surface:
     return Surface(surface.nodes + (event.seq,), surface.replace_generation)
 
 
-@icontract.ensure(
+@ensure(
     lambda result: isinstance(result, Rejection) or len(set(result.nodes)) == len(result.nodes),
     "SURF-6: a node is on the surface at most once",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda events, result: isinstance(result, Rejection) or all(is_surface_type(events[n].type) for n in result.nodes),
     "LOG-5/DER-8: only surface-eligible events are nodes",
     enabled=ENABLED,

@@ -10,7 +10,6 @@ step sent, as the fold implies it.
 from __future__ import annotations
 
 import gc
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -232,6 +231,8 @@ def rereadable(path: Path) -> Iterator[Path]:
     if regular:
         yield path
         return
+    import tempfile  # here, not at import: only a pipe is copied (start-up of a check of a file)
+
     unnamed = _PROC_FD.is_dir()
     with tempfile.TemporaryFile(prefix="prefix-model-") if unnamed else tempfile.NamedTemporaryFile(prefix="prefix-model-") as copy:
         try:

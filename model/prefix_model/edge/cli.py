@@ -11,16 +11,12 @@ import io
 import contextlib
 import json
 import sys
-import tempfile
-from collections.abc import Iterator, Sequence
-from importlib import resources
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-import icontract
+from typing import TYPE_CHECKING, Any
 
 from prefix_model import __version__
-from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.events import REQUEST_HEADER
 from prefix_model.core.json_values import json_text
 from prefix_model.core.log import Log, seed_log
@@ -28,15 +24,15 @@ from prefix_model.core.requests import Request, find_step, reconstruct_request, 
 from prefix_model.edge.checker import REPORT_VERSION, STDIN, Report, Unusable, check_log, fold_request, rereadable
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
 from prefix_model.edge.formats.session_jsonl import LogStream
-from prefix_model.edge.timeline import TIMELINE_HELP, TimelineError, draw_timeline
-from prefix_model.examples import EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
+from prefix_model.examples import EXAMPLE_DIR, EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
 from prefix_model.formats.event_lines import event_to_line
 
 if TYPE_CHECKING:
     from prefix_model.loop.world import SentRequest, World
 
-# The loop, the variants, the vectors and the adapter protocol are imported by the commands that
-# use them: check and request start without them (start-up is part of every check in a script).
+# The loop, the variants, the vectors, the adapter protocol and the timeline are imported by the
+# commands that use them: check and request start without them (start-up is part of every check in
+# a script; tests/edge/test_cli.py holds check's import graph to it).
 
 __all__ = ["main", "build_parser"]
 
@@ -130,6 +126,25 @@ class _Unusable(Exception):
     """An input problem the CLI reports in one line with exit status 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """A command's parser whose description may wait for ``--help`` (``describe``), so building it imports nothing."""
+
+    def __init__(self, *args: Any, describe: Callable[[], str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._describe = describe
+
+    def format_help(self) -> str:
+        if self._describe is not None:
+            self.description = self._describe()
+        return super().format_help()
+
+
+def _timeline_help() -> str:
+    from prefix_model.edge.timeline import TIMELINE_HELP  # the lanes it describes live with the drawing
+
+    return TIMELINE_HELP
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``prefix-model``."""
     parser = argparse.ArgumentParser(
@@ -137,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Executable reference model of the deepseek-harness session prefix.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     request = commands.add_parser(
         "request",
         help="reconstruct the request a step of a session log must have sent",
@@ -172,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     timeline = commands.add_parser(
         "timeline",
         help="draw a session (and the check's findings) on one timeline: an SVG picture or an HTML page",
-        description=TIMELINE_HELP,
+        describe=_timeline_help,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_checked_inputs(timeline, "draw")
@@ -225,20 +240,16 @@ def _add_checked_inputs(parser: argparse.ArgumentParser, verb: str) -> None:
                         "a capture of one session names it, and a capture of several needs it")
 
 
-@contextlib.contextmanager
-def _example_pair(requests: str | None) -> Iterator[tuple[Path, Path]]:
-    """The bundled example log, as a file, and its capture (or the one --requests names)."""
-    bundled = resources.files("prefix_model.examples")
-    with resources.as_file(bundled / EXAMPLE_FILE) as log, resources.as_file(bundled / EXAMPLE_REQUESTS_FILE) as capture:
-        yield log, capture if requests is None else Path(requests)
+def _example_pair(requests: str | None) -> tuple[Path, Path]:
+    """The bundled example log and its capture (or the one --requests names)."""
+    return EXAMPLE_DIR / EXAMPLE_FILE, EXAMPLE_DIR / EXAMPLE_REQUESTS_FILE if requests is None else Path(requests)
 
 
 @contextlib.contextmanager
 def _request_log(path: str | None, example: bool) -> Iterator[tuple[Path, str, str | None]]:
     """Yield the log at ``path`` (- : standard input, copied) or the bundled example as a file, its name, and the session it names."""
     if example:
-        with resources.as_file(resources.files("prefix_model.examples") / EXAMPLE_FILE) as bundled:
-            yield bundled, EXAMPLE_FILE, EXAMPLE_SESSION_ID
+        yield EXAMPLE_DIR / EXAMPLE_FILE, EXAMPLE_FILE, EXAMPLE_SESSION_ID
         return
     assert path is not None
     name = "<stdin>" if path == "-" else path
@@ -275,7 +286,7 @@ def _spec_shown(readable: Path, name: str, turn: int, step: int, session_id: str
         return str(error)
 
 
-@icontract.ensure(
+@ensure(
     lambda readable, name, turn, step, session_id, result: _shown(result) == _spec_shown(readable, name, turn, step, session_id),
     "the request printed is the one the spec reconstructs from the whole log frozen",
     enabled=ENABLED,
@@ -338,30 +349,38 @@ def _run_demo() -> int:
 
 def _run_check(args: argparse.Namespace) -> int:
     if args.example:
-        with _example_pair(args.requests) as (log, requests):
-            return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args)
-    from tqdm import tqdm
-
+        log, requests = _example_pair(args.requests)
+        return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args)
     given = None if args.requests is None else Path(args.requests)
     log = Path("/dev/stdin") if args.log == "-" else Path(args.log)
-    # Progress on a terminal only (stderr): a pipe or a file gets the report and nothing else.
-    with tqdm(desc=f"checking {Path(args.log).name}", unit=" events", unit_scale=True, leave=False, disable=not sys.stderr.isatty()) as bar:
+    # Progress on a terminal only (stderr): a pipe or a file gets the report and nothing else, and
+    # the check does not import tqdm.
+    if not sys.stderr.isatty():
+        return _print_check(check_log(log, given, args.session), args)
+    from tqdm import tqdm
+
+    with tqdm(desc=f"checking {Path(args.log).name}", unit=" events", unit_scale=True, leave=False) as bar:
 
         def advance(events: int) -> None:
             bar.update(events)
 
-        report = check_log(log, given, args.session, None if bar.disable else advance)
+        report = check_log(log, given, args.session, advance)
     return _print_check(report, args)
 
 
 def _run_timeline(args: argparse.Namespace) -> int:
+    from prefix_model.edge.timeline import TimelineError, draw_timeline
+
     out = Path(args.out)
-    if args.example:
-        with _example_pair(args.requests) as (log, requests):
+    try:
+        if args.example:
+            log, requests = _example_pair(args.requests)
             drawn = draw_timeline(log, requests, args.session or EXAMPLE_SESSION_ID, out, EXAMPLE_FILE)
-    else:
-        log = STDIN if args.log == "-" else Path(args.log)
-        drawn = draw_timeline(log, None if args.requests is None else Path(args.requests), args.session, out)
+        else:
+            log = STDIN if args.log == "-" else Path(args.log)
+            drawn = draw_timeline(log, None if args.requests is None else Path(args.requests), args.session, out)
+    except TimelineError as error:  # the same one line as every unusable input
+        raise _Unusable(str(error)) from None
     print(drawn.summary(out))
     return EXIT_OK
 
@@ -417,6 +436,8 @@ def _run_variants(as_json: bool) -> int:
 
 
 def _run_conform(args: argparse.Namespace) -> int:
+    import tempfile
+
     from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
     from prefix_model.edge.runner.run import FAIL, as_json, as_junit, as_text, run_cases
     from prefix_model.edge.vectors.consumer import VectorsUnreadable
@@ -477,7 +498,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "conform":
             return _run_conform(args)
         return _run_demo()
-    except (LogReadError, _Unusable, Unusable, TimelineError) as error:
+    except (LogReadError, _Unusable, Unusable) as error:
         print(f"prefix-model: {error}", file=sys.stderr)
         if args.command == "check" and args.json:  # the machine reader gets its verdict too, never an empty stdout
             print(json.dumps(_unusable_json(error), ensure_ascii=False))

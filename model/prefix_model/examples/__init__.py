@@ -10,6 +10,7 @@ regenerated and compared by the test suite; ``prefix-model check --example`` che
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import (
@@ -31,9 +32,12 @@ from prefix_model.core.log import EMPTY_LOG, Log
 from prefix_model.core.request_log import record_request_header
 from prefix_model.core.requests import reconstruct_request, request_to_json
 
-__all__ = ["EXAMPLE_SESSION_ID", "EXAMPLE_FILE", "EXAMPLE_REQUESTS_FILE", "EXAMPLE_STEPS", "example_header", "example_log", "example_capture_lines"]
+__all__ = ["EXAMPLE_SESSION_ID", "EXAMPLE_DIR", "EXAMPLE_FILE", "EXAMPLE_REQUESTS_FILE", "EXAMPLE_STEPS", "example_header", "example_log", "example_capture_lines"]
 
 EXAMPLE_SESSION_ID = "example-session"
+# Package data beside this module (what importlib.resources.files names for an installed
+# package, without importing importlib.resources: the start-up of check --example).
+EXAMPLE_DIR = Path(__file__).parent
 EXAMPLE_FILE = "example.events.jsonl"
 EXAMPLE_REQUESTS_FILE = "example.requests.jsonl"
 EXAMPLE_STEPS: tuple[tuple[int, int], ...] = ((1, 1), (1, 2), (2, 1))

@@ -8,9 +8,7 @@ a stream is ``stream.py``'s.
 
 from __future__ import annotations
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED
+from prefix_model.core.contracts import ENABLED, ensure, require
 from prefix_model.core.events import is_safe_seq
 from prefix_model.core.json_values import FrozenMap, freeze_object
 from prefix_model.loop.stream import check_stream
@@ -25,11 +23,11 @@ def _split(text: str, count: int) -> list[str]:
     return [text[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
-@icontract.require(lambda index: is_safe_seq(index), "STRM-1: a block index is a non-negative safe integer", enabled=ENABLED)
-@icontract.require(
+@require(lambda index: is_safe_seq(index), "STRM-1: a block index is a non-negative safe integer", enabled=ENABLED)
+@require(
     lambda usage: usage is None or all(is_safe_seq(n) for n in usage.values()), "JSON-1: usage counts are safe integers", enabled=ENABLED
 )
-@icontract.ensure(lambda result: check_stream(result) is None, "STRM-1: a built stream is well formed", enabled=ENABLED)
+@ensure(lambda result: check_stream(result) is None, "STRM-1: a built stream is well formed", enabled=ENABLED)
 def text_stream(text: str, index: int = 0, usage: dict[str, int] | None = None, pieces: int | None = None) -> tuple[FrozenMap, ...]:
     """Return a text block streamed in ``pieces`` deltas (one per character by default), its usage and a stop finish.
 
@@ -44,7 +42,7 @@ def text_stream(text: str, index: int = 0, usage: dict[str, int] | None = None, 
     return tuple(freeze_object(c) for c in chunks)
 
 
-@icontract.ensure(lambda result: check_stream(result) is None, "STRM-1: a built stream is well formed", enabled=ENABLED)
+@ensure(lambda result: check_stream(result) is None, "STRM-1: a built stream is well formed", enabled=ENABLED)
 def tool_call_stream(call_id: str, name: str, arguments: str, text: str = "", pieces: int = 2) -> tuple[FrozenMap, ...]:
     """Return an optional text block, then a tool call whose arguments arrive in ``pieces`` deltas, usage and a tool-calls finish.
 

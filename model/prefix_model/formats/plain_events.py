@@ -7,9 +7,8 @@ converts with ``conformance.plain.from_event``.
 
 from __future__ import annotations
 
-import icontract
 from prefix_model.conformance.plain import PlainEvent, to_event
-from prefix_model.core.contracts import ENABLED
+from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.events import Event, Replace, SurfaceOp
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, freeze, json_text
 from prefix_model.formats.event_lines import ENVELOPE_KEYS, event_to_json, parse_event
@@ -42,7 +41,7 @@ def _spec_parses(value: object, event: PlainEvent) -> bool:
     return isinstance(spec, Event) and json_text(event_to_json(spec)) == json_text(event_to_json(to_event(event)))
 
 
-@icontract.ensure(
+@ensure(
     lambda value, result: result is None or _spec_parses(value, result),
     "an envelope the plain lane takes is one parse_event reads to the same event",
     enabled=ENABLED,

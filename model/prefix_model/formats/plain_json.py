@@ -19,9 +19,8 @@ import math
 import re
 from collections.abc import Callable
 
-import icontract
 from prefix_model.conformance.plain import Known, Spans, depth
-from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, freeze, json_text
 from prefix_model.formats.event_lines import parse_json_line
 
@@ -93,7 +92,7 @@ def _spec_reads(raw: bytes, value: object) -> bool:
     return not isinstance(spec, Rejection) and json_text(spec) == json_text(freeze(value))
 
 
-@icontract.ensure(
+@ensure(
     lambda raw, check_depth, result: not check_depth or _spec_reads(raw, result[0]),
     "a line the plain lane reads is one the spec's reader reads to the same value",
     enabled=ENABLED,

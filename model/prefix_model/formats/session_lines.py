@@ -13,9 +13,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-import icontract
 from prefix_model.conformance.plain import PlainEvent, to_event
-from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.events import (
     ASSISTANT_CHUNK,
     LEGACY_HEADER_DELTA,
@@ -262,7 +261,7 @@ def _row_agrees(value: dict[str, object], events: list[PlainEvent]) -> bool:
     return not isinstance(spec, Rejection) and [event_to_line(e) for e in spec] == texts
 
 
-@icontract.ensure(lambda value, result: result is None or _row_agrees(value, result), "a row the plain lane expands is one expand_chunk_row expands alike", enabled=ENABLED)
+@ensure(lambda value, result: result is None or _row_agrees(value, result), "a row the plain lane expands is one expand_chunk_row expands alike", enabled=ENABLED)
 def plain_row_events(value: dict[str, object], expected_seq: int) -> list[PlainEvent] | None:
     """Return the chunk events of a plain packed row starting at ``expected_seq`` when ``expand_chunk_row``
     would return them unchanged and every member time is valid (LOG-3); else None: the spec's path decides.

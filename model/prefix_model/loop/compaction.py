@@ -16,9 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED
+from prefix_model.core.contracts import ENABLED, ensure, require
 from prefix_model.core.derive import derive_event_message
 from prefix_model.core.events import ASSISTANT_MESSAGE, COMPACT_END, COMPACT_START, COMPACT_SUMMARY, TOOL_RESULT, USER_MESSAGE, Replace
 from prefix_model.core.headers import EpochHeader, LlmCallConfig, fold_request_header
@@ -109,7 +107,7 @@ def _tool_call_delta(log: Log, seq: int) -> int:
     return -1 if event.type == TOOL_RESULT else 0
 
 
-@icontract.ensure(lambda log, result: len(result) == len(log.surface.nodes) + 1 and result[0], "CMP-4: one cut per gap, the head balanced", enabled=ENABLED)
+@ensure(lambda log, result: len(result) == len(log.surface.nodes) + 1 and result[0], "CMP-4: one cut per gap, the head balanced", enabled=ENABLED)
 def balanced_cuts(log: Log) -> tuple[bool, ...]:
     """Return, for each cut of the surface (before node 0 … after the last), whether no tool call crosses it."""
     open_calls, cuts = 0, [True]
@@ -119,7 +117,7 @@ def balanced_cuts(log: Log) -> tuple[bool, ...]:
     return tuple(cuts)
 
 
-@icontract.ensure(
+@ensure(
     lambda log, result: result is None or (result[0] == 0 and balanced_cuts(log)[result[1] + 1] and result[1] < len(log.surface.nodes) - 1),
     "CMP-4: a head-anchored range ending at a balanced cut, leaving a tail",
     enabled=ENABLED,
@@ -185,8 +183,8 @@ def _ends_bracket(log: Log, result: Compaction) -> bool:
     return added[0].type == COMPACT_START and added[-1].type == COMPACT_END and (result.error is None) == (added[-1].field("error") is None)
 
 
-@icontract.require(lambda log, i, j: 0 <= i <= j < len(log.surface.nodes), "SURF-5: the range is current surface positions in order", enabled=ENABLED)
-@icontract.ensure(lambda log, result: _ends_bracket(log, result), "CMP-2: compact/start … compact/end, the error on both sides or neither", enabled=ENABLED)
+@require(lambda log, i, j: 0 <= i <= j < len(log.surface.nodes), "SURF-5: the range is current surface positions in order", enabled=ENABLED)
+@ensure(lambda log, result: _ends_bracket(log, result), "CMP-2: compact/start … compact/end, the error on both sides or neither", enabled=ENABLED)
 def compact_region(
     log: Log, turn: int, i: int, j: int, reply: str, policy: CompactPolicy, fallback: LlmCallConfig, session_id: str
 ) -> Compaction:
@@ -239,7 +237,7 @@ def _pressed(log: Log, policy: CompactPolicy) -> bool:
     return budgets is not None and measure(log).total >= budgets[0]
 
 
-@icontract.ensure(
+@ensure(
     lambda log, policy, result: result[0] == () or _pressed(log, policy),
     "CMP-5: the service compacts only under pressure: the measured total at or above the threshold",
     enabled=ENABLED,

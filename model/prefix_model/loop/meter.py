@@ -13,9 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED
+from prefix_model.core.contracts import ENABLED, ensure, require
 from prefix_model.core.derive import derive_event_message
 from prefix_model.core.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event
 from prefix_model.core.headers import EpochHeader, canonical_header, header_equals, header_of, is_json_header
@@ -50,25 +48,25 @@ def _block_price(block: JsonValue) -> int:
     return BLOCK_OVERHEAD + _tokens(json_text(block))
 
 
-@icontract.require(lambda blocks: is_json_value(blocks), "JSON-1: content is a JSON value", enabled=ENABLED)
-@icontract.ensure(lambda result: result >= 0, "TOK-2: prices are non-negative", enabled=ENABLED)
+@require(lambda blocks: is_json_value(blocks), "JSON-1: content is a JSON value", enabled=ENABLED)
+@ensure(lambda result: result >= 0, "TOK-2: prices are non-negative", enabled=ENABLED)
 def estimate_content(blocks: JsonValue) -> int:
     """Return the heuristic price of a content-block array."""
     return sum(_block_price(b) for b in blocks) if isinstance(blocks, tuple) else 0
 
 
-@icontract.require(lambda message: is_json_value(message), "JSON-1: a message is a JSON value", enabled=ENABLED)
-@icontract.ensure(lambda result: result >= ROLE_OVERHEAD, "TOK-2: a message costs at least its role framing", enabled=ENABLED)
+@require(lambda message: is_json_value(message), "JSON-1: a message is a JSON value", enabled=ENABLED)
+@ensure(lambda result: result >= ROLE_OVERHEAD, "TOK-2: a message costs at least its role framing", enabled=ENABLED)
 def estimate_message(message: JsonValue) -> int:
     """Return the heuristic price of one message: its content plus role framing."""
     content = message.get("content") if isinstance(message, FrozenMap) else None
     return estimate_content(content) + ROLE_OVERHEAD
 
 
-@icontract.require(
+@require(
     lambda header: header is None or is_json_header(header), "JSON-1: a header's tools and prefix are JSON values", enabled=ENABLED
 )
-@icontract.ensure(
+@ensure(
     lambda header, result: header is None
     or result >= sum(estimate_message(m) for m in (header.message_prefix or ())),
     "TOK-1: a header's price includes its prefix",
@@ -91,13 +89,13 @@ def _node_price(event: Event) -> int:
     return 0 if message is None else estimate_message(message)
 
 
-@icontract.ensure(lambda log, result: len(result) == len(log.surface.nodes), "TOK-2: one price per surface node", enabled=ENABLED)
+@ensure(lambda log, result: len(result) == len(log.surface.nodes), "TOK-2: one price per surface node", enabled=ENABLED)
 def node_prices(log: Log) -> tuple[int, ...]:
     """Return the price of each current surface node's projection, in surface order (the meter's ``nodes``)."""
     return tuple(_node_price(log.events[seq]) for seq in log.surface.nodes)
 
 
-@icontract.ensure(lambda result: result >= 0, "TOK-2: prices are non-negative", enabled=ENABLED)
+@ensure(lambda result: result >= 0, "TOK-2: prices are non-negative", enabled=ENABLED)
 def surface_tokens(log: Log) -> int:
     """Return the price of the current surface: every node's projection."""
     return sum(node_prices(log))
@@ -154,13 +152,13 @@ def _same(a: EpochHeader | None, b: EpochHeader | None) -> bool:
     return (a is None and b is None) or (a is not None and b is not None and header_equals(a, b))
 
 
-@icontract.require(
+@require(
     lambda override: override is None or is_json_header(override),
     "JSON-1: an override header's tools and prefix are JSON values (estimate_header prices them)",
     enabled=ENABLED,
 )
-@icontract.ensure(lambda result: result.total >= 0, "TOK-2: pressure is never negative", enabled=ENABLED)
-@icontract.ensure(
+@ensure(lambda result: result.total >= 0, "TOK-2: pressure is never negative", enabled=ENABLED)
+@ensure(
     lambda log, result: result.baseline != "estimated" or result.total == estimate_header(result.header) + surface_tokens(log)
     or result.surface_delta != 0,
     "TOK-1: an estimate prices the header (with its prefix) once, plus the surface",

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED, Rejection
+from prefix_model.core.contracts import ENABLED, Rejection, ensure, require
 from prefix_model.core.json_values import FrozenMap, JsonValue, is_json_value
 
 __all__ = ["Assembly", "check_stream", "assemble", "tool_calls_of", "failure_of", "FAILED"]
@@ -42,7 +40,7 @@ def _positive_int(value: JsonValue, low: int, high: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
-@icontract.ensure(
+@ensure(
     lambda result: result is None or (tuple(result.keys())[:2] == ("message", "code") and bool(result["message"]) and bool(result["code"])),
     "LOOP-9: a request failure is {message, code, ...}, both non-empty",
     enabled=ENABLED,
@@ -100,8 +98,8 @@ def _chunk_rejection(chunk: JsonValue, at: int) -> Rejection | None:
     return None
 
 
-@icontract.require(lambda chunks: is_json_value(chunks), "JSON-1: chunks are JSON values", enabled=ENABLED)
-@icontract.ensure(
+@require(lambda chunks: is_json_value(chunks), "JSON-1: chunks are JSON values", enabled=ENABLED)
+@ensure(
     lambda chunks, result: result is not None or all(isinstance(c, FrozenMap) for c in chunks),
     "STRM-1: an accepted stream is a sequence of chunk objects",
     enabled=ENABLED,
@@ -172,13 +170,13 @@ def _last(chunks: tuple[JsonValue, ...], kind: str, field: str) -> JsonValue:
     return found[-1].get(field) if found else None
 
 
-@icontract.require(lambda chunks: check_stream(chunks) is None, "STRM-1/STRM-2: only a well-formed stream is assembled", enabled=ENABLED)
-@icontract.ensure(
+@require(lambda chunks: check_stream(chunks) is None, "STRM-1/STRM-2: only a well-formed stream is assembled", enabled=ENABLED)
+@ensure(
     lambda chunks, result: len(result.content) == len(_first_index_order(tuple(c for c in chunks if isinstance(c, FrozenMap)))),
     "STRM-3: one block per index, in the order the indices first appear",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda chunks, result: result.finish == (_last(chunks, FINISH, "reason") or FrozenMap({"kind": "stop"}))
     and result.usage == _last(chunks, USAGE, "usage"),
     "STRM-3: the finish is the last finish chunk's reason (else stop), the usage the last usage chunk's",
@@ -193,7 +191,7 @@ def assemble(chunks: tuple[JsonValue, ...]) -> Assembly:
     return Assembly(content, _last(chunks, USAGE, "usage"), finish, _last(chunks, FINISH, "replayState"))
 
 
-@icontract.ensure(
+@ensure(
     lambda content, result: len(result) == sum(1 for b in content if b.get("type") == "tool-call"),
     "STRM-4: every tool-call block of the message is a call the step runs",
     enabled=ENABLED,

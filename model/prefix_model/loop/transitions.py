@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED
+from prefix_model.core.contracts import ENABLED, ensure, require
 from prefix_model.core.derive import derive_messages
 from prefix_model.core.events import (
     APPEND,
@@ -112,8 +110,8 @@ def _set(world: World, instance_id: int, **changes: object) -> World:
     return world.with_instance(replace(world.instance(instance_id), **changes))  # type: ignore[arg-type]
 
 
-@icontract.ensure(lambda result: result >= 1, "LOOP-4: turns are numbered from 1", enabled=ENABLED)
-@icontract.ensure(
+@ensure(lambda result: result >= 1, "LOOP-4: turns are numbered from 1", enabled=ENABLED)
+@ensure(
     lambda log, result: all(not isinstance(e.field("turn"), int) or e.field("turn") < result for e in log.events if e.type == TURN_START)
     or any(e.type == TURN_START and not isinstance(e.field("turn"), int) for e in log.events),
     "LOOP-4: the next turn is after every turn the log started",
@@ -218,7 +216,7 @@ def _session_ids(world: World) -> tuple[str, ...]:
     return tuple(s.id for s in world.sessions)
 
 
-@icontract.ensure(
+@ensure(
     lambda world, action, result: not result or not isinstance(action, (Inject, Steer, Cancel, Dispose, SetSystem, SetTools, SendPrompt))
     or not world.instance(action.instance).disposed,
     "LOOP-6: after disposal no input is delivered",
@@ -674,15 +672,15 @@ def _dispose(world: World, action: Dispose) -> World:
     return _set(world, instance.id, disposed=True, phase=Phase.DISPOSED)
 
 
-@icontract.require(lambda world, action: enabled(world, action), "LOOP-1: an action happens only where its guard holds", enabled=ENABLED)
-@icontract.ensure(
+@require(lambda world, action: enabled(world, action), "LOOP-1: an action happens only where its guard holds", enabled=ENABLED)
+@ensure(
     lambda world, result: all(
         result.session(s.id).log.events[: len(s.log.events)] == s.log.events for s in world.sessions
     ),
     "LOG-4: the loop only ever appends to a session log",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda world, result: result.requests[: len(world.requests)] == world.requests,
     "LOOP-2: requests once sent stay sent",
     enabled=ENABLED,
@@ -737,7 +735,7 @@ def apply(world: World, action: Action, semantics: Semantics = HARNESS) -> World
     raise AssertionError(f"unknown action {action!r}")
 
 
-@icontract.ensure(
+@ensure(
     lambda world, result: world is None or len(result.requests) >= len(world.requests),
     "LOOP-2: a run only adds requests",
     enabled=ENABLED,

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import icontract
-
-from prefix_model.core.contracts import ENABLED
+from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.json_values import JsonValue
 from prefix_model.loop.world import Append, CancelThenPrepend, InjectThenPrepend, Listener, ShortCircuit, Throw
 
@@ -32,12 +30,12 @@ class Composition:
     cancelled: bool = False
 
 
-@icontract.ensure(
+@ensure(
     lambda listeners, result: [l.name for l in result] == [l.name for l in listeners if l in result],
     "PFX-8: the collected listeners keep registration order",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda agent, result: all(l.agent is None or l.agent == agent for l in result),
     "PFX-8: only global listeners and those scoped to the agent are collected",
     enabled=ENABLED,
@@ -65,12 +63,12 @@ def _run(chain: tuple[Listener, ...]) -> Composition:
     return Composition(product, None, injects + rest.injects, called, cancelled)
 
 
-@icontract.ensure(
+@ensure(
     lambda listeners, agent, result: set(result.called) <= {listener.name for listener in active_listeners(listeners, agent)},
     "PFX-8: only global listeners and those scoped to the agent are called",
     enabled=ENABLED,
 )
-@icontract.ensure(
+@ensure(
     lambda result: (result.product is None) == (result.thrown_by is not None),
     "PFX-9: a waterfall either throws or yields a product",
     enabled=ENABLED,

@@ -15,16 +15,13 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import icontract
-
+import prefix_model
 from prefix_model.conformance.fold import Captured
 from prefix_model.conformance.plain import Known, Spans
-from prefix_model.core.contracts import ENABLED, RejectedError, Rejection
+from prefix_model.core.contracts import ENABLED, RejectedError, Rejection, ensure
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, thaw
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.formats import rules
@@ -33,12 +30,15 @@ from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members
 from prefix_model.formats.rules import MAX_LINE_BYTES
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     import jsonschema
 
 __all__ = ["CapturedRequest", "PlainCapturedRequest", "CaptureLine", "iter_capture", "iter_plain_capture", "capture_shape_ok", "messages_shape_ok", "line_error", "CAPTURE_SCHEMA_PATH", "capture_schema"]
 
-# Package data (spec/schema/capture.schema.json links to it), so an installed wheel has it too.
-CAPTURE_SCHEMA_PATH: Traversable = resources.files("prefix_model") / "spec" / "schema" / "capture.schema.json"
+# Package data (spec/schema/capture.schema.json links to it), so an installed wheel has it too; the
+# path importlib.resources.files names for an installed package, without importing it (start-up).
+CAPTURE_SCHEMA_PATH: Traversable = Path(prefix_model.__file__).parent / "spec" / "schema" / "capture.schema.json"
 _STEP_KEYS = ("turn", "step", "agentLoopRequest")
 _MAX_REASON = 240
 
@@ -62,13 +62,20 @@ class CapturedRequest:
 
 
 @cache
+def _schema_document() -> Mapping[str, Any]:
+    """Return spec/schema/capture.schema.json as JSON, unchecked: what a capture read needs before any line."""
+    schema = json.loads(CAPTURE_SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert isinstance(schema, dict)
+    return schema
+
+
+@cache
 def capture_schema() -> Mapping[str, Any]:
     """Return the capture schema (spec/schema/capture.schema.json), checked as a draft 2020-12 schema."""
-    schema = json.loads(CAPTURE_SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema = _schema_document()
     import jsonschema  # here, not at import: only a line the fast lane declines needs the schema (start-up)
 
     jsonschema.Draft202012Validator.check_schema(schema)
-    assert isinstance(schema, dict)
     return schema
 
 
@@ -145,7 +152,9 @@ def _parse(raw: bytes) -> FrozenMap | Rejection:
 def _bodies(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """Yield (0-based index, line without its newline) of the file at ``path``; bound each line."""
     name = str(path)
-    _validator()  # a missing or invalid schema is a broken installation, not a bad capture
+    # A missing or unparsable schema is a broken installation, not a bad capture: found before any
+    # line. The schema is compiled (jsonschema, ~0.1 s of start-up) only when a line needs it.
+    _schema_document()
     try:
         with open(path, "rb") as handle:
             for index, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 2), b"")):
@@ -259,7 +268,7 @@ def _wrapped_ok(value: dict[str, object], messages: bool) -> bool:
     return request.keys() <= _REQUEST_KEYS and _request_ok(request, messages)
 
 
-@icontract.ensure(
+@ensure(
     lambda value, messages, result: not result or not messages or _schema_error(value) is None,
     "a capture line the mirror vouches for is one the schema accepts",
     enabled=ENABLED,

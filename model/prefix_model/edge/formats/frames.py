@@ -12,8 +12,6 @@ from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import IO, NamedTuple, cast
 
-import zstandard
-
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.formats import rules
 from prefix_model.formats.event_lines import MAX_LINE_BYTES
@@ -109,6 +107,8 @@ def _frame_end(handle: IO[bytes], start: int, size: int, name: str) -> int | Non
 
 def _read_frame(handle: IO[bytes], start: int, end: int, name: str, *, complete: bool) -> Iterator[bytes]:
     """Yield the plaintext of the frame in ``[start, end)``; a torn frame yields what decodes, then stops."""
+    import zstandard  # here, not at import: only a zstd file needs it (start-up of a check of a plain log)
+
     handle.seek(start)
     reader = zstandard.ZstdDecompressor().stream_reader(
         cast(IO[bytes], _Bounded(handle, end - start)), read_size=_READ_SIZE, read_across_frames=False
