@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from proofs import mutation
 from proofs.run import DRIVER, PLUGIN, README, ROOT, Budget, Stats, child_env, readme_with_block
 
 TARGET = "prefix_model.core.events"  # two contracted functions, one postcondition each
@@ -63,3 +64,91 @@ def test_the_readme_states_what_the_run_does() -> None:
 def test_a_bad_budget_is_a_usage_error(argv: list[str]) -> None:
     done = subprocess.run([sys.executable, str(ROOT / "proofs" / "run.py"), *argv], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+# --- the mutation runner's generator (proofs/mutation.py); no mutant is run here ------------------
+
+SAMPLE = '''"""A docstring: True == 1 and not 0."""
+
+import icontract
+
+__all__ = ("f", "g")
+
+
+@icontract.require(lambda x: x == 0 or not x, "X-1: a contract")
+@icontract.ensure(lambda result: result != (1, 2), "X-2: another")
+def f(x: int = 3, y: "tuple[int, int]" = (0, 1)) -> tuple[int, int] | None:
+    """Return a pair: x < 2 and True."""
+    limit: int = 7
+    if x < 2 and not y:
+        return (x, 0)
+    check = icontract.ensure(lambda r: r > 5)
+    return g(x, limit) if x in y else None
+
+
+def g(a: int, b: int) -> bool:
+    return f"{a + 1}" == str(b) or a is None
+'''
+# The lines of code that is neither a contract, an annotation, a docstring, an f-string nor __all__:
+# line 10's defaults and line 12's value are code; line 15 is a contract applied as a call.
+BODY_LINES = {10, 12, 13, 14, 16, 20}
+
+
+def test_the_generator_never_touches_a_contract_an_annotation_a_docstring_or_all() -> None:
+    mutants = mutation.mutants_of(SAMPLE)
+    original = SAMPLE.splitlines()
+    changed: set[int] = set()
+    for mutant in mutants:
+        lines = mutant.source.splitlines()
+        assert len(lines) == len(original), mutant.id  # every other line keeps its number
+        changed |= {n for n, (a, b) in enumerate(zip(original, lines), start=1) if a != b}
+    assert changed == BODY_LINES, sorted(changed ^ BODY_LINES)
+    assert {m.operator for m in mutants} == set(mutation.OPERATORS)
+    assert not any("a + 2" in m.mutated_line for m in mutants)  # an f-string is text
+
+
+def test_the_ids_are_stable_and_unique() -> None:
+    first, second = mutation.mutants_of(SAMPLE), mutation.mutants_of(SAMPLE)
+    assert [m.id for m in first] == [m.id for m in second]
+    assert [m.source for m in first] == [m.source for m in second]
+    assert len({m.id for m in first}) == len(first)
+    derive = mutation.resolve_module("core/derive.py").read_text(encoding="utf-8")
+    assert [m.id for m in mutation.mutants_of(derive)] == [m.id for m in mutation.mutants_of(derive)]
+
+
+@pytest.mark.parametrize(
+    ("mutant_id", "line"),
+    [
+        ("cmp:13:7:0", "    if (x >= 2) and not y:"),
+        ("bool:13:17:0", "    if (x < 2 or not y):"),
+        ("not:13:17:0", "    if x < 2 and y:"),
+        ("const:13:11:0", "    if x < 3 and not y:"),
+        ("const:13:11:1", "    if x < 1 and not y:"),
+        ("return:14:8:0", "        return None"),
+        ("tuple:14:15:1", "        return (x,)"),
+        ("args:16:12:0", "    return g(limit, x) if x in y else None"),
+        ("cmp:16:26:0", "    return g(x, limit) if (x not in y) else None"),
+        ("cmp:20:11:0", "    return (f'{a + 1}' != str(b)) or a is None"),
+        ("cmp:20:35:0", '    return f"{a + 1}" == str(b) or (a is not None)'),
+    ],
+)
+def test_an_operator_gives_the_expected_line(mutant_id: str, line: str) -> None:
+    by_id = {m.id: m for m in mutation.mutants_of(SAMPLE)}
+    assert by_id[mutant_id].mutated_line == line
+
+
+def test_a_module_is_run_against_its_chapters_tests() -> None:
+    def tests(name: str) -> list[str]:
+        return [p.relative_to(ROOT).as_posix() for p in mutation.tests_of(mutation.resolve_module(name))]
+
+    assert tests("core/derive.py") == ["tests/core/test_derive.py"]
+    assert tests("core.events") == ["tests/core/test_log.py"]  # README.md's §2 row
+    assert tests("model/prefix_model/core/headers.py") == ["tests/core/test_headers.py", "tests/core/test_request_log.py"]
+
+
+def test_every_equivalent_mutant_is_still_there() -> None:
+    for module, entries in mutation.load_equivalent().items():
+        by_id = {m.id: m for m in mutation.mutants_of((ROOT / module).read_text(encoding="utf-8"))}
+        for mutant_id, entry in entries.items():
+            assert mutant_id in by_id and by_id[mutant_id].mutated_line.strip() == entry["line"], (module, mutant_id)
+            assert entry["reason"].strip(), (module, mutant_id)

@@ -1,0 +1,565 @@
+"""Mutation testing of the model's modules against their own tests (``make mutation``).
+
+    .venv/bin/python proofs/mutation.py core/derive.py core/requests.py   # judge every mutant
+    .venv/bin/python proofs/mutation.py core/derive.py --list             # print the mutants only
+    .venv/bin/python proofs/mutation.py core/derive.py --jobs 1 --timeout 120
+
+mutmut skips every decorated function, so every icontract-decorated core function; this runner
+builds its mutants with ``ast`` instead. A mutant is one small change from ``OPERATORS``, made
+anywhere in a module except in a decorator (every contract is an icontract decorator argument), a
+call to ``icontract.*``, an annotation, a docstring, an f-string or ``__all__``. It is spliced into the
+module's text, so every other line keeps its number, and the spliced text must parse back to the
+mutated tree.
+
+Each mutant is run against the module's tests (``tests/<package>/test_<module>.py`` and the test
+modules of its chapter's row in README.md's layout table) with ``pytest -x -q -p no:cacheprovider``,
+in a temporary copy of ``model/`` put first on PYTHONPATH; the working tree is never written to
+except ``.mutation/``. Killed: the tests fail or time out. Survived: they pass. The unmutated
+module must pass its tests in that copy first, or the module's run stops there.
+
+A mutant's id is ``operator:line:column:index``: the same source gives the same mutants in the
+same order. Verdicts go to ``.mutation/results.json`` after each mutant, keyed by the SHA-256 of
+the module and of its test files; a rerun judges only the mutants not judged for those hashes, so
+an interrupted run resumes. A change elsewhere in the model does not invalidate a verdict.
+
+Survivors listed in ``proofs/mutation-equivalent.json`` (id, the mutated line, a one-line reason)
+are reported apart and left out of the score's denominator; an entry whose id no longer gives
+that line is reported as stale and excludes nothing. Exit status: 0 when every module ran, 1 when
+a module's unmutated tests failed, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from queue import Queue
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = ROOT / "model"
+PACKAGE_DIR = MODEL / "prefix_model"
+TESTS = ROOT / "tests"
+STATE = ROOT / ".mutation" / "results.json"
+EQUIVALENT = ROOT / "proofs" / "mutation-equivalent.json"
+README_LAYOUT = ROOT / "README.md"
+JOBS = 2  # the machine has 2 cores
+PYTEST_ARGS: tuple[str, ...] = ("-x", "-q", "-p", "no:cacheprovider")
+# The per-mutant timeout, unless --timeout: this many times the unmutated run's wall time, plus a
+# margin for a loaded machine. A mutant past it is killed (an endless loop is a detected change).
+TIMEOUT_FACTOR = 3.0
+TIMEOUT_MARGIN = 30.0
+SMALL_INT = 256  # ints up to this magnitude are flipped by ``const``
+
+OPERATORS: dict[str, str] = {
+    "cmp": "a comparison operator flipped: == and !=, < and >=, > and <=, in and not in, is and is not",
+    "bool": "a boolean operator flipped: and and or",
+    "not": "a `not` removed: `not x` becomes `x`",
+    "const": f"a constant flipped: True and False, 0 and 1, any other int n with |n| <= {SMALL_INT} to n + 1 and to n - 1",
+    "return": "`return X` becomes `return None` (X not None already)",
+    "tuple": "one element dropped from a tuple display of two or more elements (not an assignment target)",
+    "args": "two adjacent positional arguments of a call swapped (not when they are the same expression)",
+}
+
+_CMP_FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
+    ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+}  # fmt: skip
+_CMP_TEXT: dict[type[ast.cmpop], str] = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.GtE: ">=", ast.Gt: ">", ast.LtE: "<=",
+    ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
+}  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    """One mutation of a module: its stable id, what it changes, and the mutated text."""
+
+    operator: str
+    line: int  # the anchor of the id: where the mutated construct is
+    column: int
+    index: int  # which change at that anchor (the comparison operator, the tuple element, ...)
+    description: str
+    start_line: int  # the first line of the replaced text, which ``mutated_line`` shows
+    original_line: str
+    mutated_line: str
+    source: str  # the whole mutated module
+
+    @property
+    def id(self) -> str:
+        return f"{self.operator}:{self.line}:{self.column}:{self.index}"
+
+
+# --- where mutants may not go -------------------------------------------------------------------
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _targets_all(node: ast.stmt) -> bool:
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return isinstance(node.target, ast.Name) and node.target.id == "__all__"
+    return False
+
+
+def protected_nodes(tree: ast.Module) -> set[int]:
+    """Return the ids of every node no mutant may touch: contracts, decorators, annotations, docstrings, ``__all__``."""
+    roots: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            roots.extend(node.decorator_list)  # every contract is an icontract decorator's argument
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            roots.append(node.returns)
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            roots.append(node.annotation)
+        if isinstance(node, ast.AnnAssign):
+            roots.append(node.annotation)
+        if isinstance(node, ast.Call) and _dotted(node.func).startswith("icontract."):
+            roots.append(node)  # a contract applied without the decorator syntax
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body and _is_docstring(node.body[0]):
+            roots.append(node.body[0])
+        if isinstance(node, ast.stmt) and _targets_all(node):
+            roots.append(node)
+        if isinstance(node, ast.JoinedStr):
+            roots.append(node)  # an f-string's parts are text, not constants of the logic
+    return {id(n) for root in roots for n in ast.walk(root)}
+
+
+# --- the operators --------------------------------------------------------------------------------
+
+# A site: the node to replace, the anchor of the id, the index, the replacement node and its description.
+Site = tuple[ast.AST, tuple[int, int], int, ast.AST, str]
+
+
+def _sites(node: ast.AST) -> Iterator[tuple[str, Site]]:
+    anchor = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+    if isinstance(node, ast.Compare):
+        for i, op in enumerate(node.ops):
+            flipped = copy.deepcopy(node)
+            flipped.ops[i] = _CMP_FLIP[type(op)]()
+            yield "cmp", (node, anchor, i, flipped, f"{_CMP_TEXT[type(op)]} -> {_CMP_TEXT[_CMP_FLIP[type(op)]]}")
+    elif isinstance(node, ast.BoolOp):
+        other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        # Anchored at the second operand: ``a and b or c`` nests two BoolOps that start together.
+        second = node.values[1]
+        flipped_bool = ast.BoolOp(op=other, values=copy.deepcopy(node.values))
+        names = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
+        yield "bool", (node, (second.lineno, second.col_offset), 0, flipped_bool, f"{names[0]} -> {names[1]}")
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield "not", (node, anchor, 0, copy.deepcopy(node.operand), "not x -> x")
+    elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        yield "const", (node, anchor, 0, ast.Constant(value=not node.value), f"{node.value} -> {not node.value}")
+    elif isinstance(node, ast.Constant) and isinstance(node.value, int) and abs(node.value) <= SMALL_INT:
+        value = node.value
+        changed = [1 - value] if value in (0, 1) else [value + 1, value - 1]
+        for i, new in enumerate(changed):
+            yield "const", (node, anchor, i, ast.Constant(value=new), f"{value} -> {new}")
+    elif isinstance(node, ast.Return) and node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+        yield "return", (node, anchor, 0, ast.Return(value=ast.Constant(value=None)), "return X -> return None")
+    elif isinstance(node, ast.Tuple) and isinstance(node.ctx, ast.Load) and len(node.elts) >= 2 and not any(isinstance(e, ast.Starred) for e in node.elts):
+        for i in range(len(node.elts)):
+            dropped = ast.Tuple(elts=[copy.deepcopy(e) for j, e in enumerate(node.elts) if j != i], ctx=ast.Load())
+            yield "tuple", (node, anchor, i, dropped, f"element {i} of the tuple dropped")
+    elif isinstance(node, ast.Call) and len(node.args) >= 2:
+        # Anchored at the call's opening parenthesis: ``a.f(x, y).g(z, w)`` nests two calls that start together.
+        call_anchor = (node.func.end_lineno or node.lineno, node.func.end_col_offset or node.col_offset)
+        for i in range(len(node.args) - 1):
+            first, second_arg = node.args[i], node.args[i + 1]
+            if isinstance(first, ast.Starred) or isinstance(second_arg, ast.Starred) or ast.dump(first) == ast.dump(second_arg):
+                continue
+            swapped = copy.deepcopy(node)
+            swapped.args[i], swapped.args[i + 1] = swapped.args[i + 1], swapped.args[i]
+            yield "args", (node, call_anchor, i, swapped, f"arguments {i} and {i + 1} swapped")
+
+
+class _Replace(ast.NodeTransformer):
+    """Replace the node at a given position in ``ast.walk`` order (the same order on a deep copy)."""
+
+    def __init__(self, target: int, replacement: ast.AST) -> None:
+        self.target, self.replacement, self.seen = target, replacement, -1
+
+    def replace(self, tree: ast.Module) -> ast.Module:
+        order = {id(n): i for i, n in enumerate(ast.walk(tree))}
+        self.order = order
+        result = self.visit(tree)
+        assert isinstance(result, ast.Module)
+        return result
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if self.order.get(id(node)) == self.target:
+            return self.replacement
+        return self.generic_visit(node)
+
+
+_ATOMS = (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Tuple)
+
+
+def _splice(source: bytes, line_starts: list[int], node: ast.AST, text: str, bare: bool) -> bytes:
+    """Return ``source`` with ``node``'s text replaced by ``text``, in parentheses unless ``bare``; the lines after keep their numbers."""
+    start = line_starts[node.lineno - 1] + node.col_offset  # type: ignore[attr-defined]
+    end = line_starts[node.end_lineno - 1] + node.end_col_offset  # type: ignore[attr-defined]
+    old = source[start:end]
+    new = text if bare else f"({text})"
+    # Line continuations keep the numbering and the logical line, in brackets or out of them.
+    padding = " \\\n" * (old.count(b"\n") - new.count("\n"))
+    return source[:start] + (new + padding).encode("utf-8") + source[end:]
+
+
+def mutants_of(source: str) -> list[Mutant]:
+    """Return every mutant of ``source`` in a stable order (by line, column, operator, index)."""
+    tree = ast.parse(source)
+    expected_original = ast.dump(tree)
+    protected = protected_nodes(tree)
+    raw = source.encode("utf-8")
+    line_starts = [0]
+    for physical in raw.splitlines(keepends=True):
+        line_starts.append(line_starts[-1] + len(physical))
+    original_lines = source.splitlines()
+    order = {id(n): i for i, n in enumerate(ast.walk(tree))}
+    found: list[Mutant] = []
+    for node in ast.walk(tree):
+        if id(node) in protected:
+            continue
+        for operator, (target, (line, column), index, replacement, description) in _sites(node):
+            text = ast.unparse(replacement)
+            expected = ast.dump(_Replace(order[id(target)], replacement).replace(copy.deepcopy(tree)))
+            # An atom or a statement goes in as it is; anything else in parentheses, unless the bare
+            # text already parses to the mutated tree. Either way it must.
+            tries = (True,) if isinstance(target, ast.stmt) else (True, False) if isinstance(replacement, _ATOMS) else (False,)
+            for bare in tries:
+                mutated = _splice(raw, line_starts, target, text, bare).decode("utf-8")
+                got = ast.dump(ast.parse(mutated))
+                if got == expected:
+                    break
+            else:
+                raise AssertionError(f"{operator}:{line}:{column}:{index}: the spliced text does not parse to the mutated tree")
+            if got == expected_original:
+                continue  # no change at all (e.g. a swap of equal arguments): not a mutant
+            start_line = getattr(target, "lineno")
+            found.append(
+                Mutant(operator, line, column, index, description, start_line, original_lines[start_line - 1], mutated.splitlines()[start_line - 1], mutated)
+            )
+    found.sort(key=lambda m: (m.line, m.column, list(OPERATORS).index(m.operator), m.index))
+    ids = [m.id for m in found]
+    assert len(ids) == len(set(ids)), "two mutants share an id"
+    return found
+
+
+# --- modules and their tests ----------------------------------------------------------------------
+
+
+def resolve_module(name: str) -> Path:
+    """Return the file of a module named as ``core/derive.py``, ``core.derive`` or a path from the repo root."""
+    candidates = [ROOT / name, PACKAGE_DIR / name, PACKAGE_DIR / (name.replace(".", "/") + ".py")]
+    for path in candidates:
+        if path.is_file() and path.suffix == ".py" and PACKAGE_DIR in path.resolve().parents:
+            return path.resolve()
+    raise FileNotFoundError(f"no module {name!r} under {PACKAGE_DIR.relative_to(ROOT)}")
+
+
+_LAYOUT_ROW = re.compile(r"^\| §[^|]* \| `(?P<pkg>[^`]+)/` \| (?P<modules>[^|]*) \| (?P<tests>[^|]*) \|$", re.MULTILINE)
+
+
+def tests_of(module: Path) -> list[Path]:
+    """Return the module's test files: ``tests/<package>/test_<module>.py`` and its chapter's row in README.md."""
+    relative = module.relative_to(PACKAGE_DIR)
+    package = relative.parent.as_posix()
+    found: list[Path] = []
+    direct = TESTS / package / f"test_{module.stem}.py"
+    if direct.is_file():
+        found.append(direct)
+    for row in _LAYOUT_ROW.finditer(README_LAYOUT.read_text(encoding="utf-8")):
+        if row["pkg"] == package and f"`{relative.name}`" in row["modules"]:
+            for name in re.findall(r"`([^`]+\.py)`", row["tests"]):
+                path = TESTS / package / name
+                if path.is_file() and path not in found:
+                    found.append(path)
+    return found
+
+
+def _digest(paths: Sequence[Path]) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+# --- judging --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """One pytest run: killed (failed or timed out) or not, and how long it took."""
+
+    killed: bool
+    timed_out: bool
+    seconds: float
+    tail: str
+
+
+class Trees:
+    """Temporary copies of ``model/``, one per worker, each with the pristine module restored after a run."""
+
+    def __init__(self, jobs: int) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="prefix-mutation-"))
+        self.free: Queue[Path] = Queue()
+        ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+        for n in range(jobs):
+            tree = self.base / f"w{n}"
+            shutil.copytree(MODEL, tree / "model", ignore=ignore)
+            loaded = imported_from(tree / "model")
+            if (tree / "model").resolve() not in loaded.parents:
+                raise RuntimeError(f"the tests would import prefix_model from {loaded}, not from the mutated copy")
+            self.free.put(tree / "model")
+
+    def run(self, module: Path, source: str, tests: Sequence[Path], timeout: float) -> Run:
+        tree = self.free.get()
+        target = tree / module.relative_to(MODEL)
+        try:
+            target.write_text(source, encoding="utf-8")
+            return run_tests(tree, tests, timeout)
+        finally:
+            shutil.copyfile(module, target)
+            self.free.put(tree)
+
+    def close(self) -> None:
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def tree_env(model_tree: Path) -> dict[str, str]:
+    """Return the environment of a test run on ``model_tree``: it first on PYTHONPATH, before the editable install."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(model_tree), str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # a mutant may have the size and mtime of the last one: no stale .pyc
+    env.setdefault("HYPOTHESIS_PROFILE", "ci")
+    return env
+
+
+def imported_from(model_tree: Path) -> Path:
+    """Return the file ``import prefix_model`` loads in a test run on ``model_tree``."""
+    probe = [sys.executable, "-c", "import prefix_model; print(prefix_model.__file__)"]
+    done = subprocess.run(probe, cwd=ROOT, env=tree_env(model_tree), capture_output=True, text=True, check=True, timeout=60)
+    return Path(done.stdout.strip()).resolve()
+
+
+def run_tests(model_tree: Path, tests: Sequence[Path], timeout: float) -> Run:
+    """Run pytest on ``tests`` with ``model_tree`` first on PYTHONPATH; killed when it fails or times out."""
+    env = tree_env(model_tree)
+    command = [sys.executable, "-m", "pytest", *PYTEST_ARGS, *(str(t) for t in tests)]
+    start = time.monotonic()
+    with subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True) as proc:
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # its own session: pytest and anything it started
+            proc.communicate()
+            return Run(True, True, time.monotonic() - start, "")
+    tail = "\n".join(out.splitlines()[-3:])
+    return Run(proc.returncode != 0, False, time.monotonic() - start, tail)
+
+
+class State:
+    """``.mutation/results.json``: verdicts per module, kept only for the module's and its tests' hashes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.lock = path, threading.Lock()
+        self.data: dict[str, dict[str, object]] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+    def verdicts(self, key: str, digest: str) -> dict[str, dict[str, object]]:
+        with self.lock:
+            entry = self.data.get(key)
+            if not entry or entry.get("digest") != digest:
+                entry = {"digest": digest, "verdicts": {}}
+                self.data[key] = entry
+            verdicts = entry["verdicts"]
+            assert isinstance(verdicts, dict)
+            return verdicts
+
+    def record(self, key: str, mutant: Mutant, run: Run) -> None:
+        with self.lock:
+            verdicts = self.data[key]["verdicts"]
+            assert isinstance(verdicts, dict)
+            verdict = "timeout" if run.timed_out else "killed" if run.killed else "survived"
+            verdicts[mutant.id] = {"verdict": verdict, "seconds": round(run.seconds, 1), "line": mutant.mutated_line.strip()}
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            scratch = self.path.with_suffix(".tmp")
+            scratch.write_text(json.dumps(self.data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            scratch.replace(self.path)  # whole or not at all: an interrupted run leaves a readable file
+
+
+def load_equivalent(path: Path = EQUIVALENT) -> dict[str, dict[str, dict[str, str]]]:
+    """Return the survivors judged equivalent: module (from the repo root) -> id -> {"line", "reason"}."""
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+@dataclasses.dataclass
+class Tally:
+    """One module's outcome."""
+
+    key: str
+    mutants: int = 0
+    killed: int = 0
+    timed_out: int = 0
+    judged_before: int = 0
+    survivors: list[Mutant] = dataclasses.field(default_factory=list)
+    equivalent: list[tuple[Mutant, str]] = dataclasses.field(default_factory=list)
+    stale: list[str] = dataclasses.field(default_factory=list)
+
+    def score(self) -> str:
+        denominator = self.mutants - len(self.equivalent)
+        percent = 100.0 * self.killed / denominator if denominator else 100.0
+        return f"{self.killed} / {denominator} killed ({percent:.1f} %)"
+
+
+def judge_module(
+    module: Path, trees: Trees, pool: ThreadPoolExecutor, state: State, timeout: float | None, equivalent: dict[str, dict[str, str]], say: Callable[[str], None]
+) -> Tally | None:
+    """Judge every mutant of ``module`` not judged already; ``None`` when its unmutated tests fail."""
+    key = module.relative_to(ROOT).as_posix()
+    tests = tests_of(module)
+    if not tests:
+        say(f"FAIL {key}: no test file (tests/<package>/test_<module>.py, or README.md's layout table)")
+        return None
+    source = module.read_text(encoding="utf-8")
+    mutants = mutants_of(source)
+    verdicts = state.verdicts(key, _digest([module, *tests]))
+    pending = [m for m in mutants if m.id not in verdicts]
+    tally = Tally(key, mutants=len(mutants), judged_before=len(mutants) - len(pending))
+    names = ", ".join(t.relative_to(ROOT).as_posix() for t in tests)
+    say(f"{key}: {len(mutants)} mutants, {len(pending)} to run, against {names}")
+    if pending:
+        baseline = trees.run(module, source, tests, timeout or 3600.0)
+        if baseline.killed:
+            say(f"FAIL {key}: the unmutated module fails its tests in the copy ({baseline.seconds:.1f} s)\n{baseline.tail}")
+            return None
+        limit = timeout or TIMEOUT_FACTOR * baseline.seconds + TIMEOUT_MARGIN
+        say(f"  unmutated: passes in {baseline.seconds:.1f} s; per-mutant timeout {limit:.0f} s")
+        done = [0]
+
+        def judge(mutant: Mutant) -> None:
+            run = trees.run(module, mutant.source, tests, limit)
+            state.record(key, mutant, run)
+            done[0] += 1
+            verdict = "timeout" if run.timed_out else "killed" if run.killed else "SURVIVED"
+            say(f"  [{done[0]}/{len(pending)}] {mutant.id} {verdict} ({run.seconds:.1f} s)")
+
+        list(pool.map(judge, pending))
+    for mutant in mutants:
+        verdict = verdicts[mutant.id]["verdict"]
+        if verdict != "survived":
+            tally.killed += 1
+            tally.timed_out += verdict == "timeout"
+            continue
+        entry = equivalent.get(mutant.id)
+        if entry is not None and entry.get("line") == mutant.mutated_line.strip():
+            tally.equivalent.append((mutant, entry.get("reason", "")))
+        else:
+            tally.survivors.append(mutant)
+    by_id = {m.id: m for m in mutants}
+    for mutant_id, entry in equivalent.items():
+        if mutant_id not in by_id or by_id[mutant_id].mutated_line.strip() != entry.get("line"):
+            tally.stale.append(mutant_id)
+    return tally
+
+
+def report(tally: Tally, say: Callable[[str], None]) -> None:
+    say(
+        f"{tally.key}: {tally.score()}; {tally.mutants} mutants, {len(tally.equivalent)} equivalent, {len(tally.survivors)} survived"
+        f" ({tally.timed_out} killed by the timeout; {tally.judged_before} verdicts from {STATE.relative_to(ROOT)})"
+    )
+    for mutant in tally.survivors:
+        say(f"  SURVIVED {tally.key}:{mutant.start_line}  {mutant.id}  {mutant.description}")
+        say(f"      - {mutant.original_line.strip()}\n      + {mutant.mutated_line.strip()}")
+    for mutant, reason in tally.equivalent:
+        say(f"  equivalent {tally.key}:{mutant.start_line}  {mutant.id}  {mutant.description}: {reason}")
+    for mutant_id in tally.stale:
+        say(f"  STALE entry of {EQUIVALENT.relative_to(ROOT)}: {mutant_id} no longer gives its line; it excludes nothing")
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("modules", nargs="+", metavar="MODULE", help="core/derive.py, core.derive, or model/prefix_model/core/derive.py")
+    parser.add_argument("--jobs", type=int, default=JOBS, help=f"pytest processes at a time (default {JOBS})")
+    parser.add_argument("--timeout", type=float, default=None, help=f"seconds per mutant (default {TIMEOUT_FACTOR:g} x the unmutated run + {TIMEOUT_MARGIN:g})")
+    parser.add_argument("--list", action="store_true", help="print each module's mutants and their tests, and run nothing")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.jobs < 1 or (args.timeout is not None and args.timeout <= 0):
+        print("mutation.py: --jobs must be >= 1 and --timeout > 0", file=sys.stderr)
+        return 2
+    try:
+        modules = [resolve_module(m) for m in args.modules]
+    except FileNotFoundError as error:
+        print(f"mutation.py: {error}", file=sys.stderr)
+        return 2
+    lock = threading.Lock()
+
+    def say(text: str) -> None:
+        with lock:
+            print(text, flush=True)
+
+    if args.list:
+        for module in modules:
+            tests = ", ".join(t.relative_to(ROOT).as_posix() for t in tests_of(module)) or "none"
+            say(f"{module.relative_to(ROOT).as_posix()} (tests: {tests})")
+            for m in mutants_of(module.read_text(encoding="utf-8")):
+                say(f"  {m.id}  {m.description}\n      {m.mutated_line.strip()}")
+        return 0
+    started = time.monotonic()
+    say(f"operators: {', '.join(OPERATORS)}; pytest {' '.join(PYTEST_ARGS)}; {args.jobs} at a time")
+    equivalent = load_equivalent()
+    state = State(STATE)
+    trees = Trees(args.jobs)
+    tallies: list[Tally] = []
+    failed = False
+    try:
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for module in modules:
+                tally = judge_module(module, trees, pool, state, args.timeout, equivalent.get(module.relative_to(ROOT).as_posix(), {}), say)
+                if tally is None:
+                    failed = True
+                else:
+                    tallies.append(tally)
+    finally:
+        trees.close()
+    say("")
+    for tally in tallies:
+        report(tally, say)
+    say(f"total {time.monotonic() - started:.1f} s wall")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
