@@ -21,7 +21,7 @@ from prefix_model.core.json_values import FrozenMap, freeze, json_text
 from prefix_model.core.log import EMPTY_LOG, Log, seed_log
 from prefix_model.core.request_log import record_request_header
 from prefix_model.core.requests import Request, StepSpan, boundary_log, build_request, find_step, reconstruct_request, request_to_json
-from prefix_model.edge.formats.events_jsonl import read_log
+from prefix_model.edge.formats.events_jsonl import read_log, read_log_lines
 
 from tests.header_strategies import (
     MESSAGE_POOL,
@@ -471,3 +471,51 @@ def test_reconstruct_request_equals_what_each_step_sent(plans: tuple[TurnPlan, .
             found = reconstruct_request(log, turn, 1)
             assert isinstance(found, Rejection) and found.rule == "REQ-5"
     assert all(len(anchors) <= 1 for anchors in driven.anchors)
+
+
+def _log_of(*events: tuple[str, dict[str, object]]) -> Log:
+    """A log of ``(type, data)`` events, read as a file's lines are (seq = position)."""
+    lines = [json.dumps({"seq": n, "time": 1, "type": kind, "data": data}).encode() for n, (kind, data) in enumerate(events)]
+    return read_log_lines(lines, "<test>")
+
+
+_DONE = {"kind": "completed"}
+
+
+@pytest.mark.spec("REQ-4", "REQ-5")
+def test_find_step_takes_the_last_start_of_a_step_and_a_turn_end_closes_its_window() -> None:
+    """Turn 2 step 1 started twice (a retry), then ended by turn/end: the last start, the window up to the turn/end."""
+    log = _log_of(("turn/start", {"turn": 1}), ("turn/end", {"turn": 1, "reason": _DONE}), ("turn/start", {"turn": 2}),
+                  ("step/start", {"turn": 2, "step": 1}), ("step/end", {"turn": 2, "step": 1}), ("step/start", {"turn": 2, "step": 1}),
+                  ("turn/end", {"turn": 2, "reason": _DONE}), ("turn/start", {"turn": 3}))  # fmt: skip
+    span = find_step(log, 2, 1)
+    assert span == StepSpan(2, 1, 5, 6) and not isinstance(span, Rejection) and (span.turn, span.step) == (2, 1)
+
+
+@pytest.mark.spec("REQ-4")
+def test_find_step_closes_a_window_at_the_next_step_start_and_at_the_steps_own_chunk() -> None:
+    no_end = _log_of(("turn/start", {"turn": 1}), ("step/start", {"turn": 1, "step": 1}), ("step/start", {"turn": 1, "step": 2}),
+                     ("turn/end", {"turn": 1, "reason": _DONE}))  # fmt: skip
+    assert find_step(no_end, 1, 1) == StepSpan(1, 1, 1, 2)  # a step with no end and no chunk: up to the next step/start
+    chunked = _log_of(("turn/start", {"turn": 1}), ("turn/end", {"turn": 1, "reason": _DONE}), ("turn/start", {"turn": 2}),
+                      ("step/start", {"turn": 2, "step": 1}),
+                      ("assistant/chunk", {"turn": 2, "step": 1, "chunk": {"type": "text-delta", "index": 0, "delta": "hi"}}),
+                      ("step/end", {"turn": 2, "step": 1}))  # fmt: skip
+    assert find_step(chunked, 2, 1) == StepSpan(2, 1, 3, 4)  # its first chunk (turn 2, step 1: not step 2 of turn 1) ends it
+
+
+@pytest.mark.spec("REQ-5", "JSON-5")
+@pytest.mark.parametrize("field", ["turn", "step"])
+def test_a_step_start_naming_true_is_not_step_1_of_turn_1(field: str) -> None:
+    data: dict[str, object] = {"turn": 1, "step": 1}
+    data[field] = True
+    log = _log_of(("turn/start", {"turn": 1}), ("step/start", data))
+    assert find_step(log, 1, 1) == Rejection("REQ-5", "the log has no step/start for turn 1 step 1")
+
+
+@pytest.mark.spec("REQ-5")
+def test_the_REQ_5_errors_name_the_turn_and_the_step_each_in_its_place() -> None:
+    log = _log_of(("turn/start", {"turn": 1}), ("turn/end", {"turn": 1, "reason": _DONE}), ("turn/start", {"turn": 2}),
+                  ("step/start", {"turn": 2, "step": 1}), ("step/end", {"turn": 2, "step": 1}))  # fmt: skip
+    assert reconstruct_request(log, 2, 1) == Rejection("REQ-5", "no request/header is in force for turn 2 step 1")
+    assert find_step(log, 2, 3) == Rejection("REQ-5", "the log has no step/start for turn 2 step 3")
