@@ -30,7 +30,7 @@ from prefix_model.core.headers import (
 )
 from prefix_model.core.json_values import json_text
 from prefix_model.core.log import EMPTY_LOG, Log
-from prefix_model.core.request_log import expected_reason, record_request_header
+from prefix_model.core.request_log import expected_reason, header_event, record_request_header
 from prefix_model.formats.event_lines import event_to_line
 
 from tests.header_strategies import (
@@ -293,3 +293,23 @@ def test_record_request_header_schedule_has_one_anchor_per_instance(ops: list[tu
     own = reasons(log)
     assert all(r in REASONS for r in own)
     assert INITIAL not in own[1:]  # 'initial' only ever for the log's first header
+
+
+@pytest.mark.spec("HDR-9", "LOG-3")
+@given(canonical_headers())
+def test_a_snapshot_recorded_without_a_time_has_time_0(header: EpochHeader) -> None:
+    after = record_request_header(EMPTY_LOG, False, header)
+    assert [e.time for e in after.events] == [0] and header_event(EMPTY_LOG, header, INITIAL).time == 0
+
+
+@pytest.mark.spec("HDR-9", "HDR-10")
+@pytest.mark.skipif(not ENABLED, reason="a contract's own check")
+def test_the_record_rules_contract_refuses_a_snapshot_of_another_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The postcondition is held to the reason the rule expects: a record that writes 'resume' for a first anchor breaks it."""
+    from prefix_model.core import request_log
+
+    header = EpochHeader(LlmCallConfig("mock", "chat"), "You are A.")
+    written_by = request_log.header_event
+    monkeypatch.setattr(request_log, "header_event", lambda log, header, reason, time=0: written_by(log, header, RESUME, time))
+    with pytest.raises(icontract.ViolationError, match="HDR-9/HDR-10: anchor once per instance"):
+        record_request_header(EMPTY_LOG, False, header)
