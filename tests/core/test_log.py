@@ -30,7 +30,7 @@ from prefix_model.core.events import (
     check_event,
     is_surface_type,
 )
-from prefix_model.core.json_values import JsonValue, freeze, json_text
+from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
 from prefix_model.core.log import EMPTY_LOG, Log, check_append, seed_log
 from prefix_model.formats.event_lines import parse_event
 
@@ -483,3 +483,17 @@ def test_log_and_event_are_immutable() -> None:
     with pytest.raises(AttributeError):
         setattr(log.events[0], "type", "plugin/x")
     assert isinstance(log.events, tuple) and log.events[0].type == USER_MESSAGE
+
+
+@pytest.mark.spec("LOG-1", "LOG-2", "JSON-3")
+def test_check_event_names_each_envelope_rule_with_its_reason() -> None:
+    """Each envelope rule's rejection, rule and reason in their places (the reader usually refuses these lines before)."""
+    assert check_event(Event(5, 0, 0, FrozenMap()), 0) == Rejection("LOG-1", "type must be a string")  # type: ignore[arg-type]
+    assert check_event(Event(TURN_START, 3, 0, FrozenMap({"turn": 1})), 0) == Rejection("LOG-2", "seq 3 is not contiguous; expected 0")
+    beyond = Event(TURN_START, 0, 0, FrozenMap({"turn": 1, "n": 2**53 + 1}))  # an integer no double holds
+    assert check_event(beyond, 0) == Rejection("JSON-3", "data holds a number not in its double form")
+
+
+@pytest.mark.spec("LOG-3")
+def test_an_event_appended_without_a_time_has_time_0() -> None:
+    assert EMPTY_LOG.append(TURN_START, {"turn": 1}).events[-1].time == 0
