@@ -18,10 +18,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## run: the loop scenario (log, requests, properties), the faulty-variant catalogue, a reconstruction
+## run: the loop scenario (log, requests, properties), the faulty-variant catalogue, the design review (short), a reconstruction
 run: setup
 	$(BIN)/prefix-model demo
 	$(BIN)/prefix-model variants
+	PREFIX_MODEL_CONTRACTS=0 $(BIN)/prefix-model review --short
 	$(BIN)/prefix-model request --example --turn 1 --step 2
 	$(BIN)/prefix-model check --example
 

@@ -95,7 +95,7 @@ EDGE_NOT_PROVED: tuple[str, ...] = (
     "loop.world",  # the loop's state types: data only, no function to prove
     "loop.actions",  # the action alphabet: data only
     "loop.prompt",  # the prompt action the state also holds: data only
-    "loop.semantics",  # the design-choice flags: data only
+    "loop.semantics",  # the design choice points: the harness's bodies, exercised through every loop test
     "loop.properties",  # the property checks themselves: judged by tests and variants, not by contracts
     "loop.variants",  # the faulty-variant catalogue: exercised by tests and `prefix-model variants`
     "conformance.plain",  # the fold's event form: data and two conversions
