@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 run: setup
 	$(BIN)/prefix-model demo
 	$(BIN)/prefix-model variants
-	PREFIX_MODEL_CONTRACTS=0 $(BIN)/prefix-model review --short
+	$(BIN)/prefix-model review --short
 	$(BIN)/prefix-model request --example --turn 1 --step 2
 	$(BIN)/prefix-model check --example
 
