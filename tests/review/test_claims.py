@@ -18,7 +18,7 @@ VERDICTS = {
     ("session-prefix", "the prefix extends the cacheable region at zero marginal cost per step"): HOLDS,
     ("successor-585", "durable injection is paid once and cached thereafter, accumulating until compaction"): HOLDS,
     ("successor-742", "durable injection is paid once and cached thereafter, accumulating until compaction"): HOLDS,
-    ("successor-585", "durable injected history already gives replay, resume, fork and compaction semantics"): "holds only when",
+    ("successor-585", "durable injected history already gives replay, resume, fork and compaction semantics"): FAILS,
     ("successor-742", "durable injected history already gives replay, resume, fork and compaction semantics"): "holds only when",
 }
 

@@ -16,15 +16,15 @@ TABLE: dict[str, tuple[str, ...]] = {
     "a-before-slot": ("PFX-2",),
     "a-after-slot": ("REC-1", "REC-2", "PFX-2", "PFX-3", "PFX-7", "REC-3"),
     "b-system-section": ("PFX-2", "PFX-3", "PFX-7"),
-    "c-durable-opener": ("PFX-1", "PFX-2", "PFX-3", "PFX-7", FRESH, SURVIVES),
+    "c-durable-opener": ("PFX-1", FRESH, SURVIVES),
     "d-compose-per-turn": ("PFX-2",),
     "e-through-pre-step": ("TOK-1", FRESH),
     "f-session-event": ("REC-1", "REC-2", "PFX-3", FRESH),
-    "successor-585": ("PFX-1", "PFX-2", "PFX-3", "PFX-7", FRESH, SURVIVES),
-    "successor-742": ("PFX-1", "PFX-2", "PFX-3", "PFX-7", SURVIVES),
+    "successor-585": ("PFX-1", FRESH, SURVIVES),
+    "successor-742": ("PFX-1", "PFX-2", SURVIVES),
     "opencode-goose": ("REC-1", "REC-2", "PFX-2", "PFX-3", "PFX-7"),
     "aider-langgraph": ("REC-1", "REC-2", "PFX-2", "PFX-3", "REC-3"),
-    "codex-fragments": ("PFX-1", "PFX-2", "PFX-3", "PFX-7", SURVIVES),
+    "codex-fragments": ("PFX-1", "PFX-2", SURVIVES),
 }
 
 

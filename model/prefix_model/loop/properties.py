@@ -49,12 +49,12 @@ def _loop_requests(world: World) -> tuple[SentRequest, ...]:
 
 
 def _in_force(world: World, instance_id: int, kind: str) -> tuple[tuple[Mark, JsonValue], ...]:
-    """Each ``kind`` mark of the instance with the composition in force then (the last ``composed`` before it; None if none)."""
+    """Each ``kind`` mark of the instance with the prefix it cached then (the last ``cached`` before it; None if none)."""
     found, product = [], None
     for mark in world.trace:
         if mark.instance_id != instance_id:
             continue
-        if mark.kind == "composed":
+        if mark.kind == "cached":
             product = mark.value
         elif mark.kind == kind:
             found.append((mark, product))
@@ -86,14 +86,15 @@ def one_composition(world: World) -> tuple[Violation, ...]:
         composed = _marks(world, instance.id, "composed")
         if len(composed) > 1:
             found.append(Violation("PFX-2", f"instance {instance.id} composed {len(composed)} times"))
-        product = composed[-1].value if composed else None
+        cached = _marks(world, instance.id, "cached")
+        product = cached[-1].value if cached else None
         if instance.prefix is not None and product is not None and json_text(instance.prefix) != json_text(product):
             found.append(Violation("PFX-2", f"instance {instance.id}: the cached prefix changed after composition"))
     return tuple(found)
 
 
 def headers_carry_prefix(world: World) -> tuple[Violation, ...]:
-    """PFX-3: every snapshot an instance writes carries its composed prefix (absent when empty)."""
+    """PFX-3: every snapshot an instance writes carries its cached composition, the prefix its requests carry (absent when empty)."""
     found = []
     for instance in world.instances:
         log = world.session(instance.session_id).log

@@ -368,6 +368,7 @@ def _compose(world: World, instance_id: int, semantics: Semantics, then: Phase) 
     durable, cached = semantics.adopt(world.log_of(instance.id), result.product)
     for type, data in durable:  # what a design writes into the log instead of (or besides) caching
         world = _emit(world, instance.session_id, type, data, APPEND if type == USER_MESSAGE else None)
+    world = _mark(world, instance, "cached", cached)  # ghost: what the instance's requests will carry
     return _set(world, instance.id, prefix=cached, phase=then)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from prefix_model.core.derive import derive_messages
 from prefix_model.loop.meter import estimate_message
 from prefix_model.loop.world import text_message
-from prefix_model.review.compare import SURVIVES, Row
+from prefix_model.review.compare import Row
 from prefix_model.review.measures import RequestView, view
 from prefix_model.review.sessions import opener_texts
 
@@ -156,8 +156,13 @@ def _semantics(rows: tuple[Row, ...], key: str) -> Claim:
     forked = [v for v in views if v.in_fork]
     compacted = [v for v in views if v.after_compaction]
     scores = (sum(not (v.stale or v.lost) for v in resumed), sum(not (v.stale or v.lost) for v in forked), sum(not v.lost for v in compacted))
-    ok = replay and scores == (len(resumed), len(forked), len(compacted))
-    verdict = HOLDS if ok else (f"holds only when no request follows a compaction before the next publication" if SURVIVES in row.failed and replay else FAILS)
+    whole = (len(resumed), len(forked), len(compacted))
+    if replay and scores == whole:
+        verdict = HOLDS
+    elif replay and scores[:2] == whole[:2] and 0 < scores[2]:
+        verdict = f"holds only when no request is sent between a compaction and the next publication ({whole[2] - scores[2]} was)"
+    else:
+        verdict = FAILS
     return Claim("successor notes (hot-refresh)", "durable injected history already gives replay, resume, fork and compaction semantics", key, verdict,
                  f"reconstructible: {'yes' if replay else 'no'}; fresh after resume {scores[0]}/{len(resumed)}, in the fork {scores[1]}/{len(forked)}; "
                  f"opener kept after compaction {scores[2]}/{len(compacted)}")  # fmt: skip
