@@ -88,12 +88,14 @@ def write_plot(rows: tuple[Row, ...], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(10, 6))
-    for r in rows:
+    colours = plt.get_cmap("tab20")
+    for n, r in enumerate(rows):
         total, ys = 0, []
         for priced in r.measures.costs.per_request:
             total += priced.paid
             ys.append(total)
-        axes.plot(range(1, len(ys) + 1), ys, marker=".", label=r.design.key)
+        style = ("-", "--", ":")[n % 3]  # 13 designs: a colour each and a dash pattern, so equal curves stay apart
+        axes.plot(range(1, len(ys) + 1), ys, marker=".", linestyle=style, color=colours(n), label=r.design.key)
     axes.set_xlabel("loop request (in the order sent)")
     axes.set_ylabel("cumulative uncached tokens (meter heuristic)")
     axes.set_title("prefix-model review: tokens paid in full, per design, on the same scenario")
