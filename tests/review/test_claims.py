@@ -20,6 +20,7 @@ VERDICTS = {
     ("successor-742", "durable injection is paid once and cached thereafter, accumulating until compaction"): HOLDS,
     ("successor-585", "durable injected history already gives replay, resume, fork and compaction semantics"): FAILS,
     ("successor-742", "durable injected history already gives replay, resume, fork and compaction semantics"): "holds only when",
+    ("successor-742 vs a-before-slot", "a changing opener is served cheaper by a durable append than by recomposing the front"): FAILS,
 }
 
 
@@ -36,7 +37,7 @@ def test_a_claim_fails_when_the_evidence_says_otherwise() -> None:
     """Hand each claim a design that contradicts it: the after slot's numbers as the prefix's, the prefix's as the after slot's."""
     swapped = tuple(
         replace(row("a-after-slot"), design=r.design) if r.design.key == "session-prefix"
-        else replace(row("session-prefix"), design=r.design) if r.design.key in ("a-after-slot", "c-durable-opener")
+        else replace(row("session-prefix"), design=r.design) if r.design.key in ("a-after-slot", "c-durable-opener", "successor-742")
         else r
         for r in rows()
     )  # fmt: skip
@@ -44,6 +45,7 @@ def test_a_claim_fails_when_the_evidence_says_otherwise() -> None:
     assert verdicts[("session-prefix", "the prefix extends the cacheable region at zero marginal cost per step")] == FAILS
     assert verdicts[("a-after-slot", "an after slot re-pays its tokens on every request")] == FAILS
     assert verdicts[("c-durable-opener", "a durable opener goes stale across resume and forks and is owned by compaction")] == FAILS
+    assert verdicts[("successor-742 vs a-before-slot", "a changing opener is served cheaper by a durable append than by recomposing the front")] == HOLDS
 
 
 @pytest.mark.spec("REV-5")

@@ -168,6 +168,16 @@ def _semantics(rows: tuple[Row, ...], key: str) -> Claim:
                  f"opener kept after compaction {scores[2]}/{len(compacted)}")  # fmt: skip
 
 
+def _durable_cheaper(rows: tuple[Row, ...]) -> Claim:
+    durable, recomposed = _row(rows, "successor-742"), _row(rows, "a-before-slot")
+    d, r = durable.measures, recomposed.measures
+    verdict = HOLDS if d.costs.paid < r.costs.paid else FAILS
+    return Claim("seed note, alt. (a)", "a changing opener is served cheaper by a durable append than by recomposing the front",
+                 f"{durable.design.key} vs {recomposed.design.key}", verdict,
+                 f"paid {d.costs.paid} vs {r.costs.paid} tokens, opener tokens paid {d.opener_paid} vs {r.opener_paid}, "
+                 f"sent {d.costs.total} vs {r.costs.total}; stale requests {d.stale} vs {r.stale}")  # fmt: skip
+
+
 def claims(rows: tuple[Row, ...]) -> tuple[Claim, ...]:
     """Return every claim judged on ``rows`` (which must hold the designs the claims speak of)."""
     return (
@@ -179,4 +189,5 @@ def claims(rows: tuple[Row, ...]) -> tuple[Claim, ...]:
         _paid_once(rows, "successor-742"),
         _semantics(rows, "successor-585"),
         _semantics(rows, "successor-742"),
+        _durable_cheaper(rows),
     )
