@@ -92,17 +92,21 @@ def shrink(replay: Callable[[tuple[Segment, ...]], Played], rule: str, segments:
     """Return the smallest counterexample to ``rule`` found from ``full`` (the run of ``segments``), or None if it holds.
 
     The shortest failing cut of whole segments; then each chunk (a turn, or one action) of it but
-    the first, left out in turn and kept out while the rule still fails.
+    the first, left out in turn and kept out while the rule still fails, pass after pass until no
+    chunk can go: no single chunk of the result can be left out.
     """
     cut = next((k for k in range(1, len(segments) + 1) if judge_rule(rule, full.upto(k))), None)
     if cut is None:
         return None
     kept, played = segments[:cut], full.upto(cut)
-    for chunk in [c for s in segments[:cut] for c in s.chunks][1:]:
-        trial = _without(kept, chunk)
-        attempt = replay(trial)
-        if judge_rule(rule, attempt):
-            kept, played = trial, attempt
+    shrinking = True
+    while shrinking:  # passes until none leaves a chunk out: a chunk needed once may not be after another went
+        shrinking = False
+        for chunk in [c for s in kept for c in s.chunks][1:]:
+            trial = _without(kept, chunk)
+            attempt = replay(trial)
+            if judge_rule(rule, attempt):
+                kept, played, shrinking = trial, attempt, True
     return Counterexample("", rule, tuple(s.name for s in kept), played.applied, judge_rule(rule, played), _shown(played))
 
 

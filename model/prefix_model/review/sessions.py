@@ -141,6 +141,7 @@ def play(semantics: Semantics, segments: tuple[Segment, ...]) -> Played:
             if not enabled(world, action) and stuck < len(world.instances) and world.instance(stuck).phase is Phase.COMPOSE:
                 world = apply(world, Compose(stuck), semantics)  # a design that composes where the harness does not
                 applied.append(Compose(stuck))
+                action = _resolve(world, planned)  # the composition may have written to the surface
             if enabled(world, action):
                 before = len(world.requests)
                 world = apply(world, action, semantics)
