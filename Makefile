@@ -33,7 +33,7 @@ typecheck: setup
 	$(BIN)/mypy --strict model tests proofs bench
 
 unit: setup
-	$(BIN)/pytest -n $(TEST_WORKERS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 ## proofs: CrossHair at a budget of paths per condition: the same verdict on a busy or an idle machine
 proofs: setup

@@ -14,6 +14,9 @@ from prefix_model.review.designs import DESIGNS
 
 from tests.review_rows import rows
 
+# One process computes the comparison for every test that reads it (make test runs --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("review-rows")
+
 
 @pytest.fixture(autouse=True)
 def computed_once(monkeypatch: pytest.MonkeyPatch) -> None:

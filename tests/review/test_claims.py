@@ -10,6 +10,9 @@ from prefix_model.review.measures import view
 
 from tests.review_rows import row, rows
 
+# One process computes the comparison for every test that reads it (make test runs --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("review-rows")
+
 # The verdicts `prefix-model review` printed (copied from its run): a moved number that flips one fails here.
 VERDICTS = {
     ("a-after-slot", "an after slot re-pays its tokens on every request"): HOLDS,

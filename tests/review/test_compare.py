@@ -9,6 +9,9 @@ from prefix_model.review.sessions import Segment, play, scenario
 
 from tests.review_rows import row, rows
 
+# One process computes the comparison for every test that reads it (make test runs --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("review-rows")
+
 # What `prefix-model review` printed for the default scenario (copied from its run, not reasoned out):
 # a change to any design, property or the scenario that moves a verdict fails here.
 TABLE: dict[str, tuple[str, ...]] = {

@@ -22,7 +22,7 @@ from prefix_model.review.designs import DESIGNS, Design
 from prefix_model.review.measures import Measures, measure_run, view
 from prefix_model.review.sessions import Chunk, Played, Segment, play, scenario
 
-__all__ = ["FRESH", "SURVIVES", "RULES", "Counterexample", "Row", "judge_rule", "shrink", "compare_design", "compare"]
+__all__ = ["FRESH", "SURVIVES", "RULES", "Counterexample", "Row", "judge_rule", "first_cuts", "shrink", "compare_design", "compare"]
 
 FRESH = "fresh"  # no request carries an out-of-date opener
 SURVIVES = "survives"  # no request after a compaction or in a fork's child lost the opener
@@ -88,14 +88,30 @@ def _without(segments: tuple[Segment, ...], chunk: Chunk) -> tuple[Segment, ...]
     return tuple(s for s in trimmed if s.chunks)
 
 
-def shrink(replay: Callable[[tuple[Segment, ...]], Played], rule: str, segments: tuple[Segment, ...], full: Played) -> Counterexample | None:
+def first_cuts(full: Played) -> dict[str, int]:
+    """Return, per rule that fails on some cut of ``full``, the shortest such cut (in segments).
+
+    Every rule is judged on one cut before the next: the conformance fold behind six of them is
+    computed once per world.
+    """
+    found: dict[str, int] = {}
+    for k in range(1, len(full.ends) + 1):
+        cut = full.upto(k)
+        found |= {rule: k for rule, _ in RULES if rule not in found and judge_rule(rule, cut)}
+    return found
+
+
+def shrink(
+    replay: Callable[[tuple[Segment, ...]], Played], rule: str, segments: tuple[Segment, ...], full: Played, cut: int | None = None
+) -> Counterexample | None:
     """Return the smallest counterexample to ``rule`` found from ``full`` (the run of ``segments``), or None if it holds.
 
     The shortest failing cut of whole segments; then each chunk (a turn, or one action) of it but
     the first, left out in turn and kept out while the rule still fails, pass after pass until no
     chunk can go: no single chunk of the result can be left out.
     """
-    cut = next((k for k in range(1, len(segments) + 1) if judge_rule(rule, full.upto(k))), None)
+    if cut is None:
+        cut = next((k for k in range(1, len(segments) + 1) if judge_rule(rule, full.upto(k))), None)
     if cut is None:
         return None
     kept, played = segments[:cut], full.upto(cut)
@@ -133,8 +149,9 @@ def compare_design(design: Design, segments: tuple[Segment, ...]) -> Row:
         return runs[key]
 
     examples = []
+    cuts = first_cuts(full)
     for rule, _ in RULES:
-        found = shrink(replay, rule, segments, full)
+        found = shrink(replay, rule, segments, full, cuts[rule]) if rule in cuts else None
         if found is not None:
             examples.append(replace(found, design=design.key))
     return Row(design, tuple(e.rule for e in examples), measure_run(full), tuple(examples), full)
