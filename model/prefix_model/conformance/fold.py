@@ -213,6 +213,7 @@ class LogChecker:
     _queue: _CaptureQueue = field(init=False)
     _next_seq: int = 0  # the seq the next event must have (LOG-2); past a gap, the one after the event that opened it
     _resync: bool = False  # a line that was no event came before: the next event may take the numbering up further on
+    _run_reason: str = ""  # the first reason of the run of unreadable lines the last finding covers
     _nodes: list[int] = field(default_factory=list)
     _live: dict[int, PlainEvent] = field(default_factory=dict)
     _messages: dict[int, dict[str, object] | None] = field(default_factory=dict)
@@ -255,11 +256,11 @@ class LogChecker:
         """
         last = self.findings[-1] if self._resync and self.findings else None
         if last is not None and last.rule == rejection.rule and last.seq is None and (last.last_line or last.line) == line - 1:
-            first_reason = last.message.split("; the first: ", 1)[-1]
             count = line - (last.line or line) + 1
-            self.findings[-1] = replace(last, last_line=line, message=f"{count} lines in a row are no event; the first: {first_reason}")
+            self.findings[-1] = replace(last, last_line=line, message=f"{count} lines in a row are no event; the first: {self._run_reason}")
         else:
             self._find(rejection.rule, rejection.reason, None, line)
+            self._run_reason = rejection.reason
         self._resync = True
 
     def feed(self, line: int, event: PlainEvent) -> None:
