@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import argparse
 import json
 import os
 import select
@@ -22,7 +23,7 @@ from prefix_model.core.events import STEP_START
 from prefix_model.core.json_values import freeze, json_text
 from prefix_model.core.log import Log
 from prefix_model.core.requests import Request, reconstruct_request, request_to_json
-from prefix_model.edge import checker
+from prefix_model.edge import checker, cli
 from prefix_model.edge.checker import fold_request
 from prefix_model.edge.cli import main
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
@@ -538,3 +539,26 @@ def test_request_names_a_piped_log_as_the_user_named_it() -> None:
     done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "request", "-", "--turn", "1", "--step", "1"], input=log,
                           capture_output=True, timeout=HANG)  # fmt: skip
     assert done.returncode == 2 and done.stderr.decode() == "prefix-model: <stdin>:2: LOG-2: seq 2 is not contiguous; expected 1\n"
+
+
+def _subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of command ``name`` inside ``parser``."""
+    found = [a.choices[name] for a in parser._actions if isinstance(a, argparse._SubParsersAction) and name in a.choices]
+    assert len(found) == 1
+    parser_of: argparse.ArgumentParser = found[0]
+    return parser_of
+
+
+@pytest.mark.spec("CLI-1", "CLI-6")
+@pytest.mark.parametrize("name", sorted(cli.COMMANDS))
+def test_a_command_built_alone_parses_and_teaches_as_in_the_whole_parser(name: str) -> None:
+    """``main`` builds only the command it runs (start-up): its parser is the one the whole parser holds, help and all."""
+    alone, whole = cli.build_parser(name), cli.build_parser()
+    assert _subcommand(alone, name).format_help() == _subcommand(whole, name).format_help()
+    assert [a.dest for a in _subcommand(alone, name)._actions] == [a.dest for a in _subcommand(whole, name)._actions]
+    assert cli._invoked([name, "--json"]) == name and cli._invoked(["--version"]) is None and cli._invoked(["nothing", name]) is None
+
+
+def test_an_unknown_command_lists_every_command() -> None:
+    done = run("chek", "--example")
+    assert done.returncode == 2 and all(name in done.stderr for name in cli.COMMANDS), done.stderr
