@@ -539,7 +539,7 @@ def judge_module(
         tally.against = "vectors"
         tally.unjudged = sum(1 for m in mutants if m.id not in test_verdicts)
         mutants = [m for m in mutants if test_verdicts.get(m.id, {}).get("verdict") in ("killed", "timeout")]
-        verdicts = state.verdicts(f"vectors:{key}", _digest([module, vectors.manifest]))
+        verdicts = state.verdicts(f"vectors:{key}", hashlib.sha256(bytes.fromhex(_digest([module])) + vectors.manifest.read_bytes()).hexdigest())
         judge, names = (lambda tree, limit: run_vectors(tree, vectors.directory, limit)), "the vectors (contracts off)"
     pending = [m for m in mutants if m.id not in verdicts]
     tally.mutants, tally.judged_before = len(mutants), len(mutants) - len(pending)
