@@ -632,7 +632,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mutation.py: {error}", file=sys.stderr)
         return 2
     only = frozenset(i for i in args.only.split(",") if i)
-    unknown = sorted(only - {m.id for module in modules for m in mutants_of(module.read_text(encoding="utf-8"))})
+    unknown = sorted(only - {m.id for module in modules for m in mutants_of(module.read_text(encoding="utf-8"))}) if only else []
     if unknown:
         print(f"mutation.py: --only names no mutant of these modules: {', '.join(unknown)}", file=sys.stderr)
         return 2
