@@ -235,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--depth", required=True, type=_count, metavar="K", help="the bound: moves after a root's setup")
     explore.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
     explore.add_argument("--variant", metavar="NAME", help="explore a faulty variant (prefix-model variants) instead of the harness")
+    explore.add_argument("--roots", metavar="NAMES", help="only these behaviours of listener L2, comma-separated (default: every one)")
     explore.add_argument("--itf", metavar="FILE", help="write a violation's shortest script as an ITF trace (Apalache ADR-015 JSON)")
     commands.add_parser(
         "adapter",
@@ -452,10 +453,10 @@ def _run_variants(as_json: bool) -> int:
 
 
 def _run_explore(args: argparse.Namespace) -> int:
-    from prefix_model.edge.explore import ExploreError, report_json, report_text, run_exploration, semantics_named, verdict, write_itf
+    from prefix_model.edge.explore import ExploreError, report_json, report_text, roots_named, run_exploration, semantics_named, verdict, write_itf
 
     try:
-        measured = run_exploration(args.depth, args.variant)
+        measured = run_exploration(args.depth, args.variant, roots_named(args.roots))
         found = measured.exploration.found
         if args.itf is not None and found is not None:
             write_itf(Path(args.itf), found, semantics_named(args.variant), args.variant)

@@ -26,6 +26,7 @@ from prefix_model.loop.actions import Action
 from prefix_model.loop.explore import (
     ACTION_KINDS,
     ALPHABET_TEXT,
+    BEHAVIOURS,
     OUTCOMES,
     Exploration,
     Found,
@@ -37,7 +38,7 @@ from prefix_model.loop.transitions import apply
 from prefix_model.loop.variants import VARIANTS
 from prefix_model.loop.world import EMPTY_WORLD, World
 
-__all__ = ["EXPLORE_HELP", "ExploreError", "Measured", "semantics_named", "run_exploration", "report_json", "report_text", "verdict", "itf_trace", "write_itf", "ITF_VARS"]
+__all__ = ["EXPLORE_HELP", "ExploreError", "Measured", "semantics_named", "roots_named", "run_exploration", "report_json", "report_text", "verdict", "itf_trace", "write_itf", "ITF_VARS"]
 
 EXPLORE_HELP = f"""\
 Breadth-first explicit-state exploration of the loop (spec §10.5): every state the alphabet below
@@ -78,12 +79,25 @@ def semantics_named(name: str | None) -> Semantics:
     raise ExploreError(f"--variant {name!r}: no such variant (one of: {', '.join(v.name for v in VARIANTS)})")
 
 
+def roots_named(names: str | None) -> tuple[str, ...] | None:
+    """Return the behaviours of listener L2 that ``--roots`` names (None: all of them)."""
+    if names is None:
+        return None
+    chosen = tuple(n.strip() for n in names.split(",") if n.strip())
+    known = tuple(name for name, _ in BEHAVIOURS)
+    unknown = [n for n in chosen if n not in known]
+    if unknown or not chosen:
+        raise ExploreError(f"--roots {names!r}: name one or more of {', '.join(known)}")
+    return chosen
+
+
 @dataclass(frozen=True, slots=True)
 class Measured:
     """An exploration with what the edge measured around it."""
 
     exploration: Exploration
     variant: str | None
+    roots: tuple[str, ...]  # the behaviours of listener L2 explored
     seconds: float
     visited_bytes: int  # the visited set: its table and its digests, as sys.getsizeof counts them
     peak_rss_bytes: int  # the process's peak resident memory (getrusage)
@@ -119,7 +133,8 @@ def run_exploration(depth: int, variant: str | None = None, behaviours: tuple[st
     visited = exploration.visited
     size = sys.getsizeof(visited) + sum(sys.getsizeof(key) for key in visited)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
-    return Measured(exploration, variant, seconds, size, peak)
+    chosen = behaviours if behaviours is not None else tuple(name for name, _ in BEHAVIOURS)
+    return Measured(exploration, variant, chosen, seconds, size, peak)
 
 
 def _kinds_json(counts: Mapping[str, int], catalogue: tuple[str, ...]) -> dict[str, int]:
@@ -152,6 +167,7 @@ def report_json(measured: Measured) -> dict[str, object]:
     run = measured.exploration
     return {
         "depth": run.depth,
+        "roots": list(measured.roots),
         "reached": run.reached,
         "variant": measured.variant,
         "states": run.states,
@@ -189,7 +205,7 @@ def report_text(measured: Measured) -> str:
     run = measured.exploration
     design = "the harness's semantics" if measured.variant is None else f"variant {measured.variant}"
     lines = [
-        f"explored {design} to depth {run.depth} (deepest state at depth {run.reached}):"
+        f"explored {design} from {len(measured.roots)} roots ({', '.join(measured.roots)}) to depth {run.depth} (deepest state at depth {run.reached}):"
         f" {run.states} distinct states, {run.transitions} transitions",
         f"  states first reached per depth: {' '.join(map(str, run.levels))}",
         f"  {measured.seconds:.1f} s, {measured.states_per_second:.0f} states/s;"

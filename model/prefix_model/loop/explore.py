@@ -423,7 +423,8 @@ class Exploration:
             "transitions": self.transitions,
             "levels": list(self.levels),
             "actions": {k: self.actions[k] for k in ACTION_KINDS},
-            "outcomes": {k: self.outcomes[k] for k in OUTCOMES},
+            # A class outside the catalogue is counted too (the catalogue's contract rejects it when contracts are on).
+            "outcomes": {k: self.outcomes[k] for k in OUTCOMES} | {k: n for k, n in sorted(self.outcomes.items()) if k not in OUTCOMES},
         }
 
 
