@@ -113,3 +113,14 @@ def test_unusable_arguments_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert_one_line_error(run("--depth", "4", "--roots", "prepend", "--variant", "prefix-as-history", "--itf", str(tmp_path)), str(tmp_path))
     bad = run("--depth", "-1")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+@pytest.mark.spec("CLI-8")
+def test_two_processes_give_the_counts_of_one_and_the_same_shortest_violation() -> None:
+    keys = ("states", "transitions", "levels", "actions", "outcomes", "reached")
+    one, two = (json.loads(run("--depth", "4", "--json", "--jobs", jobs).stdout) for jobs in ("1", "2"))
+    assert {k: one[k] for k in keys} == {k: two[k] for k in keys}
+    caught = [json.loads(run("--depth", "6", "--roots", "prepend", "--variant", "prefix-not-logged", "--json", "--jobs", jobs).stdout)["violation"]
+              for jobs in ("1", "2")]  # fmt: skip
+    assert caught[0]["depth"] == caught[1]["depth"] == 5 and caught[0]["rules"] == caught[1]["rules"]
+    assert_one_line_error(run("--depth", "1", "--jobs", "0"), "--jobs")

@@ -236,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
     explore.add_argument("--variant", metavar="NAME", help="explore a faulty variant (prefix-model variants) instead of the harness")
     explore.add_argument("--roots", metavar="NAMES", help="only these behaviours of listener L2, comma-separated (default: every one)")
+    explore.add_argument("--jobs", type=_count, default=1, metavar="N", help="processes that share each level (default 1; the counts are the same)")
     explore.add_argument("--itf", metavar="FILE", help="write a violation's shortest script as an ITF trace (Apalache ADR-015 JSON)")
     commands.add_parser(
         "adapter",
@@ -456,7 +457,7 @@ def _run_explore(args: argparse.Namespace) -> int:
     from prefix_model.edge.explore import ExploreError, report_json, report_text, roots_named, run_exploration, semantics_named, verdict, write_itf
 
     try:
-        measured = run_exploration(args.depth, args.variant, roots_named(args.roots))
+        measured = run_exploration(args.depth, args.variant, roots_named(args.roots), args.jobs)
         found = measured.exploration.found
         if args.itf is not None and found is not None:
             write_itf(Path(args.itf), found, semantics_named(args.variant), args.variant)

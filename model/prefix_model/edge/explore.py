@@ -15,6 +15,7 @@ import time
 from collections import namedtuple
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, get_args
 
@@ -30,7 +31,12 @@ from prefix_model.loop.explore import (
     OUTCOMES,
     Exploration,
     Found,
+    Node,
+    Search,
+    expand,
     explore,
+    fingerprint,
+    root_nodes,
 )
 from prefix_model.loop.properties import PROPERTIES, check_all
 from prefix_model.loop.semantics import HARNESS, Semantics
@@ -38,7 +44,7 @@ from prefix_model.loop.transitions import apply
 from prefix_model.loop.variants import VARIANTS
 from prefix_model.loop.world import EMPTY_WORLD, World
 
-__all__ = ["EXPLORE_HELP", "ExploreError", "Measured", "semantics_named", "roots_named", "run_exploration", "report_json", "report_text", "verdict", "itf_trace", "write_itf", "ITF_VARS"]
+__all__ = ["EXPLORE_HELP", "ExploreError", "Measured", "semantics_named", "roots_named", "run_exploration", "explore_parallel", "report_json", "report_text", "verdict", "itf_trace", "write_itf", "ITF_VARS"]
 
 EXPLORE_HELP = f"""\
 Breadth-first explicit-state exploration of the loop (spec §10.5): every state the alphabet below
@@ -107,10 +113,119 @@ class Measured:
         return self.exploration.states / self.seconds if self.seconds > 0 else 0.0
 
 
-def run_exploration(depth: int, variant: str | None = None, behaviours: tuple[str, ...] | None = None) -> Measured:
+# --- Two processes (or more): each expands its share of a level; the parent dedups in a fixed order ---
+#
+# Each worker keeps the states it reached and the parent granted it (never sending a world): per
+# level it expands its own, sends each child's fingerprint, parent and move, the parent admits the
+# ones no worker and no earlier level reached (worker 0's first, each in its order), and the worker
+# checks every property in those and keeps them as its next share. The set of states per level, so
+# every count, is the one process's; the worlds never cross a pipe.
+
+_Candidate = tuple[bytes, int, Action]
+
+
+def _worker(conn: Connection, share: list[tuple[int, Node]], semantics: Semantics) -> None:
+    try:
+        while True:
+            if conn.recv() != "expand":
+                return
+            search = Search(Exploration(0))
+            candidates: list[_Candidate] = []
+            children: list[Node] = []
+            for index, node in share:
+                for action, child, labels in expand(node, semantics):
+                    search.count(action, labels)
+                    key = fingerprint(child)
+                    if key not in search.result.visited:  # a later duplicate within this worker is never new
+                        search.result.visited.add(key)
+                        candidates.append((key, index, action))
+                        children.append(child)
+            run = search.result
+            conn.send((candidates, run.transitions, dict(run.actions), dict(run.outcomes)))
+            admitted: list[tuple[int, int]] = conn.recv()  # (position in candidates, global index)
+            share = [(index, children[position]) for position, index in admitted]
+            violated = None
+            for index, node in share:
+                violations = check_all(node.world)
+                if violations:
+                    violated = (index, violations)
+                    break
+            conn.send((violated, len(share)))
+    except EOFError:  # the parent has gone
+        return
+
+
+def explore_parallel(depth: int, semantics: Semantics, behaviours: tuple[str, ...] | None, jobs: int,
+                     progress: Callable[[int, int], None] | None = None) -> Exploration:  # fmt: skip
+    """``loop.explore`` with each level's expansion and property checks split over ``jobs`` processes (fork)."""
+    import multiprocessing
+
+    search = Search(Exploration(depth))
+    run = search.result
+    frontier: list[tuple[int, Node]] = []
+    for setup, node in root_nodes(behaviours, semantics):
+        index = search.add(fingerprint(node), -1, setup, 0)
+        if index is not None:
+            violations = check_all(node.world)
+            if violations:
+                run.found = Found(violations, search.script(index), 0)
+                return run
+            frontier.append((index, node))
+    context = multiprocessing.get_context("fork")
+    pipes, workers = [], []
+    for w in range(jobs):
+        mine, theirs = context.Pipe()
+        worker = context.Process(target=_worker, args=(theirs, frontier[w::jobs], semantics), daemon=True)
+        worker.start()
+        theirs.close()
+        pipes.append(mine)
+        workers.append(worker)
+    try:
+        for level in range(depth):
+            if progress is not None:
+                progress(level, run.states)
+            for pipe in pipes:
+                pipe.send("expand")
+            replies = [pipe.recv() for pipe in pipes]
+            grants: list[list[tuple[int, int]]] = []
+            for candidates, transitions, actions, outcomes in replies:
+                run.transitions += transitions
+                run.actions.update(actions)
+                run.outcomes.update(outcomes)
+                granted = []
+                for position, (key, parent, action) in enumerate(candidates):
+                    index = search.add(key, parent, action, level + 1)
+                    if index is not None:
+                        granted.append((position, index))
+                grants.append(granted)
+            for pipe, granted in zip(pipes, grants):
+                pipe.send(granted)
+            checked = [pipe.recv() for pipe in pipes]
+            violated = [v for v, _ in checked if v is not None]
+            if violated:
+                index, violations = min(violated, key=lambda v: v[0])  # the first state reached, as one process finds it
+                run.found = Found(violations, search.script(index), level + 1)
+                return run
+            if not any(size for _, size in checked):
+                break
+        return run
+    finally:
+        for pipe in pipes:
+            try:
+                pipe.send("stop")
+            except OSError:
+                pass
+            pipe.close()
+        for worker in workers:
+            worker.join(timeout=10)
+
+
+def run_exploration(depth: int, variant: str | None = None, behaviours: tuple[str, ...] | None = None, jobs: int = 1) -> Measured:
     """Explore to ``depth`` (a progress bar on a terminal's stderr) and measure the run."""
     if depth < 0:
         raise ExploreError(f"--depth {depth}: a depth is a non-negative number of moves")
+    if jobs < 1:
+        raise ExploreError(f"--jobs {jobs}: at least one process")
     semantics = semantics_named(variant)
     progress: Callable[[int, int], None] | None = None
     bar: Any = None
@@ -125,7 +240,7 @@ def run_exploration(depth: int, variant: str | None = None, behaviours: tuple[st
 
     started = time.perf_counter()
     try:
-        exploration = explore(depth, semantics, behaviours, progress)
+        exploration = explore(depth, semantics, behaviours, progress) if jobs == 1 else explore_parallel(depth, semantics, behaviours, jobs, progress)
     finally:
         if bar is not None:
             bar.close()

@@ -23,6 +23,7 @@ import hashlib
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import cache
 from dataclasses import dataclass, field, replace
 
 from prefix_model.core.contracts import ENABLED, ensure
@@ -86,6 +87,9 @@ __all__ = [
     "Found",
     "Exploration",
     "explore",
+    "expand",
+    "root_nodes",
+    "Search",
     "replay",
 ]
 
@@ -169,37 +173,38 @@ class Node:
     budget: Budget = BUDGETS
 
 
+@cache
+def _instance_moves(i: int, compact: bool, change: bool, prompt: bool, inject: bool, cancel: bool, dispose: bool) -> tuple[Action, ...]:
+    """The alphabet's moves for instance ``i`` given what the budget still allows (built once, shared by every state)."""
+    moves: list[Action] = [BeginStep(i), Compose(i), PreStep(i)]
+    moves += [PreStep(i, compact=_COMPACT)] if compact else []
+    moves += [Dispatch(i)] + ([Dispatch(i, config=_CHANGED)] if change else [])
+    moves += [*_replies(i), RunTools(i), PostStep(i)]
+    moves += [PostStep(i, compact=_COMPACT)] if compact else []
+    moves += [SendPrompt(i, text) for text in PROMPTS] if prompt else []
+    moves += [Inject(i, "workspace note")] if inject else []
+    moves += [Cancel(i)] if cancel else []
+    moves += [Dispose(i)] if dispose else []
+    return tuple(moves)
+
+
+_RESUME = Resume("s1", "main", system=_SYSTEM, tools=_TOOLS)
+_FORK = ForkDrive("s1", "s2", None, "aux", system=_SYSTEM, tools=_TOOLS)
+
+
 def _candidates(node: Node) -> Iterator[Action]:
     """Every move of the alphabet in ``node``, in a fixed order, before the guard."""
     budget, world = node.budget, node.world
-    for i in range(len(world.instances)):
-        yield BeginStep(i)
-        yield Compose(i)
-        yield PreStep(i)
-        if budget.compactions:
-            yield PreStep(i, compact=_COMPACT)
-        yield Dispatch(i)
-        if budget.changes:
-            yield Dispatch(i, config=_CHANGED)
-        yield from _replies(i)
-        yield RunTools(i)
-        yield PostStep(i)
-        if budget.compactions:
-            yield PostStep(i, compact=_COMPACT)
-        if budget.queued or not world.instance(i).turn_open:
-            yield from (SendPrompt(i, text) for text in PROMPTS)
-        if budget.injects:
-            yield Inject(i, "workspace note")
-        if budget.cancels:
-            yield Cancel(i)
-        if budget.disposes:
-            yield Dispose(i)
+    for i, instance in enumerate(world.instances):
+        prompt = bool(budget.queued) or not instance.turn_open  # a prompt during a turn waits in the inbox: once per run
+        yield from _instance_moves(i, bool(budget.compactions), bool(budget.changes), prompt, bool(budget.injects),
+                                   bool(budget.cancels), bool(budget.disposes))  # fmt: skip
     # A restart or a fork once s1 has ended a turn: before that either is a new instance over an empty log.
-    if any(e.type == TURN_END for e in world.session("s1").log.events):
+    if (budget.resumes or budget.forks) and any(e.type == TURN_END for e in world.session("s1").log.events):
         if budget.resumes:
-            yield Resume("s1", "main", system=_SYSTEM, tools=_TOOLS)
+            yield _RESUME
         if budget.forks:
-            yield ForkDrive("s1", "s2", None, "aux", system=_SYSTEM, tools=_TOOLS)
+            yield _FORK
 
 
 def _spent(node: Node, action: Action) -> Budget:
@@ -432,6 +437,77 @@ Progress = Callable[[int, int], None]  # (depth being expanded, distinct states 
 _ROOT = -1
 
 
+def root_nodes(behaviours: tuple[str, ...] | None, semantics: Semantics = HARNESS) -> tuple[tuple[tuple[Action, ...], Node], ...]:
+    """Return each root's setup script and the node it builds."""
+    built = []
+    for setup in roots(behaviours):
+        world = EMPTY_WORLD
+        for action in setup:
+            world = apply(world, action, semantics)
+        built.append((setup, Node(world)))
+    return tuple(built)
+
+
+def expand(node: Node, semantics: Semantics = HARNESS) -> Iterator[tuple[Action, Node, tuple[str, ...]]]:
+    """Yield every move of ``node``, the node it leads to, and the transition's outcome classes."""
+    for action in moves(node):
+        child = step(node, action, semantics)
+        yield action, child, outcomes(node.world, child.world, action)
+
+
+class Search:
+    """The search's bookkeeping: the visited fingerprints, and per state its parent, the move that reached it, its depth.
+
+    States are numbered in the order they are first reached; a root's setup is kept with it.
+    """
+
+    __slots__ = ("result", "_parents", "_taken", "_table", "_seen", "_setups")
+
+    def __init__(self, result: Exploration) -> None:
+        self.result = result
+        self._parents = array("q")
+        self._taken = array("l")  # an index into ``_seen``; _ROOT for a root
+        self._table: dict[Action, int] = {}
+        self._seen: list[Action] = []
+        self._setups: dict[int, tuple[Action, ...]] = {}
+
+    def add(self, key: bytes, parent: int, action: Action | tuple[Action, ...], level: int) -> int | None:
+        """Record a state first reached at ``level`` (``action``: the move, or a root's setup); None if already visited."""
+        if key in self.result.visited:
+            return None
+        self.result.visited.add(key)
+        index = len(self._parents)
+        self._parents.append(parent)
+        if isinstance(action, tuple):
+            self._taken.append(_ROOT)
+            self._setups[index] = action
+        else:
+            self._taken.append(self._table.setdefault(action, len(self._table)))
+            if len(self._seen) < len(self._table):
+                self._seen.append(action)
+        result = self.result
+        result.states += 1
+        while len(result.levels) <= level:
+            result.levels.append(0)
+        result.levels[level] += 1
+        result.reached = max(result.reached, level)
+        return index
+
+    def script(self, index: int) -> tuple[Action, ...]:
+        """Return the script that reaches state ``index``: its root's setup, then the moves along the parent pointers."""
+        path: list[Action] = []
+        while self._taken[index] != _ROOT:
+            path.append(self._seen[self._taken[index]])
+            index = self._parents[index]
+        return self._setups[index] + tuple(reversed(path))
+
+    def count(self, action: Action, labels: tuple[str, ...]) -> None:
+        """Count one transition: its action kind and its outcome classes."""
+        self.result.transitions += 1
+        self.result.actions[action_kind(action)] += 1
+        self.result.outcomes.update(labels)
+
+
 def explore(
     depth: int,
     semantics: Semantics = HARNESS,
@@ -444,53 +520,23 @@ def explore(
     no violating state at a smaller depth. Per state the search keeps its fingerprint, its parent's
     index and the move that reached it (an index into a table of the moves seen).
     """
-    result = Exploration(depth)
-    visited = result.visited
-    parents = array("q")
-    taken = array("l")  # an index into ``table``; _ROOT for a root (its setup is ``setups[index]``)
-    table: dict[Action, int] = {}
-    seen: list[Action] = []
-    setups: dict[int, tuple[Action, ...]] = {}
+    search = Search(Exploration(depth))
+    result = search.result
     frontier: list[tuple[int, Node]] = []
 
-    def script(index: int) -> tuple[Action, ...]:
-        path: list[Action] = []
-        while taken[index] != _ROOT:
-            path.append(seen[taken[index]])
-            index = parents[index]
-        return setups[index] + tuple(reversed(path))
-
-    def discovered(node: Node, parent: int, action: Action | None, level: int) -> None:
-        key = fingerprint(node)
-        if key in visited:
+    def discovered(node: Node, parent: int, action: Action | tuple[Action, ...], level: int) -> None:
+        index = search.add(fingerprint(node), parent, action, level)
+        if index is None:
             return
-        visited.add(key)
-        index = len(parents)
-        parents.append(parent)
-        if action is None:
-            taken.append(_ROOT)
-        else:
-            taken.append(table.setdefault(action, len(table)))
-            if len(seen) < len(table):
-                seen.append(action)
         frontier.append((index, node))
-        result.states += 1
-        while len(result.levels) <= level:
-            result.levels.append(0)
-        result.levels[level] += 1
-        result.reached = max(result.reached, level)
         if progress is not None and result.states % 1024 == 0:
             progress(level, result.states)
         violations = check_all(node.world)
         if violations and result.found is None:
-            result.found = Found(violations, script(index), level)
+            result.found = Found(violations, search.script(index), level)
 
-    for setup in roots(behaviours):
-        world = EMPTY_WORLD
-        for action in setup:
-            world = apply(world, action, semantics)
-        setups[len(parents)] = setup
-        discovered(Node(world), _ROOT, None, 0)
+    for setup, node in root_nodes(behaviours, semantics):
+        discovered(node, _ROOT, setup, 0)
         if result.found is not None:
             return result
     for level in range(depth):
@@ -498,11 +544,8 @@ def explore(
         if progress is not None:
             progress(level, result.states)
         for index, node in current:
-            for action in moves(node):
-                child = step(node, action, semantics)
-                result.transitions += 1
-                result.actions[action_kind(action)] += 1
-                result.outcomes.update(outcomes(node.world, child.world, action))
+            for action, child, labels in expand(node, semantics):
+                search.count(action, labels)
                 discovered(child, index, action, level + 1)
                 if result.found is not None:
                     return result
