@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from dataclasses import dataclass, field, replace
 
@@ -268,21 +268,21 @@ _MEMO_LIMIT = 1_000_000
 
 def _enc(value: object) -> bytes:
     """Return ``repr(value)`` encoded, memoised by identity: frozen values shared between states are encoded once."""
-    return _memo_of(value, lambda: repr(value).encode())
-
-
-def _memo_of(value: object, build: Callable[[], bytes]) -> bytes:
     hit = _memo.get(id(value))
     if hit is not None and hit[0] is value:
         return hit[1]
+    return _remember(value, repr(value).encode())
+
+
+def _remember(value: object, encoded: bytes) -> bytes:
     if len(_memo) > _MEMO_LIMIT:
         _memo.clear()
-    built = build()
-    _memo[id(value)] = (value, built)
-    return built
+    _memo[id(value)] = (value, encoded)
+    return encoded
 
 
-def _digest(parts: Iterator[bytes]) -> bytes:
+def _digest(parts: Iterable[bytes]) -> bytes:
+    """blake2b-16 over the parts, each length-prefixed (so the encoding of a sequence is unambiguous)."""
     digest = hashlib.blake2b(digest_size=16)
     for part in parts:
         digest.update(len(part).to_bytes(4, "little"))
@@ -292,27 +292,34 @@ def _digest(parts: Iterator[bytes]) -> bytes:
 
 def _session_part(session: Session) -> bytes:
     """A session's id, lineage and events (a session left unchanged by a move is the same object, encoded once)."""
-    return _memo_of(session, lambda: _digest(iter((session.id.encode(), _enc(session.lineage), *map(_enc, session.log.events)))))
+    hit = _memo.get(id(session))
+    if hit is not None and hit[0] is session:
+        return hit[1]
+    return _remember(session, _digest((session.id.encode(), _enc(session.lineage), *map(_enc, session.log.events))))
 
 
-def _grouped(values: tuple[SentRequest, ...] | tuple[Mark, ...], key: Callable[[object], object]) -> bytes:
-    """The values of each owner in order, owners in first-appearance order: their interleaving is not encoded."""
+def _grouped(values: tuple[SentRequest, ...] | tuple[Mark, ...], owner: Callable[[object], object]) -> bytes:
+    """The values of each owner in order, owners sorted: how different owners' values interleave is not encoded."""
+    hit = _memo.get(id(values))
+    if hit is not None and hit[0] is values:
+        return hit[1]
     groups: dict[object, list[bytes]] = {}
     for value in values:
-        groups.setdefault(key(value), []).append(_enc(value))
-    return _digest(iter([repr(owner).encode() + b"".join(parts) for owner, parts in sorted(groups.items(), key=lambda kv: repr(kv[0]))]))
+        groups.setdefault(owner(value), []).append(_enc(value))
+    ordered = sorted(groups.items(), key=lambda kv: repr(kv[0]))
+    return _remember(values, _digest(repr(k).encode() + _digest(parts) for k, parts in ordered))
 
 
 def fingerprint(node: Node) -> bytes:
     """Return the 16-byte blake2b digest of ``node``'s canonical encoding."""
     world = node.world
-    requests = _memo_of(world.requests, lambda: _grouped(world.requests, lambda r: r.session_id))  # type: ignore[attr-defined]
-    trace = _memo_of(world.trace, lambda: _grouped(world.trace, lambda m: m.instance_id))  # type: ignore[attr-defined]
     parts = (
         *map(_session_part, world.sessions), *map(_enc, world.instances), _enc(world.listeners), _enc(world.compaction),
-        requests, trace, repr(node.budget).encode(),
+        _grouped(world.requests, lambda r: r.session_id),  # type: ignore[attr-defined]
+        _grouped(world.trace, lambda m: m.instance_id),  # type: ignore[attr-defined]
+        repr(node.budget).encode(),
     )  # fmt: skip
-    return _digest(iter(parts))
+    return _digest(parts)
 
 
 # --- Outcome classes ---
