@@ -29,11 +29,6 @@ from prefix_model.loop.explore import explore  # noqa: E402
 MANIFEST = Path(__file__).resolve().parent / "explore-counts.json"
 
 
-def _load() -> dict[str, dict[str, object]]:
-    bounds: dict[str, dict[str, object]] = json.loads(MANIFEST.read_text(encoding="utf-8"))["bounds"]
-    return bounds
-
-
 def counts_of(depth: int, roots: list[str] | None) -> tuple[dict[str, object], float, bool]:
     """Return a bound's counts, the seconds it took, and whether it found a violation."""
     started = time.perf_counter()
@@ -46,13 +41,15 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", nargs="+", metavar="BOUND")
     mode.add_argument("--write", nargs="+", metavar="BOUND")
+    parser.add_argument("--manifest", type=Path, default=MANIFEST, help=f"the counts file (default {MANIFEST.name})")
     args = parser.parse_args(argv)
-    document = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    manifest: Path = args.manifest
+    document = json.loads(manifest.read_text(encoding="utf-8"))
     bounds = document["bounds"]
     failed = False
     for name in args.check or args.write:
         if name not in bounds:
-            print(f"explore_counts: no bound {name!r} in {MANIFEST.name} (one of: {', '.join(bounds)})", file=sys.stderr)
+            print(f"explore_counts: no bound {name!r} in {manifest.name} (one of: {', '.join(bounds)})", file=sys.stderr)
             return 2
         bound = bounds[name]
         counts, seconds, violated = counts_of(bound["depth"], bound["roots"])
@@ -70,12 +67,12 @@ def main(argv: list[str] | None = None) -> int:
             expected = bound.get("counts") or {}
             assert isinstance(expected, dict)
             changed = sorted(k for k in set(expected) | set(counts) if expected.get(k) != counts.get(k))
-            print(f"{name}: counts differ from {MANIFEST.name} in {', '.join(changed)}", file=sys.stderr)
+            print(f"{name}: counts differ from {manifest.name} in {', '.join(changed)}", file=sys.stderr)
             for key in changed:
                 print(f"  {key}: expected {expected.get(key)}, got {counts.get(key)}", file=sys.stderr)
             failed = True
     if args.write:
-        MANIFEST.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+        manifest.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     return 1 if failed else 0
 
 

@@ -182,3 +182,19 @@ def test_a_root_can_be_the_shortest_counterexample() -> None:
 def test_replay_refuses_a_script_the_guard_refuses() -> None:
     with pytest.raises(ValueError, match="not enabled"):
         replay((*roots(("prepend",))[0], Compose(0)))
+
+
+@pytest.mark.spec("EXP-3")
+def test_the_counts_check_fails_on_a_changed_count(tmp_path: Path) -> None:
+    """``make explore-deep``'s checker, on the small bound: the recorded counts pass, one changed count fails."""
+    document = json.loads((ROOT / "proofs" / "explore-counts.json").read_text(encoding="utf-8"))
+    script = [sys.executable, str(ROOT / "proofs" / "explore_counts.py"), "--check", "contracts", "--manifest"]
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(document), encoding="utf-8")
+    passed = subprocess.run([*script, str(good)], capture_output=True, text=True, timeout=300)
+    assert passed.returncode == 0, passed.stderr
+    document["bounds"]["contracts"]["counts"]["transitions"] += 1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document), encoding="utf-8")
+    failed = subprocess.run([*script, str(bad)], capture_output=True, text=True, timeout=300)
+    assert failed.returncode == 1 and "counts differ from bad.json in transitions" in failed.stderr
