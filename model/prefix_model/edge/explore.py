@@ -106,7 +106,7 @@ class Measured:
     roots: tuple[str, ...]  # the behaviours of listener L2 explored
     seconds: float
     visited_bytes: int  # the visited set: its table and its digests, as sys.getsizeof counts them
-    peak_rss_bytes: int  # the process's peak resident memory (getrusage)
+    peak_rss_bytes: int  # the process's peak resident memory (getrusage), plus jobs x the largest worker's with --jobs
 
     @property
     def states_per_second(self) -> float:
@@ -248,6 +248,8 @@ def run_exploration(depth: int, variant: str | None = None, behaviours: tuple[st
     visited = exploration.visited
     size = sys.getsizeof(visited) + sum(sys.getsizeof(key) for key in visited)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
+    if jobs > 1:  # the workers hold the frontiers: count each as large as the largest one was
+        peak += jobs * resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     chosen = behaviours if behaviours is not None else tuple(name for name, _ in BEHAVIOURS)
     return Measured(exploration, variant, chosen, seconds, size, peak)
 

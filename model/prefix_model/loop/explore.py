@@ -23,8 +23,8 @@ import hashlib
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from functools import cache
 from dataclasses import dataclass, field, replace
+from functools import cache
 
 from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.events import COMPACT_END, REQUEST_HEADER, TURN_END, TURN_START, Event
