@@ -515,6 +515,13 @@ class Search:
         self.result.outcomes.update(labels)
 
 
+@ensure(lambda result: result.states == sum(result.levels) == len(result.visited), "EXP-1: each state is counted once, at its depth", enabled=ENABLED)
+@ensure(
+    lambda depth, semantics, result: result.found is None
+    or (result.found.depth <= depth and check_all(replay(result.found.script, semantics)) == result.found.violations),
+    "EXP-2: the script of a violation replays to the same violations",
+    enabled=ENABLED,
+)
 def explore(
     depth: int,
     semantics: Semantics = HARNESS,
