@@ -118,9 +118,9 @@ def test_unusable_arguments_are_one_line_and_exit_2(tmp_path: Path) -> None:
 @pytest.mark.spec("CLI-8")
 def test_two_processes_give_the_counts_of_one_and_the_same_shortest_violation() -> None:
     keys = ("states", "transitions", "levels", "actions", "outcomes", "reached")
-    one, two = (json.loads(run("--depth", "4", "--json", "--jobs", jobs).stdout) for jobs in ("1", "2"))
+    one, two = (json.loads(run("--depth", "3", "--json", "--jobs", jobs).stdout) for jobs in ("1", "2"))
     assert {k: one[k] for k in keys} == {k: two[k] for k in keys}
-    caught = [json.loads(run("--depth", "6", "--roots", "prepend", "--variant", "prefix-not-logged", "--json", "--jobs", jobs).stdout)["violation"]
+    caught = [json.loads(run("--depth", "5", "--roots", "prepend", "--variant", "prefix-not-logged", "--json", "--jobs", jobs).stdout)["violation"]
               for jobs in ("1", "2")]  # fmt: skip
     assert caught[0]["depth"] == caught[1]["depth"] == 5 and caught[0]["rules"] == caught[1]["rules"]
     assert_one_line_error(run("--depth", "1", "--jobs", "0"), "--jobs")
