@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import fcntl
 import argparse
+import fcntl
 import json
 import os
 import select
