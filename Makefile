@@ -8,7 +8,7 @@ HYPOTHESIS_PROFILE ?= ci
 TEST_WORKERS ?= 2
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run test typecheck unit proofs proofs-deep mutation bench bench-compare thorough conform-harness clean
+.PHONY: setup run test typecheck unit proofs proofs-deep explore-deep mutation mutation-vectors bench bench-compare thorough conform-harness clean
 
 setup: $(STAMP)
 
@@ -43,11 +43,21 @@ proofs: setup
 proofs-deep: setup
 	$(BIN)/python proofs/run.py --deep
 
+## explore-deep: the bounded exploration of the loop at the deep bound of proofs/explore-counts.json (contracts off; not part of test)
+explore-deep: setup
+	$(BIN)/python proofs/explore_counts.py --check deep
+
 ## mutation: AST mutants of each module of MODULES against its own tests (not part of test; resumable, .mutation/)
 MODULES ?= core/json_values.py core/events.py core/surface.py core/log.py core/derive.py core/headers.py core/request_log.py core/requests.py core/fork.py
 MUTATION_JOBS ?= 2
+# MUTATION_SAMPLE=N judges 1 mutant in N of each module (a fixed selection; its score says "sample")
+MUTATION_SAMPLE ?= 1
 mutation: setup
-	$(BIN)/python proofs/mutation.py --jobs $(MUTATION_JOBS) $(MODULES)
+	$(BIN)/python proofs/mutation.py --jobs $(MUTATION_JOBS) --sample $(MUTATION_SAMPLE) $(MODULES)
+
+## mutation-vectors: the vectors' score: the mutants of MODULES their tests kill, against the published vectors (contracts off)
+mutation-vectors: setup
+	$(BIN)/python proofs/mutation.py --against vectors --jobs $(MUTATION_JOBS) --sample $(MUTATION_SAMPLE) $(MODULES)
 
 ## thorough: the loop machine, and the faulty variants through it (shrunk), with the long Hypothesis profile
 thorough: setup

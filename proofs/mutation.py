@@ -3,6 +3,8 @@
     .venv/bin/python proofs/mutation.py core/derive.py core/requests.py   # judge every mutant
     .venv/bin/python proofs/mutation.py core/derive.py --list             # print the mutants only
     .venv/bin/python proofs/mutation.py core/derive.py --jobs 1 --timeout 120
+    .venv/bin/python proofs/mutation.py loop/stream.py --sample 5         # every 5th mutant only
+    .venv/bin/python proofs/mutation.py core/surface.py --against vectors # the vectors' score
 
 mutmut skips every decorated function, so every icontract-decorated core function; this runner
 builds its mutants with ``ast`` instead. A mutant is one small change from ``OPERATORS``, made
@@ -21,6 +23,20 @@ A mutant's id is ``operator:line:column:index``: the same source gives the same 
 same order. Verdicts go to ``.mutation/results.json`` after each mutant, keyed by the SHA-256 of
 the module and of its test files; a rerun judges only the mutants not judged for those hashes, so
 an interrupted run resumes. A change elsewhere in the model does not invalidate a verdict.
+
+``--sample N`` judges 1 mutant in N of each module in id order (positions 0, N, 2N, ...): a
+fixed, deterministic selection for a module whose full run does not fit; its score line says
+"sample" and is never the module's full score.
+
+``--only ID,...`` judges just the named mutants (to show that a new test kills a survivor); their
+verdicts are kept like any other, so a later full run does not judge them again.
+
+``--against vectors`` gives the vectors' score instead: the share of the behaviour-changing mutants
+(those the module's tests kill; judged before, without ``--against``) that make the model fail the
+published conformance vectors. The vectors are written once by the unmutated model
+(``prefix-model vectors``); each mutant then runs them through the reference consumer
+(``edge/vectors/consumer.py``: the model's adapter, checker and reader) with contracts off, as a
+foreign implementation runs them. Killed: a case fails, the run crashes or times out.
 
 Survivors listed in ``proofs/mutation-equivalent.json`` (id, the mutated line, a one-line reason)
 are reported apart and left out of the score's denominator; an entry whose id no longer gives
@@ -59,6 +75,12 @@ EQUIVALENT = ROOT / "proofs" / "mutation-equivalent.json"
 README_LAYOUT = ROOT / "README.md"
 JOBS = 2  # the machine has 2 cores
 PYTEST_ARGS: tuple[str, ...] = ("-x", "-q", "-p", "no:cacheprovider")
+# A mutant against the vectors: the reference consumer over a vectors directory, contracts off.
+CONSUME = (
+    "import sys; from pathlib import Path; from prefix_model.edge.vectors.consumer import consume_report; "
+    "failed = [r.ident for r in consume_report(Path(sys.argv[1])) if not r.passed]; "
+    "print(f'{len(failed)} cases failed: {failed[:5]}'); sys.exit(1 if failed else 0)"
+)
 # The per-mutant timeout, unless --timeout: this many times the unmutated run's wall time, plus a
 # margin for a loaded machine. A mutant past it is killed (an endless loop is a detected change).
 TIMEOUT_FACTOR = 3.0
@@ -322,6 +344,9 @@ class Run:
     tail: str
 
 
+Judge = Callable[[Path, float], Run]  # a run on a model tree, with a timeout
+
+
 class Trees:
     """Temporary copies of ``model/``, one per worker, each with the pristine module restored after a run."""
 
@@ -337,12 +362,12 @@ class Trees:
                 raise RuntimeError(f"the tests would import prefix_model from {loaded}, not from the mutated copy")
             self.free.put(tree / "model")
 
-    def run(self, module: Path, source: str, tests: Sequence[Path], timeout: float) -> Run:
+    def run(self, module: Path, source: str, judge: Judge, timeout: float) -> Run:
         tree = self.free.get()
         target = tree / module.relative_to(MODEL)
         try:
             target.write_text(source, encoding="utf-8")
-            return run_tests(tree, tests, timeout)
+            return judge(tree, timeout)
         finally:
             shutil.copyfile(module, target)
             self.free.put(tree)
@@ -369,8 +394,17 @@ def imported_from(model_tree: Path) -> Path:
 
 def run_tests(model_tree: Path, tests: Sequence[Path], timeout: float) -> Run:
     """Run pytest on ``tests`` with ``model_tree`` first on PYTHONPATH; killed when it fails or times out."""
-    env = tree_env(model_tree)
-    command = [sys.executable, "-m", "pytest", *PYTEST_ARGS, *(str(t) for t in tests)]
+    return run_command(model_tree, [sys.executable, "-m", "pytest", *PYTEST_ARGS, *(str(t) for t in tests)], tree_env(model_tree), timeout)
+
+
+def run_vectors(model_tree: Path, vectors: Path, timeout: float) -> Run:
+    """Run the reference consumer over ``vectors`` with ``model_tree`` first on PYTHONPATH and contracts off."""
+    env = tree_env(model_tree) | {"PREFIX_MODEL_CONTRACTS": "0"}
+    return run_command(model_tree, [sys.executable, "-c", CONSUME, str(vectors)], env, timeout)
+
+
+def run_command(model_tree: Path, command: Sequence[str], env: dict[str, str], timeout: float) -> Run:
+    """Run ``command``; killed when it exits non-zero or runs past ``timeout`` seconds."""
     start = time.monotonic()
     with subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True) as proc:
         try:
@@ -423,68 +457,125 @@ def load_equivalent(path: Path = EQUIVALENT) -> dict[str, dict[str, dict[str, st
 
 @dataclasses.dataclass
 class Tally:
-    """One module's outcome."""
+    """One module's outcome (against its tests, or against the vectors)."""
 
     key: str
-    mutants: int = 0
+    mutants: int = 0  # the mutants judged: all of the module's, or the sample's
     killed: int = 0
     timed_out: int = 0
     judged_before: int = 0
     survivors: list[Mutant] = dataclasses.field(default_factory=list)
     equivalent: list[tuple[Mutant, str]] = dataclasses.field(default_factory=list)
     stale: list[str] = dataclasses.field(default_factory=list)
+    sample: str = ""  # how the judged mutants were chosen, when not all of them
+    against: str = "tests"
+    unjudged: int = 0  # --against vectors: mutants of the sample the tests have not judged yet
 
     def score(self) -> str:
         denominator = self.mutants - len(self.equivalent)
         percent = 100.0 * self.killed / denominator if denominator else 100.0
-        return f"{self.killed} / {denominator} killed ({percent:.1f} %)"
+        what = "fail the vectors" if self.against == "vectors" else "killed"
+        return f"{self.killed} / {denominator} {what} ({percent:.1f} %)"
+
+
+def sampled(mutants: Sequence[Mutant], every: int) -> list[Mutant]:
+    """Return every ``every``-th mutant in id order, from the first: a fixed selection, the same for the same source."""
+    return [m for position, m in enumerate(mutants) if position % every == 0]
+
+
+def _sample_note(total: int, chosen: int, every: int) -> str:
+    return "" if every == 1 else f"sample: 1 in {every}, {chosen} of {total} mutants (positions 0, {every}, {2 * every}, ... in id order)"
+
+
+class Vectors:
+    """The published vectors, written once by the unmutated model into a temporary directory."""
+
+    def __init__(self) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="prefix-mutation-vectors-"))
+        self.directory = self.base / "vectors"
+        env = tree_env(MODEL)
+        command = [sys.executable, "-c", "import sys; from pathlib import Path; from prefix_model.edge.vectors.generate import generate; sys.exit(generate(Path(sys.argv[1])))", str(self.directory)]
+        subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=600)
+        self.manifest = self.directory / "manifest.json"
+
+    def close(self) -> None:
+        shutil.rmtree(self.base, ignore_errors=True)
 
 
 def judge_module(
-    module: Path, trees: Trees, pool: ThreadPoolExecutor, state: State, timeout: float | None, equivalent: dict[str, dict[str, str]], say: Callable[[str], None]
+    module: Path,
+    trees: Trees,
+    pool: ThreadPoolExecutor,
+    state: State,
+    timeout: float | None,
+    equivalent: dict[str, dict[str, str]],
+    say: Callable[[str], None],
+    every: int = 1,
+    vectors: Vectors | None = None,
+    only: frozenset[str] = frozenset(),
 ) -> Tally | None:
-    """Judge every mutant of ``module`` not judged already; ``None`` when its unmutated tests fail."""
+    """Judge the mutants of ``module`` (every ``every``-th) not judged already; ``None`` when the unmutated module fails.
+
+    Against its tests by default; with ``vectors``, the ones its tests killed, against the vectors.
+    """
     key = module.relative_to(ROOT).as_posix()
     tests = tests_of(module)
     if not tests:
         say(f"FAIL {key}: no test file (tests/<package>/test_<module>.py, or README.md's layout table)")
         return None
     source = module.read_text(encoding="utf-8")
-    mutants = mutants_of(source)
-    verdicts = state.verdicts(key, _digest([module, *tests]))
+    everything = mutants_of(source)
+    mutants = sampled(everything, every)
+    note = _sample_note(len(everything), len(mutants), every)
+    if only:
+        mutants = [m for m in everything if m.id in only]
+        note = f"only the {len(mutants)} mutants named by --only, of {len(everything)}"
+    test_verdicts = state.verdicts(key, _digest([module, *tests]))
+    tally = Tally(key, sample=note)
+    if vectors is None:
+        verdicts, judge, names = test_verdicts, (lambda tree, limit: run_tests(tree, tests, limit)), ", ".join(t.relative_to(ROOT).as_posix() for t in tests)
+    else:
+        # The behaviour-changing mutants: those the module's tests kill (a survivor changes nothing they see).
+        tally.against = "vectors"
+        tally.unjudged = sum(1 for m in mutants if m.id not in test_verdicts)
+        mutants = [m for m in mutants if test_verdicts.get(m.id, {}).get("verdict") in ("killed", "timeout")]
+        verdicts = state.verdicts(f"vectors:{key}", hashlib.sha256(bytes.fromhex(_digest([module])) + vectors.manifest.read_bytes()).hexdigest())
+        judge, names = (lambda tree, limit: run_vectors(tree, vectors.directory, limit)), "the vectors (contracts off)"
     pending = [m for m in mutants if m.id not in verdicts]
-    tally = Tally(key, mutants=len(mutants), judged_before=len(mutants) - len(pending))
-    names = ", ".join(t.relative_to(ROOT).as_posix() for t in tests)
-    say(f"{key}: {len(mutants)} mutants, {len(pending)} to run, against {names}")
+    tally.mutants, tally.judged_before = len(mutants), len(mutants) - len(pending)
+    chosen = f" ({tally.sample})" if tally.sample else ""
+    say(f"{key}: {len(everything)} mutants{chosen}, {len(mutants)} to judge, {len(pending)} to run, against {names}")
+    if tally.unjudged:
+        say(f"  {tally.unjudged} mutants not yet judged by the tests are left out: run without --against first")
     if pending:
-        baseline = trees.run(module, source, tests, timeout or 3600.0)
+        baseline = trees.run(module, source, judge, timeout or 3600.0)
         if baseline.killed:
-            say(f"FAIL {key}: the unmutated module fails its tests in the copy ({baseline.seconds:.1f} s)\n{baseline.tail}")
+            say(f"FAIL {key}: the unmutated module fails against {names} in the copy ({baseline.seconds:.1f} s)\n{baseline.tail}")
             return None
         limit = timeout or TIMEOUT_FACTOR * baseline.seconds + TIMEOUT_MARGIN
         say(f"  unmutated: passes in {baseline.seconds:.1f} s; per-mutant timeout {limit:.0f} s")
         done = [0]
 
-        def judge(mutant: Mutant) -> None:
-            run = trees.run(module, mutant.source, tests, limit)
-            state.record(key, mutant, run)
+        def judge_one(mutant: Mutant) -> None:
+            run = trees.run(module, mutant.source, judge, limit)
+            state.record(tally.key if vectors is None else f"vectors:{key}", mutant, run)
             done[0] += 1
             verdict = "timeout" if run.timed_out else "killed" if run.killed else "SURVIVED"
             say(f"  [{done[0]}/{len(pending)}] {mutant.id} {verdict} ({run.seconds:.1f} s)")
 
-        list(pool.map(judge, pending))
+        list(pool.map(judge_one, pending))
     for mutant in mutants:
         verdict = verdicts[mutant.id]["verdict"]
         if verdict != "survived":
             tally.killed += 1
             tally.timed_out += verdict == "timeout"
             continue
-        entry = equivalent.get(mutant.id)
+        entry = equivalent.get(mutant.id) if vectors is None else None  # a killed mutant is no equivalent one
         if entry is not None and entry.get("line") == mutant.mutated_line.strip():
             tally.equivalent.append((mutant, entry.get("reason", "")))
         else:
             tally.survivors.append(mutant)
-    by_id = {m.id: m for m in mutants}
+    by_id = {m.id: m for m in everything}
     for mutant_id, entry in equivalent.items():
         if mutant_id not in by_id or by_id[mutant_id].mutated_line.strip() != entry.get("line"):
             tally.stale.append(mutant_id)
@@ -492,8 +583,19 @@ def judge_module(
 
 
 def report(tally: Tally, say: Callable[[str], None]) -> None:
+    sample = f"; {tally.sample} (NOT the full score)" if tally.sample else ""
+    if tally.against == "vectors":
+        say(
+            f"{tally.key} against the vectors: {tally.score()}: of {tally.mutants} behaviour-changing mutants (killed by its tests),"
+            f" {len(tally.survivors)} pass every vector{sample} ({tally.timed_out} by the timeout; {tally.judged_before} verdicts from"
+            f" {STATE.relative_to(ROOT)}{f'; {tally.unjudged} not judged by the tests yet' if tally.unjudged else ''})"
+        )
+        for mutant in tally.survivors:
+            say(f"  PASSES THE VECTORS {tally.key}:{mutant.start_line}  {mutant.id}  {mutant.description}")
+            say(f"      - {mutant.original_line.strip()}\n      + {mutant.mutated_line.strip()}")
+        return
     say(
-        f"{tally.key}: {tally.score()}; {tally.mutants} mutants, {len(tally.equivalent)} equivalent, {len(tally.survivors)} survived"
+        f"{tally.key}: {tally.score()}; {tally.mutants} mutants, {len(tally.equivalent)} equivalent, {len(tally.survivors)} survived{sample}"
         f" ({tally.timed_out} killed by the timeout; {tally.judged_before} verdicts from {STATE.relative_to(ROOT)})"
     )
     for mutant in tally.survivors:
@@ -511,18 +613,28 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=JOBS, help=f"pytest processes at a time (default {JOBS})")
     parser.add_argument("--timeout", type=float, default=None, help=f"seconds per mutant (default {TIMEOUT_FACTOR:g} x the unmutated run + {TIMEOUT_MARGIN:g})")
     parser.add_argument("--list", action="store_true", help="print each module's mutants and their tests, and run nothing")
+    parser.add_argument("--sample", type=int, default=1, metavar="N", help="judge 1 mutant in N only, by position in id order (positions 0, N, 2N, ...; default 1: all)")
+    parser.add_argument("--only", default="", metavar="ID,...", help="judge only these mutant ids (e.g. to show that a new test kills them)")
+    parser.add_argument(
+        "--against", choices=("tests", "vectors"), default="tests", help="tests (default): the module's tests; vectors: the killed mutants against the published vectors"
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    if args.jobs < 1 or (args.timeout is not None and args.timeout <= 0):
-        print("mutation.py: --jobs must be >= 1 and --timeout > 0", file=sys.stderr)
+    if args.jobs < 1 or args.sample < 1 or (args.timeout is not None and args.timeout <= 0):
+        print("mutation.py: --jobs and --sample must be >= 1 and --timeout > 0", file=sys.stderr)
         return 2
     try:
         modules = [resolve_module(m) for m in args.modules]
     except FileNotFoundError as error:
         print(f"mutation.py: {error}", file=sys.stderr)
+        return 2
+    only = frozenset(i for i in args.only.split(",") if i)
+    unknown = sorted(only - {m.id for module in modules for m in mutants_of(module.read_text(encoding="utf-8"))}) if only else []
+    if unknown:
+        print(f"mutation.py: --only names no mutant of these modules: {', '.join(unknown)}", file=sys.stderr)
         return 2
     lock = threading.Lock()
 
@@ -533,30 +645,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         for module in modules:
             tests = ", ".join(t.relative_to(ROOT).as_posix() for t in tests_of(module)) or "none"
-            say(f"{module.relative_to(ROOT).as_posix()} (tests: {tests})")
-            for m in mutants_of(module.read_text(encoding="utf-8")):
+            everything = mutants_of(module.read_text(encoding="utf-8"))
+            chosen = sampled(everything, args.sample)
+            note = _sample_note(len(everything), len(chosen), args.sample)
+            say(f"{module.relative_to(ROOT).as_posix()} (tests: {tests}; {len(everything)} mutants{f'; {note}' if note else ''})")
+            for m in chosen:
                 say(f"  {m.id}  {m.description}\n      {m.mutated_line.strip()}")
         return 0
     started = time.monotonic()
-    say(f"operators: {', '.join(OPERATORS)}; pytest {' '.join(PYTEST_ARGS)}; {args.jobs} at a time")
+    against = "the published vectors, contracts off" if args.against == "vectors" else f"pytest {' '.join(PYTEST_ARGS)}"
+    say(f"operators: {', '.join(OPERATORS)}; {against}; {args.jobs} at a time{f'; 1 mutant in {args.sample}' if args.sample > 1 else ''}")
     equivalent = load_equivalent()
     state = State(STATE)
+    vectors = Vectors() if args.against == "vectors" else None
     trees = Trees(args.jobs)
     tallies: list[Tally] = []
     failed = False
     try:
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             for module in modules:
-                tally = judge_module(module, trees, pool, state, args.timeout, equivalent.get(module.relative_to(ROOT).as_posix(), {}), say)
+                key = module.relative_to(ROOT).as_posix()
+                tally = judge_module(module, trees, pool, state, args.timeout, equivalent.get(key, {}), say, args.sample, vectors, only)
                 if tally is None:
                     failed = True
                 else:
                     tallies.append(tally)
     finally:
         trees.close()
+        if vectors is not None:
+            vectors.close()
     say("")
     for tally in tallies:
         report(tally, say)
+    if len(tallies) > 1:
+        killed = sum(t.killed for t in tallies)
+        denominator = sum(t.mutants - len(t.equivalent) for t in tallies)
+        say(f"all {len(tallies)} modules: {killed} / {denominator} ({100.0 * killed / denominator if denominator else 100.0:.1f} %)")
     say(f"total {time.monotonic() - started:.1f} s wall")
     return 1 if failed else 0
 

@@ -98,6 +98,7 @@ EDGE_NOT_PROVED: tuple[str, ...] = (
     "loop.semantics",  # the design choice points: the harness's bodies, exercised through every loop test
     "loop.properties",  # the property checks themselves: judged by tests and variants, not by contracts
     "loop.variants",  # the faulty-variant catalogue: exercised by tests and `prefix-model variants`
+    "loop.explore",  # the bounded search: its counts are pinned by proofs/explore-counts.json, its failures by planted variants
     "conformance.plain",  # the fold's event form: data and two conversions
     "conformance.findings",  # the finding value
     "conformance.screens",  # each screen's contract names the spec function it shortcuts; checked at every call in tests

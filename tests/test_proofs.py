@@ -154,3 +154,21 @@ def test_every_equivalent_mutant_is_still_there() -> None:
         for mutant_id, entry in entries.items():
             assert mutant_id in by_id and by_id[mutant_id].mutated_line.strip() == entry["line"], (module, mutant_id)
             assert entry["reason"].strip(), (module, mutant_id)
+
+
+def test_a_sample_is_every_nth_mutant_in_id_order() -> None:
+    mutants = mutation.mutants_of(SAMPLE)
+    assert mutation.sampled(mutants, 1) == mutants
+    third = mutation.sampled(mutants, 3)
+    assert [m.id for m in third] == [m.id for m in mutants[::3]] and len(third) == -(-len(mutants) // 3)
+    assert [m.id for m in mutation.sampled(mutation.mutants_of(SAMPLE), 3)] == [m.id for m in third]  # the same every run
+
+
+def test_a_sampled_score_says_it_is_a_sample() -> None:
+    lines: list[str] = []
+    tally = mutation.Tally("m.py", mutants=4, killed=3, sample=mutation._sample_note(20, 4, 5))
+    mutation.report(tally, lines.append)
+    assert "3 / 4 killed (75.0 %)" in lines[0] and "1 in 5, 4 of 20 mutants" in lines[0] and "NOT the full score" in lines[0]
+    full: list[str] = []
+    mutation.report(mutation.Tally("m.py", mutants=4, killed=3), full.append)
+    assert "sample" not in full[0]

@@ -28,6 +28,7 @@ from prefix_model.core.headers import (
     header_equals,
     header_to_json,
     is_canonical_header,
+    is_valid_config,
     parse_header,
 )
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
@@ -184,6 +185,26 @@ def test_invalid_config_scalar_type(fields: dict[str, object]) -> None:
 def test_invalid_config_provider_model_or_effort(config: dict[str, object]) -> None:
     assert rejected_rule({"config": config}) == "HDR-2"
 
+
+@pytest.mark.spec("HDR-2")
+@pytest.mark.parametrize(
+    "config",
+    [
+        LlmCallConfig("", "m"),
+        LlmCallConfig("p", ""),
+        LlmCallConfig("p", "m", reasoning_effort=""),
+        LlmCallConfig("p", "m", temperature=True),  # a bool is no number in JSON
+        LlmCallConfig("p", "m", max_tokens=False),
+        LlmCallConfig("p", "m", temperature=float("nan")),  # a number, but no JSON value
+        LlmCallConfig("p", "m", max_tokens=float("inf")),
+        LlmCallConfig("p", "m", stop=("END", 1)),  # type: ignore[arg-type]
+    ],
+    ids=["empty-provider", "empty-model", "empty-effort", "temperature-true", "maxTokens-false", "temperature-nan", "maxTokens-inf", "stop-not-strings"],
+)
+def test_a_model_built_config_the_log_would_reject_is_not_valid(config: LlmCallConfig) -> None:
+    """``is_valid_config`` judges configs the model builds (no JSON read): each case here is one the parser refuses too."""
+    assert not is_valid_config(config)
+    assert is_valid_config(dataclasses.replace(config, provider="p", model="m", reasoning_effort=None, temperature=0.5, max_tokens=10, stop=("END",)))
 
 @pytest.mark.spec("HDR-1", "HDR-2")
 def test_invalid_header_event_is_rejected_at_append() -> None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import icontract
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from prefix_model.core.contracts import RejectedError, Rejection
+from prefix_model.core.contracts import ENABLED, RejectedError, Rejection
 from prefix_model.core.events import (
     APPEND,
     ASSISTANT_MESSAGE,
@@ -27,18 +28,20 @@ from prefix_model.core.events import (
     Replace,
     is_surface_type,
 )
-from prefix_model.core.json_values import MAX_SAFE_INTEGER, freeze
+from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze
 from prefix_model.core.log import EMPTY_LOG, Log, seed_log
 from prefix_model.core.surface import (
     EMPTY_SURFACE,
     Surface,
     apply_surface_event,
     check_surface_event,
+    check_tool_result_rewrite,
     fold_surface,
     splice_nodes,
 )
 from prefix_model.formats.event_lines import parse_event
 
+from proofs.bugs_detected import under_contracts_of
 from tests.strategies import fewer_examples, log_only_events, logs, rejected_events
 
 # --- Helpers -------------------------------------------------------------------------------------
@@ -112,6 +115,14 @@ def test_log_only_events_keep_the_surface_empty(pairs: list[tuple[str, Any]]) ->
     assert log.surface == Surface((), 0)
     assert fold_surface(log.events) == Surface((), 0)
 
+
+
+@pytest.mark.spec("DER-5", "SURF-2")
+@pytest.mark.parametrize("op", [APPEND, Replace(0, 0)], ids=["append", "replace"])
+def test_a_log_only_event_carrying_a_surface_op_leaves_the_surface_unchanged(op: object) -> None:
+    """The fold reads a surface op only on a surface-eligible type: on a log-only event it is no op at all."""
+    surface = Surface((0,), 0)
+    assert apply_surface_event(surface, Event("plugin/x", 1, 0, freeze({}), op)) == surface  # type: ignore[arg-type]
 
 # --- SURF-2: append -------------------------------------------------------------------------------
 
@@ -256,6 +267,29 @@ def test_splice_nodes_collapses_the_range_to_one_node(nodes: list[int], data: st
     assert list(result[:i]) + list(result[i + 1 :]) == nodes[:i] + nodes[j + 1 :]
 
 
+
+@pytest.mark.spec("SURF-6")
+@pytest.mark.skipif(not ENABLED, reason="a contract's own check")
+@pytest.mark.parametrize(
+    ("wrong", "why"),
+    [
+        (lambda nodes, i, j, seq: nodes[:i] + (seq,) + tuple(reversed(nodes[j + 1 :])), "the nodes after the range reordered"),
+        (lambda nodes, i, j, seq: tuple(reversed(nodes[:i])) + (seq,) + nodes[j + 1 :], "the nodes before the range reordered"),
+    ],
+    ids=["after", "before"],
+)
+def test_splice_nodes_contract_refuses_a_splice_that_reorders_either_side(wrong: Any, why: str) -> None:
+    """Each side of the range is held to its order on its own: a splice keeping one side but not the other breaks SURF-6."""
+
+    @under_contracts_of(splice_nodes)
+    def spliced(nodes: tuple[int, ...], i: int, j: int, seq: int) -> tuple[int, ...]:
+        result: tuple[int, ...] = wrong(nodes, i, j, seq)
+        return result
+
+    assert spliced((1, 2, 3), 1, 1, 9) == (1, 9, 3)  # one node each side: a reorder changes nothing
+    with pytest.raises(icontract.ViolationError, match="SURF-6: every non-shadowed node keeps its order"):
+        spliced((1, 2, 3, 4, 5, 6), 2, 3, 9)
+
 @pytest.mark.spec("SURF-6")
 def test_replace_generation_counts_every_committed_replacement() -> None:
     log = _messages(4)
@@ -394,6 +428,32 @@ def test_invalid_tool_result_rewrite_of_a_non_tool_result() -> None:
 def test_other_types_may_replace_tool_results_and_ranges(event_type: str) -> None:
     log = _replace(_tool_log(), 2, 4, event_type=event_type, data=_DATA[event_type])
     assert log.surface == Surface((0, 5), 1)
+
+
+
+def _tool_result_event(seq: int, data: object) -> Event:
+    return Event(TOOL_RESULT, seq, 0, data, Replace(2, 2) if seq > 2 else APPEND, (2,) if seq > 2 else None)  # type: ignore[arg-type]
+
+
+@pytest.mark.spec("SURF-9")
+@pytest.mark.parametrize("original_data", [("not", "an object"), "text", None], ids=["array", "string", "null"])
+def test_invalid_tool_result_rewrite_of_a_tool_result_whose_data_is_not_an_object(original_data: object) -> None:
+    """A checker's index may hold events no append accepted: the rewrite rule refuses a non-object original, by SURF-9."""
+    events = {2: _tool_result_event(2, original_data)}
+    rewrite = _tool_result_event(5, freeze(_tool_result("c1")))
+    assert check_tool_result_rewrite(rewrite, (2,), events) == Rejection("SURF-9", "tool/result data must be objects")
+    both = {2: _tool_result_event(2, freeze(_tool_result("c1")))}
+    assert check_tool_result_rewrite(_tool_result_event(5, original_data), (2,), both) == Rejection("SURF-9", "tool/result data must be objects")
+
+
+@pytest.mark.spec("SURF-9", "JSON-1")
+@pytest.mark.parametrize("value", [float("nan"), 2**60, object()], ids=["nan", "unsafe-int", "not-json"])
+def test_invalid_tool_result_rewrite_of_a_tool_result_whose_data_is_not_json(value: object) -> None:
+    """An original object holding a value that is no JSON value is refused by JSON-1, whatever the rewrite."""
+    original = FrozenMap({**freeze(_tool_result("c1")), "meta": value})  # type: ignore[dict-item]
+    events = {2: _tool_result_event(2, original)}
+    rewrite = _tool_result_event(5, original)
+    assert check_tool_result_rewrite(rewrite, (2,), events) == Rejection("JSON-1", "the rewritten tool/result's data is not a JSON value")
 
 
 # --- SURF-10: the surface is a function of the events ----------------------------------------------------
