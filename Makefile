@@ -18,10 +18,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## run: the loop scenario (log, requests, properties), the faulty-variant catalogue, a reconstruction
+## run: the loop scenario (log, requests, properties), the faulty-variant catalogue, the design review (short), a reconstruction
 run: setup
 	$(BIN)/prefix-model demo
 	$(BIN)/prefix-model variants
+	$(BIN)/prefix-model review --short
 	$(BIN)/prefix-model request --example --turn 1 --step 2
 	$(BIN)/prefix-model check --example
 
@@ -32,7 +33,7 @@ typecheck: setup
 	$(BIN)/mypy --strict model tests proofs bench
 
 unit: setup
-	$(BIN)/pytest -n $(TEST_WORKERS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 ## proofs: CrossHair at a budget of paths per condition: the same verdict on a busy or an idle machine
 proofs: setup

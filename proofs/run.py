@@ -70,10 +70,10 @@ DEEP_SECONDS = 20.0  # ``make proofs-deep``: CPU seconds per condition
 JOBS = 2  # the machine has 2 cores
 DRIVER = ROOT / "proofs" / "crosshair_fixed.py"
 
-# Every module of the model's chapter packages (core/, formats/, loop/, conformance/) must be in exactly one
+# Every module of the model's chapter packages (core/, formats/, loop/, conformance/, review/) must be in exactly one
 # of these two lists, and every other subpackage in EDGE_PACKAGES: a new core module cannot
 # silently escape the proofs.
-CHAPTER_PACKAGES: tuple[str, ...] = ("core", "formats", "loop", "conformance")
+CHAPTER_PACKAGES: tuple[str, ...] = ("core", "formats", "loop", "conformance", "review")
 CORE_MODULES: tuple[str, ...] = (
     "core.json_values",
     "core.events",
@@ -95,7 +95,7 @@ EDGE_NOT_PROVED: tuple[str, ...] = (
     "loop.world",  # the loop's state types: data only, no function to prove
     "loop.actions",  # the action alphabet: data only
     "loop.prompt",  # the prompt action the state also holds: data only
-    "loop.semantics",  # the design-choice flags: data only
+    "loop.semantics",  # the design choice points: the harness's bodies, exercised through every loop test
     "loop.properties",  # the property checks themselves: judged by tests and variants, not by contracts
     "loop.variants",  # the faulty-variant catalogue: exercised by tests and `prefix-model variants`
     "loop.explore",  # the bounded search: its counts are pinned by proofs/explore-counts.json, its failures by planted variants
@@ -109,6 +109,12 @@ EDGE_NOT_PROVED: tuple[str, ...] = (
     "formats.session_lines",  # the persisted form's header line and packed rows: tests and vectors
     "formats.plain_json",  # the fast lane's decoder: its contract ties it to parse_json_line at every call in tests
     "formats.plain_events",  # the fast lane's envelope reader: its contract ties it to parse_event
+    "review.designs",  # the reviewed designs: Semantics overrides, judged by the properties on the scenario
+    "review.sessions",  # the review's scenario and its player
+    "review.measures",  # staleness, survival and the cost model: held to hand-checked cases by tests
+    "review.compare",  # the comparison and its shrinking: tests replay every counterexample
+    "review.claims",  # the claims' verdicts: tests show each able to fail
+    "review.diagram",  # the state diagram: tests hold it to the transitions and to SPEC.md
 )
 EDGE_PACKAGES: tuple[str, ...] = (
     "edge",  # formats, the checker driver, vectors, the adapter runner and the command line (I/O)

@@ -421,7 +421,8 @@ def test_the_installed_command_runs_without_contracts_unless_the_environment_ask
 # none), zstd, the progress bar off a terminal, icontract with the contracts off, and the modules of
 # the other commands. The installed command, as it runs: its entry point, contracts off by default.
 NOT_FOR_CHECK = ("jsonschema", "zstandard", "tqdm", "icontract", "importlib.resources",
-                 "prefix_model.loop", "prefix_model.edge.vectors", "prefix_model.edge.runner", "prefix_model.edge.timeline")  # fmt: skip
+                 "prefix_model.loop", "prefix_model.edge.vectors", "prefix_model.edge.runner", "prefix_model.edge.timeline",
+                 "prefix_model.review", "prefix_model.edge.review", "matplotlib")  # fmt: skip
 _IMPORTS_PROBE = """\
 import json, os, sys
 from prefix_model.edge import launch

@@ -34,7 +34,7 @@ reply_failure and streamed_reply_to_post_step did not.
 from __future__ import annotations
 
 import pytest
-from prefix_model.loop.semantics import Semantics
+from prefix_model.loop.variants import HistoryWindow, MeterPrefixTimes
 from prefix_model.loop.variants import run_witness
 
 from tests.loop_machine import INCREMENTAL, PROPERTY_SUBJECTS, RULES, SEGMENT_RULES, STATS, WINDOWS, LoopMachine, run_report
@@ -131,7 +131,12 @@ def test_the_whole_run_recheck_catches_an_item_the_machine_did_not_judge() -> No
     item marked judged. Teardown must report the misses.
     """
     machine = LoopMachine()
-    machine.world = run_witness(Semantics(history_window=3, meter_prefix_times=2))
+    class Both(HistoryWindow, MeterPrefixTimes):
+        def __init__(self) -> None:
+            HistoryWindow.__init__(self, 3)
+            MeterPrefixTimes.__init__(self, 2)
+
+    machine.world = run_witness(Both())
     for pid, (_, size) in INCREMENTAL.items():
         machine.judged[pid] = size(machine.world)
     with pytest.raises(AssertionError, match="missed a violation of the whole run") as caught:

@@ -1,4 +1,4 @@
-"""Spec §9 — the command line: ``prefix-model request``, ``demo``, ``variants``, ``timeline`` and ``explore``.
+"""Spec §9 — the command line: ``prefix-model request``, ``demo``, ``variants``, ``review``, ``timeline`` and ``explore``.
 
 The CLI is the edge: it reads files, prints, and maps every unreadable input or missing step to
 one line on stderr and exit status 2 (CLI-2). Exit 0 means the command did what it was asked.
@@ -101,6 +101,26 @@ property of spec §11 is checked, and the IDs that reject the variant are printe
 
 exit status: 0 every variant rejected by the properties it names (and the harness semantics
 passes them all); 1 some variant went undetected
+"""
+
+_REVIEW_HELP = """\
+Compare where a session-stable opener (a skills catalog, an AGENTS.md digest) can live: the
+session prefix of a55f148516, the design note's six rejected alternatives, the design that
+replaced it upstream (PR #585, and as refined by #742/#978), and other harnesses' patterns
+(opencode and Goose, Aider and LangGraph, Codex). Every design runs the same generated session
+(turns with tool calls, a cancelled first composition, a skill added mid-session, a resume after
+an offline change, a fork, a compaction over the opener). Printed: which property of spec §11
+(and the review's own: fresh, survives) each design keeps; staleness, survival and a provider
+prompt-cache cost model (cached = the longest common prefix with the instance's previous
+request, in the meter's token heuristic); the notes' claims against those numbers; and every
+failure's minimal counterexample as an action script with the offending request and log tail.
+
+example:
+  prefix-model review
+  prefix-model review --short
+  prefix-model review --json --plot review.png --diagram mermaid
+
+exit status: 0 printed (and written); 2 the plot file cannot be written
 """
 
 
@@ -230,6 +250,20 @@ def _add_variants(commands: _Commands) -> None:
     variants.add_argument("--json", action="store_true", help="print one JSON object per variant instead of a table")
 
 
+def _add_review(commands: _Commands) -> None:
+    review = commands.add_parser(
+        "review",
+        help="compare the session prefix with its alternatives on the same sessions: properties, staleness, cache cost",
+        description=_REVIEW_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    review.add_argument("--json", action="store_true", help="print the whole review as one JSON object")
+    review.add_argument("--plot", metavar="FILE.png", help="write the cumulative uncached tokens per request of each design")
+    review.add_argument("--diagram", choices=("mermaid", "dot"), help="also print the loop's state diagram, generated from the transitions")
+    review.add_argument("--short", action="store_true", help="one line per counterexample instead of its script")
+    review.add_argument("--turns", type=_positive, default=1, metavar="N", help="turns in each stretch of the scenario (default 1)")
+
+
 def _add_conform(commands: _Commands) -> None:
     conform = commands.add_parser(
         "conform",
@@ -277,6 +311,7 @@ COMMANDS: dict[str, Callable[[_Commands], None]] = {
     "timeline": _add_timeline,
     "vectors": _add_vectors,
     "variants": _add_variants,
+    "review": _add_review,
     "conform": _add_conform,
     "explore": _add_explore,
     "adapter": _add_adapter,
@@ -490,6 +525,29 @@ def _count(text: str) -> int:
 _count.__name__ = "non-negative integer"  # argparse names the type in its one-line error
 
 
+def _positive(text: str) -> int:
+    """A positive integer argument."""
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+_positive.__name__ = "positive integer"
+
+
+def _run_review(args: argparse.Namespace) -> int:
+    from prefix_model.edge.review import run_review
+
+    plot = Path(args.plot) if args.plot is not None else None
+    if plot is not None and not plot.parent.is_dir():
+        raise _Unusable(f"{plot}: no such directory for the plot")
+    try:
+        return run_review(args.json, plot, args.diagram, args.short, args.turns)
+    except OSError as error:  # the plot could not be written
+        raise _Unusable(f"{plot}: {error.strerror or error}") from None
+
+
 def _run_variants(as_json: bool) -> int:
     from tqdm import tqdm
 
@@ -592,6 +650,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return serve(sys.stdin, sys.stdout)
         if args.command == "conform":
             return _run_conform(args)
+        if args.command == "review":
+            return _run_review(args)
         if args.command == "explore":
             return _run_explore(args)
         return _run_demo()

@@ -18,7 +18,7 @@ from prefix_model.conformance.plain import PlainEvent, from_event
 from prefix_model.core.derive import derive_messages
 from prefix_model.core.events import STEP_START, Event
 from prefix_model.core.headers import INITIAL, RESUME, fold_request_header, header_of
-from prefix_model.core.json_values import json_text
+from prefix_model.core.json_values import JsonValue, json_text
 from prefix_model.core.requests import boundary_log, request_to_json
 from prefix_model.loop.meter import estimate_header, measure, surface_tokens
 from prefix_model.loop.world import Mark, SentRequest, Session, World
@@ -48,6 +48,19 @@ def _loop_requests(world: World) -> tuple[SentRequest, ...]:
     return tuple(r for r in world.requests if r.loop_request)
 
 
+def _in_force(world: World, instance_id: int, kind: str) -> tuple[tuple[Mark, JsonValue], ...]:
+    """Each ``kind`` mark of the instance with the prefix it cached then (the last ``cached`` before it; None if none)."""
+    found, product = [], None
+    for mark in world.trace:
+        if mark.instance_id != instance_id:
+            continue
+        if mark.kind == "cached":
+            product = mark.value
+        elif mark.kind == kind:
+            found.append((mark, product))
+    return tuple(found)
+
+
 # --- §11.1 Request-only and reconstructible ---
 
 
@@ -73,23 +86,23 @@ def one_composition(world: World) -> tuple[Violation, ...]:
         composed = _marks(world, instance.id, "composed")
         if len(composed) > 1:
             found.append(Violation("PFX-2", f"instance {instance.id} composed {len(composed)} times"))
-        product = composed[-1].value if composed else None
+        cached = _marks(world, instance.id, "cached")
+        product = cached[-1].value if cached else None
         if instance.prefix is not None and product is not None and json_text(instance.prefix) != json_text(product):
             found.append(Violation("PFX-2", f"instance {instance.id}: the cached prefix changed after composition"))
     return tuple(found)
 
 
 def headers_carry_prefix(world: World) -> tuple[Violation, ...]:
-    """PFX-3: every snapshot an instance writes carries its composed prefix (absent when empty)."""
+    """PFX-3: every snapshot an instance writes carries its cached composition, the prefix its requests carry (absent when empty)."""
     found = []
     for instance in world.instances:
         log = world.session(instance.session_id).log
-        composed = _marks(world, instance.id, "composed")
-        for record in _marks(world, instance.id, "record"):
-            if record.value is None or not composed:
+        for record, composed in _in_force(world, instance.id, "record"):
+            if record.value is None or composed is None:
                 continue
             header = header_of(log.events[record.at - 1])
-            product = composed[-1].value if isinstance(composed[-1].value, tuple) else ()
+            product = composed if isinstance(composed, tuple) else ()
             if json_text(header.message_prefix or ()) != json_text(product):
                 found.append(Violation("PFX-3", f"instance {instance.id}: snapshot at seq {record.at - 1} does not carry the composed prefix"))
     return tuple(found)
@@ -143,9 +156,11 @@ def new_instance_anchors(world: World) -> tuple[Violation, ...]:
 def detached_prefix(world: World) -> tuple[Violation, ...]:
     """PFX-7: every request carries its instance's prefix as composed, whatever listeners did since."""
     found = []
+    # The k-th dispatch mark of an instance is its k-th loop request: each is held to the composition before it.
+    in_force = {i.id: [c for _, c in _in_force(world, i.id, "dispatch")] for i in world.instances}
     for index, sent in enumerate(_loop_requests(world)):
-        composed = [m for m in world.trace if m.instance_id == sent.instance_id and m.kind == "composed"]
-        product = composed[-1].value if composed and isinstance(composed[-1].value, tuple) else ()
+        composed = in_force[sent.instance_id].pop(0) if in_force[sent.instance_id] else None
+        product = composed if isinstance(composed, tuple) else ()
         if json_text(sent.request.messages[: len(product)]) != json_text(product):
             found.append(Violation("PFX-7", f"request {index}: the prefix sent is not the one composed"))
     return tuple(found)
@@ -155,10 +170,12 @@ def registration_order(world: World) -> tuple[Violation, ...]:
     """PFX-8: each composition equals the waterfall run in registration order."""
     found = []
     for instance in world.instances:
-        oracle = [m.value for m in _marks(world, instance.id, "waterfall") if m.value is not None]
-        composed = [m.value for m in _marks(world, instance.id, "composed")]
-        found += [Violation("PFX-8", f"instance {instance.id}: composition is not registration order")
-                  for got in composed if oracle and json_text(got) != json_text(oracle[-1])]  # fmt: skip
+        oracle: JsonValue = None  # the waterfall in registration order, run just before each composition
+        for mark in (m for m in world.trace if m.instance_id == instance.id and m.kind in ("waterfall", "composed")):
+            if mark.kind == "waterfall":
+                oracle = mark.value if mark.value is not None else oracle
+            elif oracle is not None and json_text(mark.value) != json_text(oracle):
+                found.append(Violation("PFX-8", f"instance {instance.id}: composition is not registration order"))
     return tuple(found)
 
 

@@ -38,16 +38,12 @@ from prefix_model.core.headers import (
     CHANGE,
     EpochHeader,
     LlmCallConfig,
-    canonical_header,
     fold_request_header,
-    header_equals,
     header_to_json,
     is_valid_config,
 )
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze_object, is_json_value
-from prefix_model.core.log import Log, seed_log
-from prefix_model.core.request_log import expected_reason, record_request_header
-from prefix_model.core.requests import Request, build_request
+from prefix_model.core.log import Log
 from prefix_model.loop.actions import (
     Action,
     BeginStep,
@@ -77,13 +73,12 @@ from prefix_model.loop.meter import estimate_message, measure
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.stream import FAILED, assemble, check_stream, failure_of, tool_calls_of
 from prefix_model.loop.waterfall import Composition, compose
-from prefix_model.loop.world import AgentOptions, Instance, Listener, Mark, Phase, SentRequest, Session, Throw, World
+from prefix_model.loop.world import INJECTED, AgentOptions, Instance, Listener, Mark, Phase, SentRequest, Session, Throw, World
 
 __all__ = ["enabled", "apply", "run", "next_turn", "PROMPT_PREFIX_DELIMITER"]
 
 PROMPT_PREFIX_DELIMITER = "\n\n## My request:\n"  # L/loop.ts:96-99
 _USER = FrozenMap({"kind": "user"})
-_INJECTED = FrozenMap({"kind": "plugin", "plugin": ""})  # agent.inject's default source (L/agent.ts:287-296)
 
 # --- Small helpers over the world ---
 
@@ -278,13 +273,7 @@ def _create(world: World, action: Create) -> World:
 def _fork_drive(world: World, action: ForkDrive, semantics: Semantics) -> World:
     # Fork copies events, never loop state: the child's driver is a brand-new instance (FORK-6).
     result = fork(world.session(action.source_id).log, action.source_id, action.boundary, action.child_id, _session_ids(world))
-    child = result.child
-    if not semantics.fork_copies_headers:  # blank the snapshots out, keeping every seq in place
-        blanked = tuple(replace(e, type="fork/omitted", data=FrozenMap()) if e.type == REQUEST_HEADER else e for e in child.events)
-        seeded = seed_log(blanked)
-        assert isinstance(seeded, Log)
-        child = seeded
-    world = world.with_session(Session(action.child_id, child, result.lineage))
+    world = world.with_session(Session(action.child_id, semantics.fork_seed(result.child), result.lineage))
     return _new_instance(world, action.agent, action.child_id, action.options, action.system, action.tools)
 
 
@@ -339,10 +328,8 @@ def _begin_step(world: World, action: BeginStep, semantics: Semantics) -> World:
     instance = world.instance(instance.id)
     # Assembly renders the system prompt and the tool list (sorted by name: facts addendum 6).
     tools = tuple(sorted(instance.tools, key=lambda t: str(t.get("name", "")) if isinstance(t, FrozenMap) else ""))
-    prefix = instance.prefix
-    if semantics.compose_scope == "request" or (semantics.compose_scope == "turn" and instance.step == 1):
-        prefix = None
-    compose_now = prefix is None and not semantics.compose_after_pre_step
+    prefix = None if semantics.recompose(instance) else instance.prefix
+    compose_now = prefix is None and not semantics.compose_in_pre_step
     phase = Phase.COMPOSE if compose_now else Phase.PRE_STEP
     return world.with_instance(replace(instance, assembled=(instance.system, tools), prefix=prefix, phase=phase))
 
@@ -351,12 +338,11 @@ def _composition(world: World, instance: Instance, semantics: Semantics) -> tupl
     """Run the waterfall: count the calls, append the composing listeners' injects."""
     # Ghost: what the harness's waterfall yields here, in registration order (the PFX-8 oracle).
     world = _mark(world, instance, "waterfall", compose(world.listeners, instance.agent).product)
-    listeners = tuple(reversed(world.listeners)) if semantics.reverse_listeners else world.listeners
-    result = compose(listeners, instance.agent)
+    result = compose(semantics.listener_order(world.listeners), instance.agent)
     counted = tuple(replace(l, calls=l.calls + 1) if l.name in result.called else l for l in world.listeners)
     world = replace(world, listeners=counted)
     for text in result.injects:
-        world = _emit(world, instance.session_id, USER_MESSAGE, _sourced(text, _INJECTED, None), APPEND)
+        world = _emit(world, instance.session_id, USER_MESSAGE, _sourced(text, INJECTED, None), APPEND)
     return world, result
 
 
@@ -379,11 +365,11 @@ def _compose(world: World, instance_id: int, semantics: Semantics, then: Phase) 
         world = _mark(world.with_instance(instance), instance, "compose-interrupted")
         return _interrupted(world, instance)
     world = _mark(world, instance, "composed", result.product)
-    if semantics.prefix_as_history:
-        for message in result.product:
-            content = message.get("content") if isinstance(message, FrozenMap) else None
-            world = _emit(world, instance.session_id, USER_MESSAGE, {"content": content, "source": _INJECTED}, APPEND)
-    return _set(world, instance.id, prefix=result.product, phase=then)
+    durable, cached = semantics.adopt(world.log_of(instance.id), result.product)
+    for type, data in durable:  # what a design writes into the log instead of (or besides) caching
+        world = _emit(world, instance.session_id, type, data, APPEND if type == USER_MESSAGE else None)
+    world = _mark(world, instance, "cached", cached)  # ghost: what the instance's requests will carry
+    return _set(world, instance.id, prefix=cached, phase=then)
 
 
 def _land(world: World, instance: Instance, runs: tuple[Compaction, ...], semantics: Semantics) -> World:
@@ -392,10 +378,9 @@ def _land(world: World, instance: Instance, runs: tuple[Compaction, ...], semant
     for n, run in enumerate(runs):
         for event in run.log.events[len(world.session(sid).log.events) :]:
             closing = event.type == COMPACT_END and run.error is None and n == len(runs) - 1
-            header = fold_request_header(world.log_of(instance.id).events) if closing and semantics.compaction_logs_header else None
-            if header is not None:  # the faulty design re-logs the header in force; before the first request there is none
-                trimmed = canonical_header(replace(header, message_prefix=None))
-                world = _emit(world, sid, REQUEST_HEADER, {"header": header_to_json(trimmed), "reason": CHANGE})
+            header = semantics.compaction_header(fold_request_header(world.log_of(instance.id).events)) if closing else None
+            if header is not None:
+                world = _emit(world, sid, REQUEST_HEADER, {"header": header_to_json(header), "reason": CHANGE})
             world = _emit(world, sid, event.type, event.data, event.surface_op, event.source_event_seqs)
             at = len(world.session(sid).log.events)
             if run.request is not None and at == run.sent_at:
@@ -403,8 +388,7 @@ def _land(world: World, instance: Instance, runs: tuple[Compaction, ...], semant
                 world = replace(world, requests=world.requests + (sent,))
         if run.error is None:
             world = _mark(world, instance, "compacted")
-            if semantics.compaction_drops_prefix:
-                world = _set(world, instance.id, prefix=())
+            world = _set(world, instance.id, prefix=semantics.after_compaction(world.instance(instance.id).prefix))
     return world
 
 
@@ -462,37 +446,10 @@ def _config_seed(log: Log, instance: Instance) -> LlmCallConfig:
     return seed
 
 
-def _header(config: LlmCallConfig, instance: Instance, prefix: tuple[JsonValue, ...], semantics: Semantics) -> EpochHeader:
-    system, tools = instance.assembled
-    if semantics.prefix_place == "system" and prefix:
-        system = "\n\n".join(filter(None, [system, *map(_message_text, prefix)]))
-    logged = prefix if semantics.log_prefix and semantics.prefix_place == "front" else ()
-    return canonical_header(EpochHeader(config, system, tools, logged))
-
-
-def _message_text(message: JsonValue) -> str:
-    """Return the text blocks of a message, joined (for the prefix-in-system variant)."""
-    content = message.get("content") if isinstance(message, FrozenMap) else None
-    blocks = content if isinstance(content, tuple) else ()
-    return "".join(str(b.get("text", "")) for b in blocks if isinstance(b, FrozenMap))
-
-
 def _record(world: World, instance: Instance, header: EpochHeader, semantics: Semantics) -> World:
-    """Record the request's header by the rule of §5.2 (or a variant's), before dispatch."""
-    sid, log = instance.session_id, world.log_of(instance.id)
-    logged = instance.logged_header or (not semantics.anchor_new_instance and fold_request_header(log.events) is not None)
-    folded = fold_request_header(log.events)
-    if semantics.change_ignores_system and logged and folded is not None and header_equals(replace(folded, system=header.system), header):
-        return _mark(world, instance, "record", None)
-    reason = expected_reason(log, logged, header)
-    if semantics.change_always and reason is None:
-        world = _emit(world, sid, REQUEST_HEADER, {"header": header_to_json(header), "reason": CHANGE})
-        return _mark(world, instance, "record", CHANGE)
-    if semantics.log_empty_prefix and reason is not None and header.message_prefix is None:
-        data = {"header": dict(header_to_json(header)) | {"messagePrefix": ()}, "reason": reason}
-        world = _emit(world, sid, REQUEST_HEADER, data)
-    else:
-        world = world.with_session(replace(world.session(sid), log=record_request_header(log, logged, header)))
+    """Record the request's header by the rule of §5.2, before dispatch."""
+    log, reason = semantics.record(world.log_of(instance.id), instance.logged_header, header)
+    world = world.with_session(replace(world.session(instance.session_id), log=log))
     return _mark(world, instance, "record", reason)
 
 
@@ -502,22 +459,13 @@ def _dispatch(world: World, action: Dispatch, semantics: Semantics) -> World:
         return _interrupted(world, instance)
     log = world.log_of(instance.id)
     config = action.config if action.config is not None else _config_seed(log, instance)
-    prefix = instance.prefix or ()
-    if semantics.cache_by_reference:
-        prefix = compose(world.listeners, instance.agent).product or ()
-    header = _header(config, instance, prefix, semantics)
+    prefix = semantics.sent_prefix(instance.prefix or (), world.listeners, instance.agent)
+    system, tools = instance.assembled
+    header = semantics.header(config, system, tools, prefix)
     world = _record(world, instance, header, semantics)
     instance = replace(world.instance(instance.id), logged_header=True)
-    boundary = derive_messages(world.log_of(instance.id)) if semantics.boundary_at_dispatch else instance.boundary
-    if semantics.history_window is not None:
-        boundary = boundary[-semantics.history_window :]
-    if not semantics.effort_from_header:
-        header = replace(header, config=replace(header.config, reasoning_effort=instance.options.reasoning_effort, written=None))
-    if semantics.prefix_place == "front" and semantics.log_prefix:
-        request = build_request(header, boundary, instance.session_id)
-    else:  # the rejected placements build messages the header cannot explain
-        placed = {"front": prefix + boundary, "after-history": boundary + prefix, "system": boundary}
-        request = Request(header, placed[semantics.prefix_place], instance.session_id)
+    history = semantics.history(instance.boundary, world.log_of(instance.id))
+    request = semantics.request(header, prefix, history, instance)
     sent = SentRequest(instance.id, instance.session_id, instance.turn, instance.step, request, len(world.log_of(instance.id).events))
     world = replace(world.with_instance(replace(instance, phase=Phase.STREAM)), requests=world.requests + (sent,))
     return _mark(world, instance, "dispatch")
@@ -616,8 +564,7 @@ def _post_step(world: World, action: PostStep, semantics: Semantics) -> World:
         # Pressure at post-step: the meter prices the latest routed header (with its prefix) once.
         measured = measure(log)
         prefix = (measured.header.message_prefix or ()) if measured.header is not None else ()
-        extra = (semantics.meter_prefix_times - 1) * sum(estimate_message(m) for m in prefix)
-        world = _mark(world, instance, "measured", measured.total + extra)
+        world = _mark(world, instance, "measured", semantics.pressure(log, measured, sum(estimate_message(m) for m in prefix)))
         # The service's pressure listener runs first; what it throws is logged and the turn goes on (CB/index.ts:136-154).
         runs, _logged = compact_if_needed(log, instance.turn, world.compaction, instance.options.config(), instance.session_id, action.summaries)
         world = _land(world, instance, runs, semantics)
@@ -644,7 +591,7 @@ def _post_step(world: World, action: PostStep, semantics: Semantics) -> World:
 def _inject(world: World, action: Inject) -> World:
     instance = world.instance(action.instance)
     sid = instance.session_id
-    source = _INJECTED if action.source is None else action.source
+    source = INJECTED if action.source is None else action.source
     data = _sourced(action.text, source, action.meta)
     if instance.phase is Phase.TOOLS:
         return _set(world, instance.id, deferred=instance.deferred + (data,))

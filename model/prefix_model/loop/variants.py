@@ -1,6 +1,7 @@
 """Spec §13 — faulty variants: the design's rejected alternatives and likely bugs, as ``Semantics``.
 
-Each variant changes one design choice of ``HARNESS``. ``WITNESS`` is one scripted session that
+Each variant is a subclass of ``Semantics`` overriding one choice point: the harness with one
+design decision changed, readable beside the baseline it changes. ``WITNESS`` is one scripted session that
 reaches every situation a variant needs (two scoped listeners, a cancelled composition, a late
 inject, tools, a system and config change, a contribution mutated after composition, a
 compaction, a resume, a fork, an agent with no listener); ``judge`` runs it under a variant and
@@ -9,10 +10,15 @@ reports which properties reject it. The stateful machines find the same variants
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from prefix_model.core.headers import LlmCallConfig
-from prefix_model.core.json_values import freeze
+from prefix_model.core.derive import derive_messages
+from prefix_model.core.events import REQUEST_HEADER, USER_MESSAGE
+from prefix_model.core.headers import CHANGE, EpochHeader, LlmCallConfig, canonical_header, fold_request_header, header_equals, header_to_json
+from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object
+from prefix_model.core.log import Log, seed_log
+from prefix_model.core.request_log import expected_reason
+from prefix_model.core.requests import Request
 from prefix_model.loop.actions import (
     Action,
     BeginStep,
@@ -32,12 +38,14 @@ from prefix_model.loop.actions import (
     SendPrompt,
     SetSystem,
 )
+from prefix_model.loop.meter import Measurement
 from prefix_model.loop.properties import Violation, check_all
-from prefix_model.loop.semantics import Semantics
+from prefix_model.loop.semantics import HARNESS, Durable, Semantics
 from prefix_model.loop.transitions import apply, enabled
-from prefix_model.loop.world import Listener, Phase, Prepend, World, text_message
+from prefix_model.loop.waterfall import compose
+from prefix_model.loop.world import INJECTED, Instance, Listener, Phase, Prepend, World, message_text, text_message
 
-__all__ = ["Variant", "VARIANTS", "WITNESS", "Verdict", "run_witness", "judge"]
+__all__ = ["Variant", "VARIANTS", "WITNESS", "Verdict", "semantics_of", "durable_copies", "system_with", "run_witness", "judge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,30 +58,183 @@ class Variant:
     expected: tuple[str, ...]
 
 
+# --- Each faulty design: one choice point of ``Semantics`` overridden ---
+
+
+def durable_copies(product: tuple[JsonValue, ...], source: FrozenMap = INJECTED) -> tuple[Durable, ...]:
+    """Return each composed message as a durable ``user/message`` (``{content, source}``)."""
+    return tuple((USER_MESSAGE, freeze_object({"content": m.get("content"), "source": source})) for m in product if isinstance(m, FrozenMap))
+
+
+class PrefixAsHistory(Semantics):
+    def adopt(self, log: Log, product: tuple[JsonValue, ...]) -> tuple[tuple[Durable, ...], tuple[JsonValue, ...]]:
+        return durable_copies(product), product
+
+
+class ComposePerRequest(Semantics):
+    def recompose(self, instance: Instance) -> bool:
+        return True
+
+
+class ComposePerTurn(Semantics):
+    def recompose(self, instance: Instance) -> bool:
+        return instance.step == 1
+
+
+class CacheInterrupted(Semantics):
+    cache_interrupted = True
+
+
+def _bare(config: LlmCallConfig, system: str, tools: tuple[JsonValue, ...]) -> EpochHeader:
+    return canonical_header(EpochHeader(config, system, tools, ()))
+
+
+class PrefixNotLogged(Semantics):
+    def header(self, config: LlmCallConfig, system: str, tools: tuple[JsonValue, ...], prefix: tuple[JsonValue, ...]) -> EpochHeader:
+        return _bare(config, system, tools)
+
+    def request(self, header: EpochHeader, prefix: tuple[JsonValue, ...], history: tuple[FrozenMap, ...], instance: Instance) -> Request:
+        return Request(header, prefix + history, instance.session_id)
+
+
+class PrefixAfterHistory(PrefixNotLogged):
+    def request(self, header: EpochHeader, prefix: tuple[JsonValue, ...], history: tuple[FrozenMap, ...], instance: Instance) -> Request:
+        return Request(header, history + prefix, instance.session_id)
+
+
+def system_with(system: str, prefix: tuple[JsonValue, ...]) -> str:
+    """Return the system prompt with each prefix message's text folded in, one paragraph each."""
+    return "\n\n".join(filter(None, [system, *map(message_text, prefix)])) if prefix else system
+
+
+class PrefixInSystem(Semantics):
+    def header(self, config: LlmCallConfig, system: str, tools: tuple[JsonValue, ...], prefix: tuple[JsonValue, ...]) -> EpochHeader:
+        return _bare(config, system_with(system, prefix), tools)
+
+
+class NoResumeAnchor(Semantics):
+    def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
+        return super().record(log, logged or fold_request_header(log.events) is not None, header)
+
+
+class EmptyPrefixLogged(Semantics):
+    def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
+        reason = expected_reason(log, logged, header)
+        if reason is None or header.message_prefix is not None:
+            return super().record(log, logged, header)
+        data = {"header": dict(header_to_json(header)) | {"messagePrefix": ()}, "reason": reason}
+        return log.append(REQUEST_HEADER, data), reason
+
+
+class BoundaryAtDispatch(Semantics):
+    def history(self, boundary: tuple[FrozenMap, ...], log: Log) -> tuple[FrozenMap, ...]:
+        return derive_messages(log)
+
+
+class ComposeInPreStep(Semantics):
+    compose_in_pre_step = True
+
+
+class ListenersReversed(Semantics):
+    def listener_order(self, listeners: tuple[Listener, ...]) -> tuple[Listener, ...]:
+        return tuple(reversed(listeners))
+
+
+class CompactionDropsPrefix(Semantics):
+    def after_compaction(self, prefix: tuple[JsonValue, ...] | None) -> tuple[JsonValue, ...] | None:
+        return ()
+
+
+class CompactionLogsHeader(Semantics):
+    def compaction_header(self, header: EpochHeader | None) -> EpochHeader | None:
+        # Re-logs the header in force without its prefix; before the first request there is none.
+        return None if header is None else canonical_header(replace(header, message_prefix=None))
+
+
+class MeterPrefixTimes(Semantics):
+    def __init__(self, times: int) -> None:
+        self.times = times
+
+    def pressure(self, log: Log, measured: Measurement, prefix_price: int) -> int:
+        return measured.total + (self.times - 1) * prefix_price
+
+
+class ChangeIgnoresSystem(Semantics):
+    def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
+        folded = fold_request_header(log.events)
+        if logged and folded is not None and header_equals(replace(folded, system=header.system), header):
+            return log, None
+        return super().record(log, logged, header)
+
+
+class CacheByReference(Semantics):
+    def sent_prefix(self, cached: tuple[JsonValue, ...], listeners: tuple[Listener, ...], agent: str) -> tuple[JsonValue, ...]:
+        return compose(listeners, agent).product or ()
+
+
+class EffortFromOptions(Semantics):
+    def request(self, header: EpochHeader, prefix: tuple[JsonValue, ...], history: tuple[FrozenMap, ...], instance: Instance) -> Request:
+        config = replace(header.config, reasoning_effort=instance.options.reasoning_effort, written=None)
+        return super().request(replace(header, config=config), prefix, history, instance)
+
+
+class ForkDropsHeaders(Semantics):
+    def fork_seed(self, seed: Log) -> Log:
+        # Blank the snapshots out, keeping every seq in place.
+        blanked = seed_log(tuple(replace(e, type="fork/omitted", data=FrozenMap()) if e.type == REQUEST_HEADER else e for e in seed.events))
+        assert isinstance(blanked, Log)
+        return blanked
+
+
+class HistoryWindow(Semantics):
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def history(self, boundary: tuple[FrozenMap, ...], log: Log) -> tuple[FrozenMap, ...]:
+        return boundary[-self.size :]
+
+
+class ChangeAlways(Semantics):
+    def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
+        if expected_reason(log, logged, header) is not None:
+            return super().record(log, logged, header)
+        return log.append(REQUEST_HEADER, {"header": header_to_json(header), "reason": CHANGE}), CHANGE
+
+
 VARIANTS: tuple[Variant, ...] = (
-    Variant("prefix-as-history", "the prefix is written as durable user messages", Semantics(prefix_as_history=True), ("PFX-1",)),
-    Variant("compose-per-request", "the waterfall runs before every request", Semantics(compose_scope="request"), ("PFX-2",)),
-    Variant("compose-per-turn", "the waterfall runs on every turn's first step", Semantics(compose_scope="turn"), ("PFX-2",)),
-    Variant("cache-interrupted", "a cancelled composition is cached", Semantics(cache_interrupted=True), ("PFX-4",)),
-    Variant("prefix-not-logged", "the header omits messagePrefix; the request still sends it", Semantics(log_prefix=False), ("REC-1", "PFX-3")),
-    Variant("prefix-after-history", "the prefix is sent after the history", Semantics(prefix_place="after-history"), ("REC-1",)),
-    Variant("prefix-in-system", "the prefix is folded into the system prompt", Semantics(prefix_place="system"), ("PFX-3",)),
-    Variant("no-resume-anchor", "a new instance writes no unconditional anchor", Semantics(anchor_new_instance=False), ("PFX-5",)),
-    Variant("empty-prefix-logged", "an empty composition is logged as messagePrefix: []", Semantics(log_empty_prefix=True), ("PFX-6",)),
-    Variant("boundary-after-step-start", "the boundary is taken at dispatch, after step/start", Semantics(boundary_at_dispatch=True), ("REC-1",)),
-    Variant("compose-after-pre-step", "composition runs after agent/pre-step", Semantics(compose_after_pre_step=True), ("LOOP-3",)),
-    Variant("listeners-reversed", "listeners are called in reverse registration order", Semantics(reverse_listeners=True), ("PFX-8",)),
-    Variant("compaction-drops-prefix", "compaction rewrites the cached prefix", Semantics(compaction_drops_prefix=True), ("PFX-2",)),
-    Variant("compaction-logs-header", "compaction writes a header without the prefix", Semantics(compaction_logs_header=True), ("CMP-1",)),
-    Variant("meter-misses-prefix", "post-step pressure leaves the prefix out", Semantics(meter_prefix_times=0), ("TOK-1",)),
-    Variant("meter-double-prefix", "post-step pressure counts the prefix twice", Semantics(meter_prefix_times=2), ("TOK-1",)),
-    Variant("no-change-on-system", "a system-prompt change writes no change snapshot", Semantics(change_ignores_system=True), ("REC-1",)),
-    Variant("cache-by-reference", "the cache aliases the listeners' objects", Semantics(cache_by_reference=True), ("PFX-7",)),
-    Variant("effort-from-options", "the request's reasoningEffort is the options', not the header's", Semantics(effort_from_header=False), ("REC-2",)),
-    Variant("fork-drops-headers", "a fork's seed loses the header snapshots", Semantics(fork_copies_headers=False), ("FORK-8",)),
-    Variant("history-window", "requests send only the last 3 history messages", Semantics(history_window=3), ("REC-3",)),
-    Variant("change-always", "every later request writes a change snapshot", Semantics(change_always=True), ("HDR-15",)),
+    Variant("prefix-as-history", "the prefix is written as durable user messages", PrefixAsHistory(), ("PFX-1",)),
+    Variant("compose-per-request", "the waterfall runs before every request", ComposePerRequest(), ("PFX-2",)),
+    Variant("compose-per-turn", "the waterfall runs on every turn's first step", ComposePerTurn(), ("PFX-2",)),
+    Variant("cache-interrupted", "a cancelled composition is cached", CacheInterrupted(), ("PFX-4",)),
+    Variant("prefix-not-logged", "the header omits messagePrefix; the request still sends it", PrefixNotLogged(), ("REC-1", "PFX-3")),
+    Variant("prefix-after-history", "the prefix is sent after the history", PrefixAfterHistory(), ("REC-1",)),
+    Variant("prefix-in-system", "the prefix is folded into the system prompt", PrefixInSystem(), ("PFX-3",)),
+    Variant("no-resume-anchor", "a new instance writes no unconditional anchor", NoResumeAnchor(), ("PFX-5",)),
+    Variant("empty-prefix-logged", "an empty composition is logged as messagePrefix: []", EmptyPrefixLogged(), ("PFX-6",)),
+    Variant("boundary-after-step-start", "the boundary is taken at dispatch, after step/start", BoundaryAtDispatch(), ("REC-1",)),
+    Variant("compose-after-pre-step", "composition runs after agent/pre-step", ComposeInPreStep(), ("LOOP-3",)),
+    Variant("listeners-reversed", "listeners are called in reverse registration order", ListenersReversed(), ("PFX-8",)),
+    Variant("compaction-drops-prefix", "compaction rewrites the cached prefix", CompactionDropsPrefix(), ("PFX-2",)),
+    Variant("compaction-logs-header", "compaction writes a header without the prefix", CompactionLogsHeader(), ("CMP-1",)),
+    Variant("meter-misses-prefix", "post-step pressure leaves the prefix out", MeterPrefixTimes(0), ("TOK-1",)),
+    Variant("meter-double-prefix", "post-step pressure counts the prefix twice", MeterPrefixTimes(2), ("TOK-1",)),
+    Variant("no-change-on-system", "a system-prompt change writes no change snapshot", ChangeIgnoresSystem(), ("REC-1",)),
+    Variant("cache-by-reference", "the cache aliases the listeners' objects", CacheByReference(), ("PFX-7",)),
+    Variant("effort-from-options", "the request's reasoningEffort is the options', not the header's", EffortFromOptions(), ("REC-2",)),
+    Variant("fork-drops-headers", "a fork's seed loses the header snapshots", ForkDropsHeaders(), ("FORK-8",)),
+    Variant("history-window", "requests send only the last 3 history messages", HistoryWindow(3), ("REC-3",)),
+    Variant("change-always", "every later request writes a change snapshot", ChangeAlways(), ("HDR-15",)),
 )
+for _variant in VARIANTS:
+    _variant.semantics.name = _variant.name
+
+
+def semantics_of(name: str) -> Semantics:
+    """Return the semantics of the variant named ``name`` (``session-prefix``: the harness's)."""
+    if name == HARNESS.name:
+        return HARNESS
+    return next(v.semantics for v in VARIANTS if v.name == name)
+
 
 _CATALOG = Listener("catalog", "main", (Prepend((text_message("<prefix catalog v1>"),)),))
 _BASELINE = Listener("baseline", "main", (Prepend((text_message("<prefix baseline v1>"),)),))

@@ -40,7 +40,11 @@ __all__ = [
     "World",
     "EMPTY_WORLD",
     "text_message",
+    "message_text",
+    "INJECTED",
 ]
+
+INJECTED = FrozenMap({"kind": "plugin", "plugin": ""})  # agent.inject's default source (L/agent.ts:287-296)
 
 
 class Phase(Enum):
@@ -75,6 +79,13 @@ def text_message(text: str, role: str = "user") -> FrozenMap:
     block: dict[str, JsonValue] = {"type": "text", "text": text}
     fields: dict[str, JsonValue] = {"role": role, "content": (FrozenMap(block),)}
     return FrozenMap(fields)
+
+
+def message_text(message: JsonValue) -> str:
+    """Return the text blocks of a message, joined."""
+    content = message.get("content") if isinstance(message, FrozenMap) else None
+    blocks = content if isinstance(content, tuple) else ()
+    return "".join(str(b.get("text", "")) for b in blocks if isinstance(b, FrozenMap))
 
 
 # --- What a prefix listener does on one call (facts §4.6, §4.8) ---
