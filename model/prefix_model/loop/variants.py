@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.headers import LlmCallConfig
 from prefix_model.core.json_values import freeze
 from prefix_model.loop.actions import (
@@ -32,7 +33,7 @@ from prefix_model.loop.actions import (
     SendPrompt,
     SetSystem,
 )
-from prefix_model.loop.properties import Violation, check_all
+from prefix_model.loop.properties import PROPERTIES, Violation, check_all
 from prefix_model.loop.semantics import Semantics
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.world import Listener, Phase, Prepend, World, text_message
@@ -122,11 +123,22 @@ class Verdict:
     first: str
 
     @property
+    # no contract: it is VAR-1's verdict itself (every expected ID among those that rejected), nothing beyond its body
     def detected(self) -> bool:
         """Return whether every expected property rejected the variant."""
         return all(rule in self.rejected_by for rule in self.expected)
 
 
+def _drives_every_session(result: World) -> bool:
+    """The witness's situations are all reached: its three sessions exist, each driven, s2 a fork of s1."""
+    sessions = {s.id: s for s in result.sessions}
+    forked = sessions.get("s2")
+    return (sorted(sessions) == ["s1", "s2", "s3"] and {i.session_id for i in result.instances} == set(sessions)
+            and forked is not None and forked.lineage is not None and forked.lineage.parent_session == "s1")  # fmt: skip
+
+
+@ensure(_drives_every_session, "VAR-1: the witness run reaches every session it scripts under any semantics", enabled=ENABLED)
+@ensure(lambda result: any(r.loop_request for r in result.requests), "VAR-1: the witness run sends loop requests", enabled=ENABLED)
 def run_witness(semantics: Semantics) -> World:
     """Return the world after the witness script under ``semantics`` (every action must be enabled)."""
     world = World()
@@ -139,6 +151,17 @@ def run_witness(semantics: Semantics) -> World:
     return world
 
 
+@ensure(
+    lambda variant, result: (result.variant, result.expected) == (variant.name, variant.expected),
+    "VAR-1: a verdict is of the variant judged, against the IDs it names",
+    enabled=ENABLED,
+)
+@ensure(
+    lambda result: list(result.rejected_by) == sorted(set(result.rejected_by)) and set(result.rejected_by) <= {rule for rule, _ in PROPERTIES}
+    and (result.first == "") == (not result.rejected_by),
+    "VAR-1: a variant is rejected by property IDs, each named once; the first violation is shown when there is one",
+    enabled=ENABLED,
+)
 def judge(variant: Variant) -> Verdict:
     """Return which properties reject ``variant`` on the witness run."""
     violations: tuple[Violation, ...] = check_all(run_witness(variant.semantics))
