@@ -18,7 +18,7 @@ condition explored within the cap: for a clean condition, a proof) and whether n
 the preconditions (CrossHair could build no input they accept: the condition was not explored).
 
 On exit it writes one line to stderr, ``crosshair-fixed: {...}``: the conditions analysed, the
-paths run, the Z3 queries that ran out of their resource count (the same in every run), and the
+paths run, the process's CPU seconds (a measurement: no verdict reads it), the Z3 queries that ran out of their resource count (the same in every run), and the
 two events that still depend on the clock — a path that hit the per-path CPU deadline and a Z3
 query that gave up for another reason (its wall-clock timeout). Both are 0 in a reproducible run;
 the runner reports them when they are not.
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import resource
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -103,7 +104,9 @@ def main(argv: Sequence[str]) -> int:
     try:
         status = int(crosshair_main.unwalled_main(args))
     finally:
-        totals = {k: counts[k] for k in ("conditions", "paths", "z3_rlimit", "path_timeouts", "z3_unknown")}
+        totals: dict[str, float] = {k: counts[k] for k in ("conditions", "paths", "z3_rlimit", "path_timeouts", "z3_unknown")}
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        totals["cpu_seconds"] = round(usage.ru_utime + usage.ru_stime, 1)  # a measurement, not part of the verdict
         print("crosshair-fixed: " + json.dumps(totals), file=sys.stderr, flush=True)
     return status
 

@@ -98,6 +98,13 @@ CORE_MODULES: tuple[str, ...] = (
     "conformance.fold",
     "conformance.vacuity",
 )
+# Modules whose contracts CrossHair cannot explore usefully at the default budget: listed in proofs/README.md with the
+# reason, function by function, and not run (``--module NAME`` still runs one). Their contracts are checked at every
+# call in the test suite.
+CROSSHAIR_SKIPPED: dict[str, str] = {
+    "loop.variants": "one path is a whole witness session under symbolic semantics: no result within the 240 s guard at 20 paths",
+    "conformance.fold": "a symbolic LogChecker (30 fields of fold state) per path: no result within the 510 s guard at 20 paths",
+}
 # The loop and the conformance chapter: their run is listed function by function in proofs/README.md
 # (proofs/coverage.json), and a run at the default budget that explores them otherwise fails.
 COVERAGE_PACKAGES: tuple[str, ...] = ("loop", "conformance")
@@ -183,6 +190,7 @@ class Stats:
     z3_rlimit: int = 0  # Z3 queries that ran out of their resource count: deterministic
     path_timeouts: int = 0  # clock-dependent
     z3_unknown: int = 0  # Z3 gave up for another reason (its wall-clock timeout): clock-dependent
+    cpu_seconds: float = dataclasses.field(default=0.0, compare=False)  # the CrossHair process's CPU time: what the run costs on an idle machine (no verdict reads it)
 
     @classmethod
     def parse(cls, stderr: str) -> Stats | None:
@@ -334,7 +342,7 @@ def build_targets(names: Sequence[str], kinds: Sequence[str]) -> tuple[list[Targ
         if kind not in kinds:
             continue
         for name in modules:
-            if wanted and name not in wanted:
+            if (wanted and name not in wanted) or (not wanted and name in CROSSHAIR_SKIPPED):
                 continue
             dotted = f"{package}.{name}"
             try:
@@ -483,7 +491,7 @@ def _explored(stats: Stats | None) -> str:
     """Return what the search did, and the clock-dependent events if any (they make a verdict load-dependent)."""
     if stats is None:
         return ""
-    text = f"; {stats.paths} paths over {stats.conditions} conditions"
+    text = f"; {stats.paths} paths over {stats.conditions} conditions, {stats.cpu_seconds:g} s CPU"
     if stats.z3_rlimit:
         text += f", {stats.z3_rlimit} Z3 queries past their rlimit"
     if stats.path_timeouts or stats.z3_unknown:
@@ -498,7 +506,7 @@ _BLOCK_END = "<!-- end of the generated block -->"
 
 def readme_block() -> str:
     """Return the part of proofs/README.md that states what the run does: budgets, modules, planted bugs."""
-    targets, problems = build_targets((), ("core", "bug"))
+    targets, problems = build_targets((*CORE_MODULES, *BUG_MODULES), ("core", "bug"))  # the skipped modules too
     if problems:
         raise RuntimeError("; ".join(problems))
     by_name = {t.name: t for t in targets}
@@ -516,7 +524,7 @@ def readme_block() -> str:
         "| core module | functions | conditions |",
         "|---|---|---|",
     ]
-    lines += [f"| `{t.name}` | {len({s.function for s in t.sites})} | {len(t.sites)} |" for t in core]
+    lines += [f"| `{t.name}` | {len({s.qualname for s in t.sites})} | {len(t.sites)}{' (not run: see below)' if t.name in CROSSHAIR_SKIPPED else ''} |" for t in core]
     lines += _coverage_lines(core)
     lines += ["", f"- {len(BUG_MODULES)} planted bugs (`proofs/bugs_detected/`), each refuted by the contract it names:", ""]
     lines += ["| planted bug | what it gets wrong | must be caught by |", "|---|---|---|"]
@@ -531,12 +539,22 @@ def _coverage_lines(core: Sequence[Target]) -> list[str]:
     """The loop's and the conformance chapter's functions, each with what the default budget explored of it."""
     recorded = read_coverage()
     chapter = [t for t in core if is_coverage_target(t)]
-    rows = [(t.name, f, recorded.get(t.name, {}).get(f)) for t in chapter for f in sorted({s.qualname for s in t.sites})]
-    exhausted = sum(1 for *_, r in rows if r is not None and r[0] and r[1] == r[0] and not r[3])
+    rows: list[tuple[str, str, list[int] | str | None]] = []
+    for module in CORE_MODULES:
+        if module.split(".")[0] not in COVERAGE_PACKAGES:
+            continue
+        target = next(t for t in chapter if t.name == module)
+        functions = sorted({s.qualname for s in target.sites})
+        if module in CROSSHAIR_SKIPPED:
+            rows += [(module, f, CROSSHAIR_SKIPPED[module]) for f in functions]
+        else:
+            rows += [(module, f, recorded.get(module, {}).get(f)) for f in functions]
+    exhausted = sum(1 for *_, r in rows if isinstance(r, list) and r[0] and r[1] == r[0] and not r[3])
+    skipped = sum(1 for *_, r in rows if isinstance(r, str))
     lines = [
         "",
         f"- The loop and the conformance chapter, function by function at the default budget ({len(rows)} contracted functions, "
-        f"{exhausted} with every condition's paths exhausted; `proofs/coverage.json`, written by `proofs/run.py --write-coverage`; "
+        f"{exhausted} with every condition's paths exhausted, {skipped} in modules CrossHair is not run on; `proofs/coverage.json`, written by `proofs/run.py --write-coverage`; "
         "a run at the default budget fails when what it explores differs):",
         "",
         "| module | function | conditions | paths | what CrossHair explored |",
@@ -545,6 +563,8 @@ def _coverage_lines(core: Sequence[Target]) -> list[str]:
     for module, function, row in rows:
         if row is None:
             lines.append(f"| `{module}` | `{function}` | ? | ? | **not recorded**: run `proofs/run.py --write-coverage` |")
+        elif isinstance(row, str):
+            lines.append(f"| `{module}` | `{function}` | – | – | **skipped**: {row} |")
         else:
             lines.append(f"| `{module}` | `{function}` | {row[0]} | {row[2]} | {_verdict(row)} |")
     return lines

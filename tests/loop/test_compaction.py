@@ -118,18 +118,18 @@ def test_the_policy_budgets_and_the_framing_state_their_rules() -> None:
     import icontract
     from prefix_model.core.json_values import FrozenMap
 
-    from proofs.bugs_detected import under_contracts_of
+    from proofs.bugs_detected import broken_twin
 
     policy = CompactPolicy(context_window=1000)
     assert policy.budgets() == (800, 160)
-    swapped = under_contracts_of(CompactPolicy.budgets)(lambda self: (160, 800))
+    swapped = broken_twin(CompactPolicy.budgets, lambda self: (160, 800))
     with pytest.raises(icontract.ViolationError, match="CMP-3: pressure needs a known window, and the retained tail is below the threshold"):
         swapped(policy)
-    blind = under_contracts_of(CompactPolicy.budgets)(lambda self: (1, 0))
+    blind = broken_twin(CompactPolicy.budgets, lambda self: (1, 0))
     with pytest.raises(icontract.ViolationError, match="CMP-3: pressure needs a known window"):
         blind(CompactPolicy())
     summary = (FrozenMap({"type": "text", "text": "s"}),)
     assert compaction.frame_summary(policy, summary)[1:-1] == summary
-    unframed = under_contracts_of(compaction.frame_summary)(lambda policy, summary: summary)
+    unframed = broken_twin(compaction.frame_summary, lambda policy, summary: summary)
     with pytest.raises(icontract.ViolationError, match="CMP-6: the summary blocks sit unchanged between one opening and one closing framing block"):
         unframed(policy, summary)

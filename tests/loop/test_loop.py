@@ -986,11 +986,9 @@ def test_the_inputs_outside_the_harness_types_are_outside_the_model_domain() -> 
 
 
 def _twin(original: object) -> Callable[[Callable[..., object]], Callable[..., object]]:
-    from proofs.bugs_detected import under_contracts_of
+    from proofs.bugs_detected import broken_twin
 
-    function = original.fget if isinstance(original, property) else original
-    assert callable(function)
-    return under_contracts_of(function)
+    return lambda variant: broken_twin(original, variant)
 
 
 def _two_sessions() -> World:

@@ -267,7 +267,7 @@ def test_the_anchor_check_reads_the_log_not_the_instance_kind() -> None:
 
 def _broken(check: Check, rule: str) -> Check:
     """Return a property that always reports ``rule``, under the contracts of ``check``."""
-    from proofs.bugs_detected import under_contracts_of
+    from proofs.bugs_detected import broken_twin, under_contracts_of
 
     @under_contracts_of(check)
     def always(world: World) -> tuple[Violation, ...]:
@@ -295,7 +295,7 @@ def test_a_property_broken_where_it_has_nothing_to_judge_breaks_its_contract(rul
 
 @pytest.mark.spec("VAR-1")
 def test_check_all_reports_the_properties_in_their_order() -> None:
-    from proofs.bugs_detected import under_contracts_of
+    from proofs.bugs_detected import broken_twin, under_contracts_of
 
     @under_contracts_of(check_all)
     def reversed_order(world: World) -> tuple[Violation, ...]:

@@ -135,22 +135,22 @@ def test_every_witness_action_is_enabled_where_it_stands_under_the_harness() -> 
 def test_a_verdict_and_the_witness_state_what_they_judge() -> None:
     import icontract
 
-    from proofs.bugs_detected import under_contracts_of
+    from proofs.bugs_detected import broken_twin
 
     variant = VARIANTS[0]
-    other = under_contracts_of(judge)(lambda variant: Verdict("another", (), variant.expected, ""))
+    other = broken_twin(judge, lambda variant: Verdict("another", (), variant.expected, ""))
     with pytest.raises(icontract.ViolationError, match="VAR-1: a verdict is of the variant judged"):
         other(variant)
-    unsorted = under_contracts_of(judge)(lambda variant: Verdict(variant.name, ("PFX-2", "PFX-1"), variant.expected, "PFX-2: x"))
+    unsorted = broken_twin(judge, lambda variant: Verdict(variant.name, ("PFX-2", "PFX-1"), variant.expected, "PFX-2: x"))
     with pytest.raises(icontract.ViolationError, match="VAR-1: a variant is rejected by property IDs, each named once"):
         unsorted(variant)
-    silent = under_contracts_of(judge)(lambda variant: Verdict(variant.name, ("PFX-1",), variant.expected, ""))
+    silent = broken_twin(judge, lambda variant: Verdict(variant.name, ("PFX-1",), variant.expected, ""))
     with pytest.raises(icontract.ViolationError, match="the first violation is shown when there is one"):
         silent(variant)
-    nothing = under_contracts_of(run_witness)(lambda semantics: World())
+    nothing = broken_twin(run_witness, lambda semantics: World())
     with pytest.raises(icontract.ViolationError, match="VAR-1: the witness run"):
         nothing(HARNESS)
-    no_fork = under_contracts_of(run_witness)(lambda semantics: _unforked(run_witness(semantics)))
+    no_fork = broken_twin(run_witness, lambda semantics: _unforked(run_witness(semantics)))
     with pytest.raises(icontract.ViolationError, match="VAR-1: the witness run reaches every session it scripts"):
         no_fork(HARNESS)
 

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 from prefix_model.conformance.findings import MISSING, Finding, first_difference
 from prefix_model.conformance.plain import Known, PlainEvent, Spans, from_event, plain_text, to_event
 from prefix_model.conformance.screens import DEEP, append_provenance_ok, derive_plain, envelope_ok
-from prefix_model.core.contracts import ENABLED, Rejection, ensure, require
+from prefix_model.core.contracts import ENABLED, Rejection, RejectedError, ensure, require  # RejectedError: Captured.exact's ``:raises:``
 from prefix_model.core.events import (
     APPEND,
     ASSISTANT_CHUNK,
@@ -614,9 +614,9 @@ class LogChecker:
         "REC-1: the implied request is built from the header in force, for the log's session",
         enabled=ENABLED,
     )
-    def request_for(self, result: StepResult) -> Request | None:
-        """Return the request the log implies for step ``result`` (None: no header in force), asked as it resolves (``resolved``)."""
-        return None if self._header is None else self._expected_request(result)
+    def request_for(self, step: StepResult) -> Request | None:
+        """Return the request the log implies for ``step`` (None: no header in force), asked as it resolves (``resolved``)."""
+        return None if self._header is None else self._expected_request(step)
 
     def _expected_request(self, result: StepResult) -> Request:
         assert self._header is not None

@@ -13,9 +13,9 @@ import json
 from collections.abc import Callable
 from typing import NamedTuple
 
-from prefix_model.core.contracts import ENABLED, ensure
+from prefix_model.core.contracts import ENABLED, RejectedError, ensure, require  # RejectedError: to_event's ``:raises:`` (CrossHair reads it here)
 from prefix_model.core.events import Event, SurfaceOp
-from prefix_model.core.json_values import MAX_DEPTH, JsonValue, freeze, json_text, thaw
+from prefix_model.core.json_values import MAX_DEPTH, JsonValue, freeze, is_json_value, json_text, thaw
 
 __all__ = ["PlainEvent", "from_event", "to_event", "plain_text", "depth", "Spans", "Known"]
 
@@ -78,6 +78,7 @@ def _same_envelope(event: Event, plain: PlainEvent) -> bool:
         event.type, event.seq, event.time, event.surface_op, event.source_event_seqs)  # fmt: skip
 
 
+@require(lambda event: is_json_value(event.data), "JSON-1: a spec event's data is a JSON value", enabled=ENABLED)
 @ensure(lambda event, result: _same_envelope(event, result), "LOG-1: the plain form keeps the event's envelope", enabled=ENABLED)
 @ensure(lambda event, result: json_text(freeze(result.data)) == json_text(event.data), "JSON-4: its data freezes back to the event's, key order included", enabled=ENABLED)
 def from_event(event: Event) -> PlainEvent:
