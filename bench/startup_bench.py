@@ -3,6 +3,7 @@
     .venv/bin/python bench/startup_bench.py                        # this checkout, 15 runs
     .venv/bin/python bench/startup_bench.py --runs 30
     .venv/bin/python bench/startup_bench.py --base main [--head HEAD]   # two revisions, interleaved
+    .venv/bin/python bench/startup_bench.py --instructions           # instructions, under valgrind
 
 The command is the installed one: its entry point (``[project.scripts] prefix-model``, which
 leaves the contracts off) running ``check --example``, a fresh process per run; ``python -c
@@ -19,6 +20,11 @@ on every run. With ``--base``, both are timed: each revision's ``model/`` is exp
 has ``PYTHONDONTWRITEBYTECODE=1`` so neither copy changes; the order of the five commands
 reverses every round, so drift in the machine's load hits both revisions alike. A figure, not a
 test: nothing here judges it.
+
+``--instructions`` counts instructions instead of seconds (``valgrind --tool=callgrind``, which
+must be on PATH), a figure that load does not move: of ``python -c pass``, of importing just the
+standard-library modules the command imports (found by running it), and of the command. The
+difference of the last two is the model's own share of start-up.
 """
 
 from __future__ import annotations
@@ -117,6 +123,60 @@ def this_checkout(runs: int) -> list[str]:
     ]
 
 
+INSTRUMENT = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
+_NEW_MODULES = (
+    "import contextlib, io, sys; before = set(sys.modules); sys.argv = ['prefix-model', *{args!r}]\n"
+    "from {module} import {function}\n"
+    "with contextlib.redirect_stdout(io.StringIO()): {function}()\n"
+    "print(','.join(sorted({{m for m in set(sys.modules) - before if not m.startswith(('prefix_model', '_')) and '.' not in m}})))"
+)
+
+
+def library_modules(entry: str, env: dict[str, str]) -> list[str]:
+    """Return the top-level standard-library (non-model) modules that ``check --example`` imports, by running it."""
+    module, function = entry.split(":")
+    code = _NEW_MODULES.format(args=ARGS, module=module, function=function)
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    return done.stdout.strip().split(",")
+
+
+def instructions(argv: Sequence[str], env: dict[str, str]) -> int:
+    """Return the instructions one process of ``argv`` executes, as callgrind counts them."""
+    done = subprocess.run([*INSTRUMENT, *argv], check=True, capture_output=True, text=True, env=env)
+    counted = [line.split("Collected :")[1] for line in done.stderr.splitlines() if "Collected :" in line]
+    if not counted:
+        raise SystemExit(f"startup_bench: valgrind printed no instruction count:\n{done.stderr[-2000:]}")
+    return int(counted[-1])
+
+
+def compiled_export(name: str, folder: Path) -> tuple[Path, str]:
+    """Export revision ``name``'s ``model/`` into ``folder``, compiled as an installed wheel is; return it and its entry point."""
+    revision = export("head", name, folder)
+    if not compileall.compile_dir(revision.model, quiet=1):
+        raise SystemExit(f"startup_bench: {name}: compileall failed")
+    return revision.model, revision.entry
+
+
+def counted_instructions(name: str) -> list[str]:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("startup_bench: --instructions needs valgrind on PATH")
+    with tempfile.TemporaryDirectory(prefix="prefix-startup-") as temporary:
+        model, entry = compiled_export(name, Path(temporary))
+        env = environment(model, write_bytecode=False)
+        argv = command(entry)
+        library = library_modules(entry, env)
+        rows = [
+            ("python -c pass (the floor)", instructions(FLOOR, env)),
+            (f"import of its {len(library)} library modules", instructions([sys.executable, "-c", "import " + ", ".join(library)], env)),
+            (f"prefix-model {' '.join(ARGS)}", instructions(argv, env)),
+        ]
+    floor, library_total, total = (count for _, count in rows)
+    lines = [f"{name}'s model, compiled; instructions of one process each (callgrind: load does not move them)", f"library modules: {', '.join(library)}"]
+    lines += [f"{label:<40} {count / 1e6:8.1f} M  ({count / total:6.1%})" for label, count in rows]
+    lines.append(f"{'the model and the check itself':<40} {(total - library_total) / 1e6:8.1f} M  ({(total - library_total) / total:6.1%}); above the floor {(total - floor) / 1e6:.1f} M")
+    return lines
+
+
 def compare(base_name: str, head_name: str, runs: int) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="prefix-startup-") as temporary:
         folder = Path(temporary)
@@ -148,9 +208,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="runs of each command (default 15)")
     parser.add_argument("--base", help="compare this revision with --head, interleaved (committed revisions)")
-    parser.add_argument("--head", default="HEAD", help="the revision compared with --base (default HEAD)")
+    parser.add_argument("--head", default="HEAD", help="the revision compared with --base, or counted by --instructions (default HEAD)")
+    parser.add_argument("--instructions", action="store_true", help="count instructions under valgrind instead of timing (load-independent)")
     args = parser.parse_args()
-    lines = this_checkout(args.runs) if args.base is None else compare(args.base, args.head, args.runs)
+    if args.instructions:
+        lines = counted_instructions(args.head)
+    else:
+        lines = this_checkout(args.runs) if args.base is None else compare(args.base, args.head, args.runs)
     print("\n".join(lines))
 
 

@@ -17,6 +17,10 @@ from hypothesis.internal.conjecture import providers
 from hypothesis.internal.constants_ast import Constants
 from prefix_model.edge.checker import Report
 
+# The timeout of every child process a test runs: only a guard against a hang, never a verdict on speed (CI runs on a
+# loaded machine: `variants` with contracts on took over 60 s at a load average of 11 on 2 cores).
+HANG = 600
+
 # Hypothesis draws about 5 % of its choices from the literals of every local module loaded in
 # sys.modules (providers._get_local_constants, since 6.131). A derandomized run then depends on
 # which modules the run happened to import (one test module alone, or the whole suite) and on any

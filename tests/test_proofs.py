@@ -30,6 +30,8 @@ from proofs.run import (
     readme_with_block,
 )
 
+from tests.conftest import HANG
+
 TARGET = "prefix_model.core.events"  # two contracted functions, one postcondition each
 
 
@@ -37,7 +39,7 @@ def _crosshair(paths: int) -> tuple[str, Stats, tuple[Explored, ...]]:
     command = [sys.executable, *Budget(paths=paths).options(), TARGET, "--analysis_kind=icontract", "--extra_plugin", str(PLUGIN)]
     # Without the cap nothing else stops this search (no CPU budget, no uninteresting-iteration
     # limit): the timeout turns a cap that does not work into a failure instead of a hang.
-    done = subprocess.run(command, cwd=ROOT, env=child_env() | Budget(paths=paths).env(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(command, cwd=ROOT, env=child_env() | Budget(paths=paths).env(), capture_output=True, text=True, timeout=HANG)
     stats = Stats.parse(done.stderr)
     assert done.returncode == 0 and stats is not None, done.stderr[-2000:]
     return done.stdout, stats, Explored.parse_all(done.stderr)
@@ -102,7 +104,7 @@ def test_the_readme_states_what_the_run_does() -> None:
 
 @pytest.mark.parametrize("argv", [["--paths", "0"], ["--seconds", "-1"], ["--paths", "5", "--deep"]])
 def test_a_bad_budget_is_a_usage_error(argv: list[str]) -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "proofs" / "run.py"), *argv], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, str(ROOT / "proofs" / "run.py"), *argv], capture_output=True, text=True, timeout=HANG)
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 

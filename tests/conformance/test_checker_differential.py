@@ -24,7 +24,7 @@ from prefix_model.core.derive import derive_messages
 from prefix_model.core.events import ASSISTANT_CHUNK, STEP_START
 from prefix_model.core.headers import fold_request_header
 from prefix_model.core.json_values import json_text, thaw
-from prefix_model.core.requests import Request, boundary_log, build_request, request_to_json
+from prefix_model.core.requests import Request, boundary_log, build_request, reconstruct_request, request_to_json
 from prefix_model.edge.checker import check_log
 from prefix_model.formats import plain_json
 from prefix_model.formats.event_lines import event_to_line
@@ -33,6 +33,9 @@ from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.variants import VARIANTS, run_witness
 from prefix_model.loop.world import SentRequest, World
 
+from prefix_model.edge.formats.events_jsonl import read_log
+
+from tests.edge.test_cli import _USER, _again, _event, _lines, _step
 from tests.edge.test_session_jsonl import streamed_turn
 
 CASES = [("harness", HARNESS)] + [(v.name, v.semantics) for v in VARIANTS]
@@ -240,3 +243,72 @@ def test_a_text_screen_that_passes_a_differing_request_breaks_its_contract(monke
     monkeypatch.setattr(Captured, "same", lambda self, name, want: True)  # a screen that reads every field as equal
     with pytest.raises(icontract.ViolationError, match="CHK-2: a request the text screen passes"):
         check_events(events, captured, "s1")
+
+
+def _header(model: str, reason: str) -> dict[str, object]:
+    return _event("request/header", {"header": {"config": {"provider": "mock", "model": model}}, "reason": reason})
+
+
+def _chunk(turn: int, step: int) -> dict[str, object]:
+    return _event("assistant/chunk", {"turn": turn, "step": step, "delta": {"type": "text", "text": "ok"}})
+
+
+# Turn 1 sends under model m; in turn 2 a replacement lands inside step 1's header window, then a change header
+# (model m2) before its first chunk; step 2 follows on the replaced surface under the same header.
+_REPLACED_IN_WINDOW = (
+    _event("turn/start", {"turn": 1}), _header("m", "initial"), _USER, *_step(1, 1), _event("turn/end", {"turn": 1, "reason": {"kind": "completed"}}),
+    _event("turn/start", {"turn": 2}), _USER, _event("step/start", {"turn": 2, "step": 1}), _again(2), _header("m2", "change"),
+    _chunk(2, 1), _event("step/end", {"turn": 2, "step": 1}), *_step(2, 2), _event("turn/end", {"turn": 2, "reason": {"kind": "completed"}}),
+)  # fmt: skip
+
+
+def _checked(tmp_path: Path, events: tuple[dict[str, object], ...], requests: list[dict[str, object]] | None) -> list[tuple[str, str | None, int | None]]:
+    """Return (rule, path, turn) of each finding of ``check`` on the log of ``events`` and the capture of ``requests``."""
+    log, capture = tmp_path / "log.jsonl", tmp_path / "capture.jsonl"
+    log.write_text(_lines(*events), encoding="utf-8")
+    if requests is not None:
+        capture.write_text("".join(json.dumps(r) + "\n" for r in requests), encoding="utf-8")
+    report = check_log(log, None if requests is None else capture, "s")
+    return [(f.rule, f.path, f.turn) for f in report.findings]
+
+
+def _spec_requests(tmp_path: Path, events: tuple[dict[str, object], ...], steps: tuple[tuple[int, int], ...]) -> list[dict[str, object]]:
+    path = tmp_path / "spec.jsonl"
+    path.write_text(_lines(*events), encoding="utf-8")
+    log = read_log(path)
+    built = []
+    for turn, step in steps:
+        request = reconstruct_request(log, turn, step, "s")
+        assert isinstance(request, Request)
+        fields = thaw(request_to_json(request))
+        assert isinstance(fields, dict)
+        built.append(fields | {"turn": turn, "step": step})
+    return built
+
+
+@pytest.mark.spec("REQ-3", "REQ-4", "REC-1", "REC-3", "CHK-2")
+def test_a_replacement_inside_a_steps_header_window_leaves_its_boundary_and_takes_the_later_header(tmp_path: Path) -> None:
+    """The fold keeps the boundary the replacement is about to change and resolves the step's header at its first chunk."""
+    steps = ((1, 1), (2, 1), (2, 2))
+    spec = _spec_requests(tmp_path, _REPLACED_IN_WINDOW, steps)
+    assert [r["model"] for r in spec] == ["m", "m2", "m2"]
+    assert "again" not in json.dumps(spec[1]["messages"]) and "again" in json.dumps(spec[2]["messages"])
+    assert _checked(tmp_path, _REPLACED_IN_WINDOW, spec) == []  # the spec's own requests: nothing (no REC-3 across the replacement)
+    stale = [spec[0], spec[1] | {"model": "m"}, spec[2]]  # step 2/1 sent under the header before the change
+    assert _checked(tmp_path, _REPLACED_IN_WINDOW, stale) == [("REC-1", "/model", 2)]
+    replaced = [spec[0], spec[1] | {"messages": spec[2]["messages"]}, spec[2]]  # step 2/1 sent the replaced history
+    assert [(rule, path) for rule, path, _ in _checked(tmp_path, _REPLACED_IN_WINDOW, replaced)] == [("REC-1", "/messages/0")]  # seq 2, the first message, replaced
+
+
+@pytest.mark.spec("ENC-1", "ENC-2", "ENC-3", "JSON-5")
+def test_a_turn_or_step_of_true_is_no_turn_or_step_1(tmp_path: Path) -> None:
+    """JSON-5: true names no turn 1, though Python's == says it does; each enclosure check compares as JSON does."""
+    def rules(events: tuple[dict[str, object], ...]) -> list[str]:
+        return [rule for rule, _, _ in _checked(tmp_path, events, None)]
+
+    good = (_event("turn/start", {"turn": 1}), _USER, *_step(1, 1), _event("turn/end", {"turn": 1, "reason": {"kind": "completed"}}))
+    assert rules(good) == []
+    assert rules((_event("turn/start", {"turn": True}), *good[1:])) == ["ENC-1"]  # the turn is taken as 1 from there on
+    assert rules((*good[:2], _event("step/start", {"turn": 1, "step": True}), *good[3:])) == ["ENC-2", "ENC-2"]
+    assert rules((*good[:3], _event("assistant/chunk", {"turn": True, "step": 1, "delta": {"type": "text", "text": "x"}}), *good[3:])) == ["ENC-3"]
+    assert rules((*good[:3], _event("step/end", {"turn": 1, "step": True}), good[4])) == ["ENC-2"]

@@ -27,7 +27,7 @@ from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.variants import VARIANTS, run_witness
 from prefix_model.loop.world import World
 
-from tests.conftest import REPORT_SCHEMA
+from tests.conftest import HANG, REPORT_SCHEMA
 from tests.reference import REAL_LOG_DIR
 
 # What the checker can see from a log and its requests alone, per variant; the rest need the
@@ -120,7 +120,7 @@ def test_check_cli_on_the_real_log_and_a_tampered_capture(tmp_path: Path) -> Non
         pytest.skip(f"the shared reference log is absent: {REAL_LOG_DIR}")
     events, requests = REAL_LOG_DIR / "events.jsonl", REAL_LOG_DIR / "requests.jsonl"
     ok = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(events), "--requests", str(requests)],
-                        capture_output=True, text=True, timeout=60)  # fmt: skip
+                        capture_output=True, text=True, timeout=HANG)  # fmt: skip
     assert ok.returncode == 0 and ok.stdout.splitlines()[-1] == "result: conforms"
     lines = requests.read_text(encoding="utf-8").splitlines()
     second = json.loads(lines[1])
@@ -128,7 +128,7 @@ def test_check_cli_on_the_real_log_and_a_tampered_capture(tmp_path: Path) -> Non
     tampered = tmp_path / "requests.jsonl"
     tampered.write_text("\n".join([lines[0], json.dumps(second), lines[2]]) + "\n", encoding="utf-8")
     bad = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(events), "--requests", str(tampered), "--json"],
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+                         capture_output=True, text=True, timeout=HANG)  # fmt: skip
     assert bad.returncode == 1
     report = json.loads(bad.stdout)
     assert len(report["findings"]) == 1  # one defect: REC-1, implying REC-2 and REC-3 (CHK-3)
@@ -216,14 +216,14 @@ def test_check_shows_the_first_findings_then_how_many_more_and_a_count_per_rule(
     capped = report.as_json(2)
     assert len(capped["findings"]) == 2 and capped["summary"] == {"findings": total, "shown": 2, "byRule": by_rule}  # type: ignore[arg-type]
     whole = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), "--requests", str(capture), "--json", "--max-findings", "0"],
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
+                           capture_output=True, text=True, timeout=HANG)  # fmt: skip
     assert whole.returncode == 1 and len(json.loads(whole.stdout)["findings"]) == total
 
 
 @pytest.mark.spec("CLI-6", "FMT-2", "CAP-1")
 def test_check_cli_reports_unusable_input_in_one_line(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", *args], capture_output=True, text=True, timeout=60)
+        return subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", *args], capture_output=True, text=True, timeout=HANG)
 
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
@@ -329,7 +329,7 @@ def test_check_reports_a_damaged_line_and_reads_on(form: str, tmp_path: Path) ->
 def test_check_stops_where_a_seq_goes_back_and_says_so(tmp_path: Path) -> None:
     log, capture, at = _damaged(tmp_path, "memory", lambda lines, i: lines.insert(i, lines[3]))
     done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), "--requests", str(capture), "--json"],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+                          capture_output=True, text=True, timeout=HANG)  # fmt: skip
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
     REPORT_SCHEMA.validate(report)
@@ -338,7 +338,7 @@ def test_check_stops_where_a_seq_goes_back_and_says_so(tmp_path: Path) -> None:
     # The requests after the stop are counted, not judged: no MATCH-1 for steps the check did not read.
     assert [f["rule"] for f in report["findings"]] == ["LOG-2"] and report["checked"]["openTurn"] is None
     text = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), "--requests", str(capture)],
-                          capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+                          capture_output=True, text=True, timeout=HANG).stdout  # fmt: skip
     assert f"stopped at line {at + 1} (LOG-2:" in text and "nothing after it can be trusted" in text
 
 

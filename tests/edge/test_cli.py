@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import json
 import os
@@ -22,7 +23,7 @@ from prefix_model.core.events import STEP_START
 from prefix_model.core.json_values import freeze, json_text
 from prefix_model.core.log import Log
 from prefix_model.core.requests import Request, reconstruct_request, request_to_json
-from prefix_model.edge import checker
+from prefix_model.edge import checker, cli
 from prefix_model.edge.checker import fold_request
 from prefix_model.edge.cli import main
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
@@ -36,7 +37,7 @@ from prefix_model.loop.semantics import HARNESS
 from prefix_model.loop.transitions import run as loop_run
 from prefix_model.loop.variants import VARIANTS, run_witness
 
-from tests.conftest import REPORT_SCHEMA
+from tests.conftest import HANG, REPORT_SCHEMA
 from tests.edge.test_checker import write_session
 from tests.reference import REAL_LOG_DIR
 
@@ -45,7 +46,7 @@ REAL = REAL_LOG_DIR
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", *args], capture_output=True, text=True, timeout=HANG)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
@@ -97,7 +98,7 @@ def test_request_reads_what_check_reads_and_names_the_headers_session(form: str,
         expected = json_text(request_to_json(sent.request))
         from_memory = run("request", str(memory), *step, "--session-id", session)
         from_file = run("request", str(stored), *step)  # the persisted header names the session
-        piped = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "request", "-", *step], input=stored.read_bytes(), capture_output=True, timeout=60)
+        piped = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "request", "-", *step], input=stored.read_bytes(), capture_output=True, timeout=HANG)
         assert from_memory.returncode == from_file.returncode == piped.returncode == 0, (from_file.stderr, piped.stderr)
         assert from_memory.stdout.strip() == from_file.stdout.strip() == piped.stdout.decode().strip() == expected
 
@@ -214,10 +215,10 @@ START, END = _step(1, 1)
 SUBTLE = {
     # REQ-5 from the fold itself: its rejection is the spec's, word for word.
     "no header in force": (_lines(*_turn(1, _USER, START, END)), True),
-    # JSON-5: a turn of true is no turn 1 for the spec, though Python's == says it is.
-    "true for turn 1": (_lines(*_turn(True, _HEADER, _USER, *_step(True, 1))), True),
-    # A replacement inside the step's header window resolves the fold's step early; the header after it is the spec's.
-    "a replacement, then the header, before the step ends": (_lines(*_turn(1, _USER, START, _again(1), _HEADER, END)), False),
+    # JSON-5: a turn of true is no turn 1 (though Python's == says it is): the fold finds ENC-1 and leaves it to the spec.
+    "true for turn 1": (_lines(*_turn(True, _HEADER, _USER, *_step(True, 1))), False),
+    # A replacement inside the step's header window: the boundary is the nodes before it (REQ-3), the header the later one (REQ-4).
+    "a replacement, then the header, before the step ends": (_lines(*_turn(1, _USER, START, _again(1), _HEADER, END)), True),
     # ENC-2: the spec takes the last step/start naming the step; the fold reports the second and does not vouch.
     "the step started twice": (_lines(*_turn(1, _HEADER, _USER, START, END, _USER, START, END)), False),
 }
@@ -339,16 +340,16 @@ def test_check_reads_a_log_piped_on_standard_input(form: str, tmp_path: Path) ->
     session = world.sessions[0].id
     log, capture = write_session(world, session, tmp_path, form)
     piped = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-", "--requests", str(capture), "--session", session, "--json"],
-                           input=log.read_bytes(), capture_output=True, timeout=60)  # fmt: skip
+                           input=log.read_bytes(), capture_output=True, timeout=HANG)  # fmt: skip
     direct = run("check", str(log), "--requests", str(capture), "--session", session, "--json")
     assert piped.returncode == direct.returncode == 0, piped.stderr
     report, expected = json.loads(piped.stdout), json.loads(direct.stdout)
     assert report["checked"] == expected["checked"] and report["checked"]["requests"]["checked"] > 0
     REPORT_SCHEMA.validate(report)
-    empty = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-"], input=b"", capture_output=True, text=False, timeout=60)
+    empty = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-"], input=b"", capture_output=True, text=False, timeout=HANG)
     assert empty.returncode == 2 and empty.stderr.decode().count("\n") == 1 and b"FMT-1" in empty.stderr
     # With --json, an unusable input is a JSON object on stdout too, valid under the report schema.
-    unusable = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-", "--json"], input=b"", capture_output=True, timeout=60)
+    unusable = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-", "--json"], input=b"", capture_output=True, timeout=HANG)
     error = json.loads(unusable.stdout)
     assert unusable.returncode == 2 and error["result"] == "unusable" and error["error"]["rule"] == "FMT-1"
     REPORT_SCHEMA.validate(error)
@@ -359,7 +360,7 @@ def test_check_shows_progress_on_a_terminal_and_nothing_on_a_pipe(tmp_path: Path
     world = run_witness(HARNESS)
     log, capture = write_session(world, world.sessions[0].id, tmp_path, "persisted")
     command = [sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), "--requests", str(capture)]
-    piped = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    piped = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
     assert piped.returncode == 0 and piped.stderr == ""  # not a terminal: no bar
     done, shown = on_a_terminal(command)
     assert done.returncode == 0 and done.stdout.decode() == piped.stdout
@@ -371,7 +372,7 @@ def on_a_terminal(command: list[str]) -> tuple[subprocess.CompletedProcess[bytes
     leader, follower = os.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal has a size; 0 columns draw nothing
     try:
-        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=follower, timeout=120)
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=follower, timeout=HANG)
         shown = b""
         while select.select([leader], [], [], 0.5)[0]:  # what the terminal holds, read before its other end closes
             shown += os.read(leader, 65536)
@@ -397,8 +398,8 @@ def test_check_reads_standard_input_from_a_fifo_whose_writer_has_closed(tmp_path
     writer = threading.Thread(target=lambda: fifo.write_bytes(log.read_bytes()))
     writer.start()
     with fifo.open("rb") as reading:
-        writer.join(timeout=60)  # the writer has written everything and closed before the check starts
-        result = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-"], stdin=reading, capture_output=True, timeout=60)
+        writer.join(timeout=HANG)  # the writer has written everything and closed before the check starts
+        result = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-"], stdin=reading, capture_output=True, timeout=HANG)
     assert result.returncode == 0 and b"conforms" in result.stdout, result.stderr
 
 
@@ -408,8 +409,8 @@ def test_the_installed_command_runs_without_contracts_unless_the_environment_ask
     code = ("import sys\nfrom prefix_model.edge import launch\nsys.argv = ['prefix-model', 'check', '--example']\n"
             "status = launch.main()\nfrom prefix_model.core.contracts import ENABLED\nprint('contracts', ENABLED)\nsys.exit(status)")  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "PREFIX_MODEL_CONTRACTS"}
-    off = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
-    on = subprocess.run([sys.executable, "-c", code], env=env | {"PREFIX_MODEL_CONTRACTS": "1"}, capture_output=True, text=True, timeout=60)
+    off = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=HANG)
+    on = subprocess.run([sys.executable, "-c", code], env=env | {"PREFIX_MODEL_CONTRACTS": "1"}, capture_output=True, text=True, timeout=HANG)
     assert (off.returncode, on.returncode) == (0, 0), off.stderr + on.stderr
     assert off.stdout.splitlines()[-1] == "contracts False" and on.stdout.splitlines()[-1] == "contracts True"
     assert off.stdout.splitlines()[:-1] == on.stdout.splitlines()[:-1]  # the same report
@@ -437,7 +438,7 @@ def check_imports(folder: Path, *args: str, contracts: str | None = None) -> tup
     env = {k: v for k, v in os.environ.items() if k != "PREFIX_MODEL_CONTRACTS"} | {"PROBE_MODULES": str(written)}
     if contracts is not None:
         env["PREFIX_MODEL_CONTRACTS"] = contracts
-    done = subprocess.run([sys.executable, "-c", _IMPORTS_PROBE, "check", *args], env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", _IMPORTS_PROBE, "check", *args], env=env, capture_output=True, text=True, timeout=HANG)
     modules = json.loads(written.read_text(encoding="utf-8")) if written.exists() else []
     return done, sorted({name for name in NOT_FOR_CHECK for m in modules if m == name or m.startswith(name + ".")})
 
@@ -470,7 +471,7 @@ def test_hostile_paths_are_one_line_and_bounded(tmp_path: Path) -> None:
     long_name = str(tmp_path / ("a" * 300))
     for args in (["check", "/dev/zero"], ["request", "/dev/zero", "--turn", "1", "--step", "1"], ["check", long_name],
                  ["request", long_name, "--turn", "1", "--step", "1"]):  # fmt: skip
-        done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", *args], capture_output=True, text=True, timeout=60, env=env)
+        done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", *args], capture_output=True, text=True, timeout=HANG, env=env)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, (args, done.stderr[-500:])
         assert ("FMT-5" in done.stderr) if "/dev/zero" in args else ("File name too long" in done.stderr)
     assert list(tmp_path.iterdir()) == []  # the copy of the pipe is gone, and was cut at the line the reader refuses
@@ -493,7 +494,7 @@ def test_a_killed_check_leaves_no_copy_of_its_pipe(tmp_path: Path) -> None:
             threading.Event().wait(0.05)
     finally:
         process.kill()
-        process.wait(timeout=60)
+        process.wait(timeout=HANG)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -503,7 +504,7 @@ def test_lone_surrogates_print_as_escapes_in_valid_utf8(tmp_path: Path) -> None:
     log = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/bad\x80name.jsonl"))
     log.write_text('{"seq":0,"time":1,"type":"\\udc80x","data":{}}\n', encoding="utf-8")
     for extra in ((), ("--json",)):
-        done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), *extra], capture_output=True, timeout=60)
+        done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), *extra], capture_output=True, timeout=HANG)
         assert done.returncode == 1 and b"Traceback" not in done.stderr
         text = done.stdout.decode("utf-8")  # strict: raw surrogate bytes would fail here
         assert "\\udc80x" in text
@@ -536,5 +537,28 @@ def test_hostile_sizes_get_a_one_line_error_or_a_correct_answer(tmp_path: Path) 
 def test_request_names_a_piped_log_as_the_user_named_it() -> None:
     log = b'{"seq":0,"time":1,"type":"turn/start","data":{"turn":1}}\n{"seq":2,"time":1,"type":"turn/end","data":{"turn":1}}\n'
     done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "request", "-", "--turn", "1", "--step", "1"], input=log,
-                          capture_output=True, timeout=60)  # fmt: skip
+                          capture_output=True, timeout=HANG)  # fmt: skip
     assert done.returncode == 2 and done.stderr.decode() == "prefix-model: <stdin>:2: LOG-2: seq 2 is not contiguous; expected 1\n"
+
+
+def _subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of command ``name`` inside ``parser``."""
+    found = [a.choices[name] for a in parser._actions if isinstance(a, argparse._SubParsersAction) and name in a.choices]
+    assert len(found) == 1
+    parser_of: argparse.ArgumentParser = found[0]
+    return parser_of
+
+
+@pytest.mark.spec("CLI-1", "CLI-6")
+@pytest.mark.parametrize("name", sorted(cli.COMMANDS))
+def test_a_command_built_alone_parses_and_teaches_as_in_the_whole_parser(name: str) -> None:
+    """``main`` builds only the command it runs (start-up): its parser is the one the whole parser holds, help and all."""
+    alone, whole = cli.build_parser(name), cli.build_parser()
+    assert _subcommand(alone, name).format_help() == _subcommand(whole, name).format_help()
+    assert [a.dest for a in _subcommand(alone, name)._actions] == [a.dest for a in _subcommand(whole, name)._actions]
+    assert cli._invoked([name, "--json"]) == name and cli._invoked(["--version"]) is None and cli._invoked(["nothing", name]) is None
+
+
+def test_an_unknown_command_lists_every_command() -> None:
+    done = run("chek", "--example")
+    assert done.returncode == 2 and all(name in done.stderr for name in cli.COMMANDS), done.stderr

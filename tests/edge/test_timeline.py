@@ -24,6 +24,7 @@ from prefix_model.examples import EXAMPLE_STEPS, example_log
 from prefix_model.loop.semantics import HARNESS
 from prefix_model.loop.variants import run_witness
 
+from tests.conftest import HANG
 from tests.edge.test_checker import write_session
 from tests.edge.test_cli import assert_one_line_error
 from tests.reference import REAL_LOG_DIR
@@ -148,7 +149,7 @@ def test_the_same_input_gives_the_same_bytes(tmp_path: Path, capsys: pytest.Capt
     # Another process with another string hash order: still the same bytes.
     again = tmp_path / "again.svg"
     env = dict(os.environ, PYTHONHASHSEED="12345")
-    done = subprocess.run([*COMMAND, str(log), "--requests", str(capture), "--out", str(again)], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run([*COMMAND, str(log), "--requests", str(capture), "--out", str(again)], capture_output=True, text=True, env=env, timeout=HANG)
     assert done.returncode == 0, done.stderr
     assert again.read_bytes() == (tmp_path / "one.svg").read_bytes()
 
@@ -166,7 +167,7 @@ def test_it_reads_what_check_reads_every_form_and_a_pipe(tmp_path: Path, capsys:
         drawn.append(lanes(picture(out)))
         piped = folder / "piped.svg"
         done = subprocess.run([*COMMAND, "-", "--requests", str(capture), "--session", "s1", "--out", str(piped)], input=log.read_bytes(),
-                              capture_output=True, timeout=120)  # fmt: skip
+                              capture_output=True, timeout=HANG)  # fmt: skip
         assert done.returncode == 0, done.stderr
         drawn.append(lanes(picture(piped)))
     assert all(lanes_ == drawn[0] for lanes_ in drawn)  # the same picture from every form, from a file or a pipe
@@ -233,7 +234,7 @@ def test_unusable_input_exits_2_in_one_line_and_writes_nothing(tmp_path: Path) -
     out.write_text("the previous picture", encoding="utf-8")
 
     def timeline_of(*args: str, data: bytes | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*COMMAND, *args], input=None if data is None else data.decode(), capture_output=True, text=True, timeout=120)
+        return subprocess.run([*COMMAND, *args], input=None if data is None else data.decode(), capture_output=True, text=True, timeout=HANG)
 
     assert_one_line_error(timeline_of(str(tmp_path / "absent.jsonl"), "--out", str(out)), "absent.jsonl", "FMT-1")
     broken = tmp_path / "broken.jsonl"  # a persisted header line it cannot use: nothing after it can be read (a damaged event line is drawn)
@@ -252,17 +253,17 @@ def test_unusable_input_exits_2_in_one_line_and_writes_nothing(tmp_path: Path) -
 def test_an_out_that_is_not_svg_or_html_or_is_a_directory_exits_2(tmp_path: Path) -> None:
     for out, needle in ((tmp_path / "picture.png", ".svg or .html"), (tmp_path / "picture", ".svg or .html"), (tmp_path, "is a directory"),
                         (tmp_path / "no-such-dir" / "p.svg", "cannot write")):  # fmt: skip
-        done = subprocess.run([*COMMAND, "--example", "--out", str(out)], capture_output=True, text=True, timeout=120)
+        done = subprocess.run([*COMMAND, "--example", "--out", str(out)], capture_output=True, text=True, timeout=HANG)
         assert_one_line_error(done, str(out), needle)
     (tmp_path / "folder.svg").mkdir()
-    assert_one_line_error(subprocess.run([*COMMAND, "--example", "--out", str(tmp_path / "folder.svg")], capture_output=True, text=True, timeout=120),
+    assert_one_line_error(subprocess.run([*COMMAND, "--example", "--out", str(tmp_path / "folder.svg")], capture_output=True, text=True, timeout=HANG),
                           "is a directory")  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir()) == ["folder.svg"]
 
 
 @pytest.mark.spec("CLI-7")
 def test_timeline_help_teaches_what_each_lane_shows() -> None:
-    done = subprocess.run([*COMMAND, "--help"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([*COMMAND, "--help"], capture_output=True, text=True, timeout=HANG)
     assert done.returncode == 0
     for lane, _ in timeline.LANES:
         assert f"\n  {lane} " in done.stdout

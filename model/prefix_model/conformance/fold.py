@@ -49,7 +49,7 @@ from prefix_model.core.events import (
 )
 from prefix_model.core.headers import CHANGE, INITIAL, EpochHeader, canonical_header, check_header_event, header_equals, header_of
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze, json_text, thaw
-from prefix_model.core.requests import Request, build_request, request_to_json
+from prefix_model.core.requests import Request, build_request, is_step_number, request_to_json
 from prefix_model.core.surface import check_provenance, check_tool_result_rewrite, replacement_range
 
 __all__ = ["Captured", "InOrder", "StepResult", "LogChecker", "check_events", "captured_request"]
@@ -141,6 +141,9 @@ class StepResult:
     boundary_nodes: int
     dispatched: bool | None = None  # True: a header or chunk proves it; None: cannot tell
     start_line: int | None = None  # the log line of its step/start
+    # The boundary's nodes as (seq, message), kept where a replacement changed the nodes inside the step's header window
+    # (REQ-3: the boundary is the nodes before step/start; REQ-4: the header is the one in force at the first chunk).
+    boundary: tuple[tuple[int, object], ...] | None = None
 
 
 @dataclass(slots=True)
@@ -227,13 +230,14 @@ class LogChecker:
     requests_by_step: int = 0  # matched by the turn/step they name
     requests_after_stop: int = 0  # left in the capture when the log's reading stopped (``finish(stopped=True)``)
     in_order: list[InOrder] = field(default_factory=list)  # the requests matched in order (they name no step), and where
-    # Told of each step as its request resolves, while the fold's state is that request's (``request_for``), and whether
-    # the step's header window (REQ-4) has closed: not when a replacement inside the window made the fold resolve early.
-    resolved: Callable[[StepResult, bool], None] | None = None
+    # Told of each step as its request resolves (REQ-4: at its first chunk or its end), while the fold's state is that
+    # request's (``request_for``).
+    resolved: Callable[[StepResult], None] | None = None
     # --- state ---
     _queue: _CaptureQueue = field(init=False)
     _next_seq: int = 0  # the seq the next event must have (LOG-2); past a gap, the one after the event that opened it
     _resync: bool = False  # a line that was no event came before: the next event may take the numbering up further on
+    _run_reason: str = ""  # the first reason of the run of unreadable lines the last finding covers
     _nodes: list[int] = field(default_factory=list)
     _live: dict[int, PlainEvent] = field(default_factory=dict)
     _messages: dict[int, dict[str, object] | None] = field(default_factory=dict)
@@ -281,11 +285,11 @@ class LogChecker:
         """
         last = self.findings[-1] if self._resync and self.findings else None
         if last is not None and last.rule == rejection.rule and last.seq is None and (last.last_line or last.line) == line - 1:
-            first_reason = last.message.split("; the first: ", 1)[-1]
             count = line - (last.line or line) + 1
-            self.findings[-1] = replace(last, last_line=line, message=f"{count} lines in a row are no event; the first: {first_reason}")
+            self.findings[-1] = replace(last, last_line=line, message=f"{count} lines in a row are no event; the first: {self._run_reason}")
         else:
             self._find(rejection.rule, rejection.reason, None, line)
+            self._run_reason = rejection.reason
         self._resync = True
 
     @ensure(_envelope_judged, "CHK-2: the rule check_event or check_header_event finds in an event is a finding at its line", enabled=ENABLED)
@@ -352,7 +356,11 @@ class LogChecker:
     def _in_open_step(self, turn: object, step: object) -> bool:
         """ENC-3: whether an event naming ``turn`` and ``step`` names the open step (the chunk screen asks the same)."""
         open_step = self._open_step
-        return open_step is not None and (open_step.step.turn, open_step.step.step) == (turn, step)
+        return open_step is not None and is_step_number(turn, open_step.step.turn) and is_step_number(step, open_step.step.step)
+
+    def _in_open_turn(self, turn: object) -> bool:
+        """ENC-1, ENC-2: whether an event naming ``turn`` names the open turn (JSON-5: ``true`` is no turn 1)."""
+        return self._open_turn is not None and is_step_number(turn, self._open_turn)
 
     def _enclosure(self, line: int, event: PlainEvent) -> None:
         """ENC-1..ENC-3: every event sits in its turn and step (S/invariant.ts:55-155)."""
@@ -361,20 +369,20 @@ class LogChecker:
         if kind == TURN_START:
             if self._open_turn is not None:
                 self._find("ENC-1", f"turn/start {turn} while turn {self._open_turn} is open", event, line)
-            if turn != self._next_turn:
+            if not is_step_number(turn, self._next_turn):
                 self._find("ENC-1", f"turn/start expected turn {self._next_turn}, got {_text(turn)}", event, line)
-            self._open_turn = turn if isinstance(turn, int) else self._next_turn
+            self._open_turn = turn if type(turn) is int else self._next_turn
             self._next_step = 1
         elif kind == TURN_END:
-            if self._open_turn != turn or self._open_step is not None:
+            if not self._in_open_turn(turn) or self._open_step is not None:
                 self._find("ENC-1", f"turn/end {_text(turn)} does not close the open turn {self._open_turn} (step open: {self._open_step is not None})", event, line)
             self._open_turn = None
             self._next_turn += 1
         elif kind == STEP_START:
-            if self._open_turn != turn or self._open_step is not None or step != self._next_step:
+            if not self._in_open_turn(turn) or self._open_step is not None or not is_step_number(step, self._next_step):
                 self._find("ENC-2", f"step/start {_text(turn)}/{_text(step)}: expected step {self._next_step} of open turn {self._open_turn}", event, line)
         elif kind == STEP_END:
-            if self._open_step is None or (self._open_step.step.turn, self._open_step.step.step) != (turn, step):
+            if not self._in_open_step(turn, step):
                 self._find("ENC-2", f"step/end {_text(turn)}/{_text(step)} does not close the open step", event, line)
             self._next_step += 1
         elif kind in _STEP_SCOPED or (kind == TOOL_RESULT and event.surface_op == APPEND):
@@ -422,7 +430,7 @@ class LogChecker:
             if found is None:
                 self._push(event)
         elif isinstance(op, Replace):
-            self._resolve_open(window_closed=False)  # the boundary's nodes are about to change
+            self._keep_boundary()  # the boundary's nodes are about to change
             found = self._replace(event, op)
         elif op is not None:
             found = Rejection("SURF-3", f"{event.type} carries an invalid surfaceOp {op!r}")
@@ -471,7 +479,7 @@ class LogChecker:
         if kind == STEP_START:
             self._resolve_open()
             turn, step = event.field("turn"), event.field("step")
-            result = StepResult(turn if isinstance(turn, int) else -1, step if isinstance(step, int) else -1,
+            result = StepResult(turn if type(turn) is int else -1, step if type(step) is int else -1,
                                 event.seq, self._instances, len(self._nodes), start_line=line)  # fmt: skip
             self.steps += 1
             self._open_step = _Open(result)
@@ -483,7 +491,21 @@ class LogChecker:
             self._open_step = None
             self._pending_calls.clear()
 
-    def _resolve_open(self, window_closed: bool = True) -> None:
+    def _keep_boundary(self) -> None:
+        """Keep the open step's boundary nodes, before a replacement inside its header window changes them."""
+        open_step = self._open_step
+        if open_step is None or open_step.resolved or open_step.step.boundary is not None:
+            return
+        open_step.step.boundary = tuple((seq, self._messages[seq]) for seq in self._nodes[: open_step.step.boundary_nodes])
+
+    def _boundary(self, result: StepResult) -> Iterator[tuple[int, object]]:
+        """The boundary nodes of step ``result`` as (seq, message): those kept at a replacement inside its window, else the nodes now."""
+        if result.boundary is not None:
+            return iter(result.boundary)
+        messages = self._messages
+        return ((seq, messages[seq]) for seq in self._nodes[: result.boundary_nodes])
+
+    def _resolve_open(self) -> None:
         """Resolve the open step's request: its header is the fold now, its boundary the snapshot."""
         open_step = self._open_step
         if open_step is None or open_step.resolved:
@@ -494,7 +516,7 @@ class LogChecker:
         if open_step.header_seen:
             result.dispatched = True
         if self.resolved is not None:
-            self.resolved(result, window_closed)
+            self.resolved(result)
         self._match(result)
 
     def _match(self, result: StepResult) -> None:
@@ -578,7 +600,7 @@ class LogChecker:
         """Return whether ``request`` is, text for text, the request the log expects (no finding possible)."""
         expected, fields = self._expected, request.fields
         assert expected is not None
-        if not expected.shallow or self._deep_nodes or fields.keys() - _SESSION_ID != expected.names:
+        if not expected.shallow or self._deep_nodes or fields.keys() - _SESSION_ID != expected.names or step.boundary is not None:
             return False
         for name, text in expected.fields.items():
             if not request.same(name, text):
@@ -620,7 +642,7 @@ class LogChecker:
 
     def _expected_request(self, result: StepResult) -> Request:
         assert self._header is not None
-        boundary = tuple(freeze(m) for m in (self._messages[s] for s in self._nodes[: result.boundary_nodes]) if m is not None)
+        boundary = tuple(freeze(m) for _, m in self._boundary(result) if m is not None)
         return build_request(self._header, tuple(m for m in boundary if isinstance(m, FrozenMap)), self.session_id)
 
     def _message_source(self, result: StepResult, index: int) -> int | None:
@@ -628,7 +650,7 @@ class LogChecker:
         assert self._expected is not None
         if index < len(self._expected.prefix_items):
             return self._header_seq
-        history = (s for s in self._nodes[: result.boundary_nodes] if self._messages[s] is not None)
+        history = (s for s, m in self._boundary(result) if m is not None)
         return next(itertools.islice(history, index - len(self._expected.prefix_items), None), None)
 
     def _compare_exactly(self, result: StepResult, request: Captured) -> tuple[bool, int | None]:
@@ -682,7 +704,8 @@ class LogChecker:
         """
         assert self._header is not None
         previous = self._previous.get(result.instance)
-        self._previous[result.instance] = _Previous(request, self._header, self._generation, exact, messages_finding)
+        generation = self._generation if result.boundary is None else -1  # its history is from before the replacement
+        self._previous[result.instance] = _Previous(request, self._header, generation, exact, messages_finding)
         if previous is None or (previous.exact and exact):
             return
         if previous.generation != self._generation or not header_equals(previous.header, self._header):

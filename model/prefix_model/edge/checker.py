@@ -341,19 +341,14 @@ def fold_request(stream: LogStream, turn: int, step: int, session_id: str | None
     (``LogChecker.request_for``), and reads the log to its end, as the spec's reading does. It
     vouches for that answer only where nothing stands between the two: None — take the spec's
     path, which gives its own request or error — when the log cannot be read (the spec's reader
-    names the error in its own words), when the fold finds anything at all (a log the spec's
-    reading refuses, or a step it places otherwise: one named twice, a chunk of another step), or
-    when a replacement inside the step's header window made the fold resolve it early (a header
-    written after it, before the first chunk, is the step's for the spec, not for the fold).
+    names the error in its own words), or when the fold finds anything at all (a log the spec's
+    reading refuses, or a step it places otherwise: one named twice, a chunk of another step).
     """
     answers: list[Request | None] = []  # at each step/start naming the step (the spec takes the last)
-    early = False
 
-    def resolved(result: StepResult, window_closed: bool) -> None:
-        nonlocal early
+    def resolved(result: StepResult) -> None:
         if is_step_number(result.turn, turn) and is_step_number(result.step, step):
             answers.append(checker.request_for(result))
-            early = early or not window_closed
 
     checker = LogChecker(session_id, resolved=resolved)
     try:
@@ -363,7 +358,7 @@ def fold_request(stream: LogStream, turn: int, step: int, session_id: str | None
             checker.finish()
     except LogReadError:
         return None
-    if checker.findings or early:
+    if checker.findings:
         return None
     if not answers:
         return no_such_step(turn, step)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 # commands that use them: check and request start without them (start-up is part of every check in
 # a script; tests/edge/test_cli.py holds check's import graph to it).
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "COMMANDS"]
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_UNUSABLE = 0, 1, 2
 DEFAULT_MAX_FINDINGS = 50  # a page a person reads; the summary counts every finding
@@ -145,14 +145,13 @@ def _timeline_help() -> str:
     return TIMELINE_HELP
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of ``prefix-model``."""
-    parser = argparse.ArgumentParser(
-        prog="prefix-model",
-        description="Executable reference model of the deepseek-harness session prefix.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    _Commands: TypeAlias = argparse._SubParsersAction[_Parser]
+
+
+def _add_request(commands: _Commands) -> None:
     request = commands.add_parser(
         "request",
         help="reconstruct the request a step of a session log must have sent",
@@ -166,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     request.add_argument("--turn", type=int, required=True, help="turn number (from turn/start)")
     request.add_argument("--step", type=int, required=True, help="step number within the turn (from 1)")
     request.add_argument("--session-id", help="sessionId to put in the request (default: the one the persisted header or the example names, else omitted)")
+
+
+def _add_demo(commands: _Commands) -> None:
     commands.add_parser(
         "demo",
         help="run the loop scenario and print its log and the requests it sent, each explained",
@@ -174,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
         "print the actions, the log as the harness writes it, and every request on the wire with how it "
         "reconstructs from the log; then check every property of spec §11 on the run.",
     )
+
+
+def _add_check(commands: _Commands) -> None:
     check = commands.add_parser(
         "check",
         help="check a harness session log (and the requests an implementation sent) against the spec",
@@ -184,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
     check.add_argument("--max-findings", metavar="N", type=_count, default=DEFAULT_MAX_FINDINGS,
                        help=f"show the first N findings, then how many more and a count per rule (default {DEFAULT_MAX_FINDINGS}; 0: all)")
+
+
+def _add_timeline(commands: _Commands) -> None:
     timeline = commands.add_parser(
         "timeline",
         help="draw a session (and the check's findings) on one timeline: an SVG picture or an HTML page",
@@ -192,6 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_checked_inputs(timeline, "draw")
     timeline.add_argument("--out", required=True, metavar="FILE.svg|FILE.html", help="the file to write; its suffix picks the format")
+
+
+def _add_vectors(commands: _Commands) -> None:
     vectors = commands.add_parser(
         "vectors",
         help="write the conformance vectors (deterministic JSON cases, a SHA-256 manifest)",
@@ -201,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
         "fails if a requirement has no case. Format and adapter protocol: spec/vectors.md.",
     )
     vectors.add_argument("--out", required=True, metavar="DIR", help="output directory")
+
+
+def _add_variants(commands: _Commands) -> None:
     variants = commands.add_parser(
         "variants",
         help="run every faulty variant through the properties and say which requirement rejects it",
@@ -208,6 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     variants.add_argument("--json", action="store_true", help="print one JSON object per variant instead of a table")
+
+
+def _add_conform(commands: _Commands) -> None:
     conform = commands.add_parser(
         "conform",
         help="run the conformance vectors through an implementation's adapter (a child process)",
@@ -220,13 +237,52 @@ def build_parser() -> argparse.ArgumentParser:
     conform.add_argument("--json", action="store_true", help="print the machine report (one JSON object, problems untruncated)")
     conform.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
     conform.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per adapter response (default 30)")
+
+
+def _add_adapter(commands: _Commands) -> None:
     commands.add_parser(
         "adapter",
         help="serve the model itself over the adapter protocol on stdin/stdout (for conform)",
         description="The model as an adapter: answers hello, reset, apply, read, check and shutdown, one JSON line "
         "each (spec/vectors.md §10). `prefix-model conform --adapter 'prefix-model adapter'` runs the vectors against it.",
     )
+
+
+# Each command's parser, in the order --help lists them.
+COMMANDS: dict[str, Callable[[_Commands], None]] = {
+    "request": _add_request,
+    "demo": _add_demo,
+    "check": _add_check,
+    "timeline": _add_timeline,
+    "vectors": _add_vectors,
+    "variants": _add_variants,
+    "conform": _add_conform,
+    "adapter": _add_adapter,
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Return the argument parser of ``prefix-model``: with ``command``, one that knows only that command.
+
+    Each command's parser costs as much to build as a check of the bundled example takes, and a
+    run needs only its own; without ``command`` (``--help``, an unknown word) every one is built.
+    """
+    parser = argparse.ArgumentParser(
+        prog="prefix-model",
+        description="Executable reference model of the deepseek-harness session prefix.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+    for name, add in COMMANDS.items():
+        if command is None or name == command:
+            add(commands)
     return parser
+
+
+def _invoked(argv: Sequence[str]) -> str | None:
+    """Return the command ``argv`` runs, if its first word names one (options before it are prefix-model's own)."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return first if first in COMMANDS else None
 
 
 def _add_checked_inputs(parser: argparse.ArgumentParser, verb: str) -> None:
@@ -477,7 +533,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # escape, so the text stays valid UTF-8 and --json stays valid JSON.
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_invoked(words)).parse_args(words)
     try:
         if args.command == "request":
             return _run_request(args)
