@@ -8,7 +8,7 @@ HYPOTHESIS_PROFILE ?= ci
 TEST_WORKERS ?= 2
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run test typecheck unit proofs proofs-deep mutation bench bench-compare thorough conform-harness clean
+.PHONY: setup run test typecheck unit proofs proofs-deep explore-deep mutation bench bench-compare thorough conform-harness clean
 
 setup: $(STAMP)
 
@@ -41,6 +41,10 @@ proofs: setup
 ## proofs-deep: CrossHair at CPU seconds per condition: searches further; load-dependent, not part of test
 proofs-deep: setup
 	$(BIN)/python proofs/run.py --deep
+
+## explore-deep: the bounded exploration of the loop at the deep bound of proofs/explore-counts.json (contracts off; not part of test)
+explore-deep: setup
+	$(BIN)/python proofs/explore_counts.py --check deep
 
 ## mutation: AST mutants of each module of MODULES against its own tests (not part of test; resumable, .mutation/)
 MODULES ?= core/json_values.py core/events.py core/surface.py core/log.py core/derive.py core/headers.py core/request_log.py core/requests.py core/fork.py

@@ -118,6 +118,7 @@ EDGE_NOT_PROVED: tuple[str, ...] = (
     "loop.actions",  # the action alphabet: data only
     "loop.prompt",  # the prompt action the state also holds: data only
     "loop.semantics",  # the design-choice flags: data only
+    "loop.explore",  # the bounded search: its counts are pinned by proofs/explore-counts.json, its failures by planted variants (no contracts yet)
     "formats.rules",  # the format rules' rejection values, worded once
     "formats.event_lines",  # JSON lines to events and back: held to the harness's bytes by tests and vectors
     "formats.session_lines",  # the persisted form's header line and packed rows: tests and vectors

@@ -1,4 +1,4 @@
-"""Spec §9 — the command line: ``prefix-model request``, ``demo``, ``variants`` and ``timeline``.
+"""Spec §9 — the command line: ``prefix-model request``, ``demo``, ``variants``, ``timeline`` and ``explore``.
 
 The CLI is the edge: it reads files, prints, and maps every unreadable input or missing step to
 one line on stderr and exit status 2 (CLI-2). Exit 0 means the command did what it was asked.
@@ -139,6 +139,12 @@ class _Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
+def _explore_help() -> str:
+    from prefix_model.edge.explore import EXPLORE_HELP  # the alphabet it states lives with the explorer
+
+    return EXPLORE_HELP
+
+
 def _timeline_help() -> str:
     from prefix_model.edge.timeline import TIMELINE_HELP  # the lanes it describes live with the drawing
 
@@ -239,6 +245,21 @@ def _add_conform(commands: _Commands) -> None:
     conform.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per adapter response (default 30)")
 
 
+def _add_explore(commands: _Commands) -> None:
+    explore = commands.add_parser(
+        "explore",
+        help="explore every state of the loop within a depth, checking every property in each (breadth first)",
+        describe=_explore_help,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    explore.add_argument("--depth", required=True, type=_count, metavar="K", help="the bound: moves after a root's setup")
+    explore.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
+    explore.add_argument("--variant", metavar="NAME", help="explore a faulty variant (prefix-model variants) instead of the harness")
+    explore.add_argument("--roots", metavar="NAMES", help="only these behaviours of listener L2, comma-separated (default: every one)")
+    explore.add_argument("--jobs", type=_count, default=1, metavar="N", help="processes that share each level (default 1; the counts are the same)")
+    explore.add_argument("--itf", metavar="FILE", help="write a violation's shortest script as an ITF trace (Apalache ADR-015 JSON)")
+
+
 def _add_adapter(commands: _Commands) -> None:
     commands.add_parser(
         "adapter",
@@ -257,6 +278,7 @@ COMMANDS: dict[str, Callable[[_Commands], None]] = {
     "vectors": _add_vectors,
     "variants": _add_variants,
     "conform": _add_conform,
+    "explore": _add_explore,
     "adapter": _add_adapter,
 }
 
@@ -491,6 +513,22 @@ def _run_variants(as_json: bool) -> int:
     return EXIT_OK if all(v.detected for v in verdicts) and not harness else EXIT_VIOLATIONS
 
 
+def _run_explore(args: argparse.Namespace) -> int:
+    from prefix_model.edge.explore import ExploreError, report_json, report_text, roots_named, run_exploration, semantics_named, verdict, write_itf
+
+    try:
+        measured = run_exploration(args.depth, args.variant, roots_named(args.roots), args.jobs)
+        found = measured.exploration.found
+        if args.itf is not None and found is not None:
+            write_itf(Path(args.itf), found, semantics_named(args.variant), args.variant)
+    except ExploreError as error:
+        raise _Unusable(str(error)) from None
+    print(json.dumps(report_json(measured), ensure_ascii=False) if args.json else report_text(measured))
+    if args.itf is not None and found is None:
+        print(f"prefix-model: no violation, so no ITF trace was written to {args.itf}", file=sys.stderr)
+    return verdict(measured)
+
+
 def _run_conform(args: argparse.Namespace) -> int:
     import tempfile
 
@@ -554,6 +592,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return serve(sys.stdin, sys.stdout)
         if args.command == "conform":
             return _run_conform(args)
+        if args.command == "explore":
+            return _run_explore(args)
         return _run_demo()
     except (LogReadError, _Unusable, Unusable) as error:
         print(f"prefix-model: {error}", file=sys.stderr)

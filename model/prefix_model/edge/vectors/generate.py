@@ -89,6 +89,7 @@ NOT_WITNESSED: dict[str, str] = {
     "D-": "the divergence notes of §15 record choices; they are not requirements a run can show",
     "TOK-": "the token meter's post-step pressure is neither in the log nor in a request (meter-internal)",
     "VEC-": "the vectors' own requirements: tests/edge/test_vectors.py, tests/edge/test_conform.py",
+    "EXP-": "the explorer's guarantees are about a search over many runs, not a property of one log: tests/loop/test_explore.py",
     "JSON-7": "a model limit (nesting depth), not a harness rule: another implementation need not share it",
     "FMT-5": "a model limit (hostile nesting, line length), not a harness rule",
     "FMT-2": "how an unreadable file is reported (file, line, rule); a vector states only the rule",

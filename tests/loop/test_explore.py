@@ -1,0 +1,200 @@
+"""§10.5 bounded exploration — every state within a bound, every property in each, counts pinned, violations shortest.
+
+The CI bounds of ``proofs/explore-counts.json`` run in a subprocess with contracts off and a hash
+seed of its own (the manifest was written by another process): equal counts show the exploration
+deterministic and the model unchanged (EXP-3). The ``contracts`` bound runs here, contracts on,
+and gives the same counts. Planted faults — faulty variants of §13 — show the search able to fail,
+each caught at the depth stated with a script that replays (EXP-2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from prefix_model.core.contracts import ENABLED
+from prefix_model.loop.actions import BeginStep, Cancel, Compose, Create, Dispatch, Inject, PreStep, SendPrompt
+from prefix_model.loop.explore import ACTION_KINDS, BEHAVIOURS, OUTCOMES, Budget, Node, explore, fingerprint, moves, outcomes, replay, roots, step
+from prefix_model.loop.properties import check_all
+from prefix_model.loop.semantics import HARNESS
+from prefix_model.loop.transitions import apply
+from prefix_model.loop.variants import VARIANTS
+from prefix_model.loop.world import EMPTY_WORLD, World
+
+ROOT = Path(__file__).resolve().parents[2]
+MANIFEST = json.loads((ROOT / "proofs" / "explore-counts.json").read_text(encoding="utf-8"))["bounds"]
+
+
+def _run_bound_elsewhere(name: str, seed: str) -> dict[str, object]:
+    """The counts of bound ``name`` from ``prefix-model explore --json`` in a fresh process (contracts off)."""
+    bound = MANIFEST[name]
+    command = [sys.executable, "-c", "from prefix_model.edge.launch import main; raise SystemExit(main())",
+               "explore", "--depth", str(bound["depth"]), "--json"]  # fmt: skip
+    if bound["roots"] is not None:
+        command += ["--roots", ",".join(bound["roots"])]
+    env = os.environ | {"PYTHONHASHSEED": seed, "PREFIX_MODEL_CONTRACTS": "0"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr
+    report: dict[str, object] = json.loads(done.stdout)
+    return report
+
+
+def _counts(report: dict[str, object]) -> dict[str, object]:
+    return {k: report[k] for k in ("states", "transitions", "levels", "actions", "outcomes")}
+
+
+@pytest.mark.spec("EXP-3", "EXP-1")
+def test_the_ci_bound_gives_the_recorded_counts_and_reaches_every_action_kind() -> None:
+    report = _run_bound_elsewhere("ci", "4711")
+    assert _counts(report) == MANIFEST["ci"]["counts"]
+    assert report["violation"] is None
+    assert report["unreached"]["actions"] == []  # type: ignore[index]
+    actions = report["actions"]
+    assert isinstance(actions, dict) and all(actions[k] > 0 for k in ACTION_KINDS)
+
+
+@pytest.mark.spec("EXP-3", "EXP-1")
+def test_every_root_to_the_ci_roots_bound_gives_the_recorded_counts() -> None:
+    report = _run_bound_elsewhere("ci-roots", "1")
+    assert _counts(report) == MANIFEST["ci-roots"]["counts"]
+    assert report["violation"] is None and report["roots"] == [name for name, _ in BEHAVIOURS]
+
+
+@pytest.mark.spec("EXP-3")
+def test_contracts_on_give_the_same_counts() -> None:
+    assert ENABLED  # the suite runs with contracts on: apply's guard and the loop's contracts hold at every transition
+    bound = MANIFEST["contracts"]
+    run = explore(bound["depth"])
+    assert run.found is None
+    assert run.as_counts() == bound["counts"]
+
+
+@pytest.mark.spec("EXP-1")
+def test_every_state_is_checked_once_and_the_levels_add_up() -> None:
+    run = explore(3, behaviours=("prepend",))
+    assert run.states == sum(run.levels) == len(run.visited)
+    assert run.reached == 3 and run.levels[0] == 1
+    assert run.transitions == sum(run.actions.values())
+    # Unreached kinds are counted as zero, not left out: at depth 3 no request is sent yet.
+    counts = run.as_counts()
+    actions, classes = counts["actions"], counts["outcomes"]
+    assert isinstance(actions, dict) and isinstance(classes, dict)
+    assert list(actions) == list(ACTION_KINDS) and set(OUTCOMES) <= set(classes)
+    assert actions["Dispatch"] == 0 and classes["request sent"] == 0
+
+
+def _root() -> Node:
+    world = EMPTY_WORLD
+    for action in roots(("prepend",))[0]:
+        world = apply(world, action)
+    return Node(world)
+
+
+@pytest.mark.spec("EXP-1")
+def test_the_fingerprint_tells_apart_what_a_transition_or_property_reads() -> None:
+    node = _root()
+    hello = step(node, SendPrompt(0, "hello"))
+    assert fingerprint(hello) != fingerprint(node)
+    assert fingerprint(step(node, SendPrompt(0, "hello"))) == fingerprint(hello)  # built again: equal
+    # The budget left is part of the state: a spent cancel is not an unspent one.
+    assert fingerprint(Node(node.world, Budget(cancels=0))) != fingerprint(node)
+    # A cancel on an idle instance changes nothing but the budget.
+    cancelled = step(node, Cancel(0))
+    assert cancelled.world == node.world and fingerprint(cancelled) == fingerprint(Node(node.world, Budget(cancels=0)))
+    # Ghost state counts: the same log with another trace is another state.
+    marked = Node(World(node.world.sessions, node.world.instances, node.world.listeners, node.world.requests, ()), node.budget)
+    assert fingerprint(marked) != fingerprint(node)
+
+
+@pytest.mark.spec("EXP-1")
+def test_the_interleaving_of_two_sessions_is_not_part_of_the_state() -> None:
+    """Two instances over two sessions stepping in either order reach one state, and the properties agree."""
+    base = replay((*roots(("prepend",))[0], Create("aux", "s9")))
+    a = (SendPrompt(0, "hello"), BeginStep(0), Compose(0))
+    b = (SendPrompt(1, "hello"), BeginStep(1), Compose(1))
+    one, two = Node(base), Node(base)
+    for action in a + b:
+        one = step(one, action)
+    for action in b + a:
+        two = step(two, action)
+    assert one.world.trace != two.world.trace  # the global order differs
+    assert fingerprint(one) == fingerprint(two)
+    assert check_all(one.world) == check_all(two.world) == ()
+
+
+@pytest.mark.spec("EXP-1")
+def test_outcome_classes_of_single_transitions() -> None:
+    node = _root()
+    assert outcomes(node.world, step(node, Cancel(0)).world, Cancel(0)) == ("no-op",)
+    opened = step(node, SendPrompt(0, "hello"))
+    assert outcomes(node.world, opened.world, SendPrompt(0, "hello")) == ("turn opened by a prompt",)
+    assert outcomes(opened.world, step(opened, SendPrompt(0, "hello")).world, SendPrompt(0, "hello")) == ("prompt queued",)
+    assert outcomes(opened.world, step(opened, Inject(0, "note")).world, Inject(0, "note")) == ("inject appended",)
+    composing = step(step(opened, BeginStep(0)), Compose(0))
+    sent = step(step(composing, PreStep(0)), Dispatch(0))
+    assert outcomes(step(composing, PreStep(0)).world, sent.world, Dispatch(0)) == ("header: initial", "request sent")
+    assert Inject(0, "note") not in moves(Node(opened.world, Budget(injects=0)))  # a spent budget offers no more
+
+
+# --- the search can fail: faulty variants are caught with a shortest script ---
+
+# (variant, a rule it must break, the depth of the shortest violation from the "prepend" root)
+CAUGHT = (
+    ("prefix-as-history", "PFX-1", 3),
+    ("cache-interrupted", "PFX-4", 4),
+    ("prefix-not-logged", "PFX-3", 5),
+    ("prefix-after-history", "REC-1", 5),
+    ("prefix-in-system", "PFX-3", 5),
+    ("effort-from-options", "REC-2", 5),
+)
+
+
+@pytest.mark.spec("EXP-2")
+@pytest.mark.parametrize(("name", "rule", "depth"), CAUGHT, ids=[c[0] for c in CAUGHT])
+def test_a_faulty_variant_is_caught_with_a_shortest_replayable_script(name: str, rule: str, depth: int) -> None:
+    semantics = next(v.semantics for v in VARIANTS if v.name == name)
+    run = explore(depth + 2, semantics, ("prepend",))
+    assert run.found is not None
+    found = run.found
+    assert found.depth == depth and rule in {v.rule for v in found.violations}
+    assert len(found.script) == len(roots(("prepend",))[0]) + depth
+    # Replayed strictly, the script reaches the same violations; the harness passes the same script.
+    assert check_all(replay(found.script, semantics)) == found.violations
+    assert check_all(replay(found.script, HARNESS)) == ()
+    # Shortest: nothing violates one move earlier.
+    assert explore(depth - 1, semantics, ("prepend",)).found is None
+
+
+@pytest.mark.spec("EXP-2")
+def test_a_root_can_be_the_shortest_counterexample() -> None:
+    """With L2 cancelling on its first call, a cached interrupted composition is three moves away."""
+    semantics = next(v.semantics for v in VARIANTS if v.name == "cache-interrupted")
+    run = explore(5, semantics)
+    assert run.found is not None and run.found.depth == 3
+    assert "PFX-4" in {v.rule for v in run.found.violations}
+    assert run.found.script[:3] == roots(("cancel-once",))[0]
+
+
+def test_replay_refuses_a_script_the_guard_refuses() -> None:
+    with pytest.raises(ValueError, match="not enabled"):
+        replay((*roots(("prepend",))[0], Compose(0)))
+
+
+@pytest.mark.spec("EXP-3")
+def test_the_counts_check_fails_on_a_changed_count(tmp_path: Path) -> None:
+    """``make explore-deep``'s checker, on the small bound: the recorded counts pass, one changed count fails."""
+    document = json.loads((ROOT / "proofs" / "explore-counts.json").read_text(encoding="utf-8"))
+    script = [sys.executable, str(ROOT / "proofs" / "explore_counts.py"), "--check", "contracts", "--manifest"]
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(document), encoding="utf-8")
+    passed = subprocess.run([*script, str(good)], capture_output=True, text=True, timeout=300)
+    assert passed.returncode == 0, passed.stderr
+    document["bounds"]["contracts"]["counts"]["transitions"] += 1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document), encoding="utf-8")
+    failed = subprocess.run([*script, str(bad)], capture_output=True, text=True, timeout=300)
+    assert failed.returncode == 1 and "counts differ from bad.json in transitions" in failed.stderr
