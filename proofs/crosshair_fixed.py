@@ -12,8 +12,13 @@ Z3's own limit is wall clock too; the runner bounds each query by Z3's resource 
 (``CROSSHAIR_SMT_RLIMIT``, which CrossHair reads), so a hard query gives up at the same point
 on every machine.
 
+For every condition it writes one line to stderr, ``crosshair-fixed-condition: {...}``: the
+function, the line of the condition, the paths run, whether they were exhausted (every path of the
+condition explored within the cap: for a clean condition, a proof) and whether no path got past
+the preconditions (CrossHair could build no input they accept: the condition was not explored).
+
 On exit it writes one line to stderr, ``crosshair-fixed: {...}``: the conditions analysed, the
-paths run, the Z3 queries that ran out of their resource count (the same in every run), and the
+paths run, the process's CPU seconds (a measurement: no verdict reads it), the Z3 queries that ran out of their resource count (the same in every run), and the
 two events that still depend on the clock — a path that hit the per-path CPU deadline and a Z3
 query that gave up for another reason (its wall-clock timeout). Both are 0 in a reproducible run;
 the runner reports them when they are not.
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import resource
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -36,16 +42,30 @@ def main(argv: Sequence[str]) -> int:
     max_iterations = int(argv[1]) or sys.maxsize
 
     from crosshair import core, statespace, util
+    from crosshair.statespace import MessageType
     from crosshair import main as crosshair_main
     from crosshair.auditwall import engage_auditwall
 
     counts: Counter[str] = Counter()
+    current: dict[str, Any] = {}
 
     def counted_explore_loop(*args: Any, **kwargs: Any) -> Any:
         result = original_explore_loop(*args, **kwargs)
         counts["conditions"] += 1
         counts["paths"] += result.iterations
+        current.update(paths=result.iterations, exhausted=bool(result.exhausted))
         return result
+
+    def reported_analyze_calltree(options: Any, conditions: Any) -> Any:
+        current.clear()
+        analysis = original_analyze_calltree(options, conditions)
+        unmet = any(m.state == MessageType.PRE_UNSAT for m in analysis.messages)
+        post = conditions.post[0] if conditions.post else None
+        detail = {"function": conditions.fn.__qualname__, "line": post.line if post is not None else 0,
+                  "paths": current.get("paths", 0), "exhausted": current.get("exhausted", False),
+                  "status": analysis.verification_status.name, "preconditions_unmet": unmet}  # fmt: skip
+        print("crosshair-fixed-condition: " + json.dumps(detail), file=sys.stderr, flush=True)
+        return analysis
 
     def counted_check_timeout(self: Any) -> None:
         try:
@@ -68,6 +88,8 @@ def main(argv: Sequence[str]) -> int:
             raise
 
     original_explore_loop: Callable[..., Any] = core.explore_loop
+    original_analyze_calltree: Callable[..., Any] = core.analyze_calltree
+    core.analyze_calltree = reported_analyze_calltree
     original_check_timeout: Callable[[Any], None] = statespace.StateSpace.check_timeout
     original_solver_is_sat: Callable[..., Any] = statespace.solver_is_sat
     original_options: Callable[..., Any] = getattr(crosshair_main, "option_set_from_dict")
@@ -82,7 +104,9 @@ def main(argv: Sequence[str]) -> int:
     try:
         status = int(crosshair_main.unwalled_main(args))
     finally:
-        totals = {k: counts[k] for k in ("conditions", "paths", "z3_rlimit", "path_timeouts", "z3_unknown")}
+        totals: dict[str, float] = {k: counts[k] for k in ("conditions", "paths", "z3_rlimit", "path_timeouts", "z3_unknown")}
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        totals["cpu_seconds"] = round(usage.ru_utime + usage.ru_stime, 1)  # a measurement, not part of the verdict
         print("crosshair-fixed: " + json.dumps(totals), file=sys.stderr, flush=True)
     return status
 

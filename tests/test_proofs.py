@@ -12,32 +12,50 @@ import sys
 import pytest
 
 from proofs import mutation
-from proofs.run import DRIVER, PLUGIN, README, ROOT, Budget, Stats, child_env, readme_with_block
+from proofs.run import (
+    CROSSHAIR_SKIPPED,
+    DRIVER,
+    PLUGIN,
+    README,
+    ROOT,
+    Budget,
+    Explored,
+    Outcome,
+    Stats,
+    Target,
+    child_env,
+    coverage_changes,
+    build_targets,
+    coverage_of,
+    readme_with_block,
+)
 
 from tests.conftest import HANG
 
 TARGET = "prefix_model.core.events"  # two contracted functions, one postcondition each
 
 
-def _crosshair(paths: int) -> tuple[str, Stats]:
+def _crosshair(paths: int) -> tuple[str, Stats, tuple[Explored, ...]]:
     command = [sys.executable, *Budget(paths=paths).options(), TARGET, "--analysis_kind=icontract", "--extra_plugin", str(PLUGIN)]
     # Without the cap nothing else stops this search (no CPU budget, no uninteresting-iteration
     # limit): the timeout turns a cap that does not work into a failure instead of a hang.
     done = subprocess.run(command, cwd=ROOT, env=child_env() | Budget(paths=paths).env(), capture_output=True, text=True, timeout=HANG)
     stats = Stats.parse(done.stderr)
     assert done.returncode == 0 and stats is not None, done.stderr[-2000:]
-    return done.stdout, stats
+    return done.stdout, stats, Explored.parse_all(done.stderr)
 
 
 def test_the_path_cap_is_what_stops_the_search() -> None:
     for paths in (1, 3):
-        _, stats = _crosshair(paths)
+        _, stats, explored = _crosshair(paths)
         assert (stats.conditions, stats.paths) == (2, 2 * paths)  # the cap is per condition
+        assert [(e.paths, e.exhausted, e.preconditions_unmet) for e in explored] == [(paths, False, False)] * 2
+        assert sorted(e.function for e in explored) == ["check_event", "seq_gap"]
 
 
 def test_two_runs_explore_the_same_paths() -> None:
     first, second = _crosshair(20), _crosshair(20)
-    assert first == second
+    assert first == second  # the CPU seconds the driver reports are a measurement, not compared
     assert first[1].paths == 2 * 20 and (first[1].path_timeouts, first[1].z3_unknown) == (0, 0)
 
 
@@ -49,12 +67,36 @@ def test_the_budget_reads_no_clock_unless_asked_to() -> None:
     assert "--per_condition_timeout=20" in by_seconds
     assert "CROSSHAIR_SMT_RLIMIT" in Budget(paths=20).env() and Budget(paths=None, seconds=20).env() == {}
     assert Budget(paths=20).for_kind("bug").paths == 60 and Budget(paths=100).for_kind("bug").paths == 100
+    assert Budget(paths=20).for_module("conformance.plain").paths == 5 and Budget(paths=60).for_module("conformance.plain").paths == 60
+    assert Budget(paths=20).for_module("core.log").paths == 20
 
 
 def test_stats_are_read_from_the_drivers_last_line() -> None:
     stderr = 'noise\ncrosshair-fixed: {"conditions": 2, "paths": 7, "z3_rlimit": 3, "path_timeouts": 1, "z3_unknown": 0}\n'
     assert Stats.parse(stderr) == Stats(2, 7, 3, 1, 0)
     assert Stats.parse("a crash before the driver wrote anything") is None
+
+
+def test_a_changed_exploration_of_a_chapter_function_fails_the_run() -> None:
+    """What the default budget explores of each loop and conformance function is recorded; any change is a failure."""
+    (target,), problems = build_targets(["conformance.vacuity"], ["core"])
+    assert problems == []
+    explored = tuple(Explored(s.qualname, s.line, 20, False, "UNKNOWN", False) for s in target.sites if s.qualname == "unread_run")
+    table = coverage_of(target, explored)
+    assert table["unread_run"] == [1, 0, 20, 0] and table["not_grown"] == [0, 0, 0, 0]  # a function no condition was seen of
+    outcome = Outcome(target, Budget(), 1.0, True, "clean", (), "", None, explored)
+    assert coverage_changes(outcome, {"conformance.vacuity": table}) == []
+    proved = {"conformance.vacuity": table | {"unread_run": [1, 1, 3, 0]}}
+    assert coverage_changes(outcome, proved) == [
+        "conformance.vacuity.unread_run: recorded [1, 1, 3, 0], explored [1, 0, 20, 0] ([conditions, exhausted, paths, not explored])"
+    ]
+    assert coverage_changes(outcome, {}) == ["conformance.vacuity is not in coverage.json"]
+
+
+def test_the_skipped_modules_are_chapter_modules_with_contracts() -> None:
+    targets, problems = build_targets(list(CROSSHAIR_SKIPPED), ["core"])
+    assert problems == [] and sorted(t.name for t in targets) == sorted(CROSSHAIR_SKIPPED)
+    assert all(isinstance(t, Target) and t.sites for t in targets)
 
 
 def test_the_readme_states_what_the_run_does() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec" / "SPEC.md"
@@ -195,6 +196,69 @@ CORE_MODULES = (
     "core.json_values", "core.events", "core.surface", "core.log", "core.derive", "core.headers", "core.request_log",
     "core.requests", "core.fork", "loop.waterfall", "loop.meter", "loop.transitions",
 )  # fmt: skip
+
+
+CHAPTER_MODULES = (
+    "loop.world", "loop.compaction", "loop.meter", "loop.stream", "loop.waterfall", "loop.transitions", "loop.properties", "loop.variants",
+    "conformance.findings", "conformance.plain", "conformance.screens", "conformance.fold", "conformance.vacuity",
+)  # fmt: skip
+NO_CONTRACT = "# no contract: "
+
+
+def _public_functions(module: object) -> list[tuple[str, Any]]:
+    """Return the public functions of ``module``: module level, and the public methods and properties of its public classes."""
+    import inspect
+
+    from prefix_model.loop.semantics import Semantics
+
+    found: list[tuple[str, Any]] = []
+    for name, member in sorted(vars(module).items()):
+        if name.startswith("_") or getattr(member, "__module__", None) != getattr(module, "__name__", None):
+            continue
+        if inspect.isfunction(member):
+            found.append((name, member))
+        elif inspect.isclass(member) and not issubclass(member, Semantics):
+            # A design's choice points (Semantics overrides) are judged by the properties: a faulty design's contract would state its fault.
+            for attribute, value in sorted(vars(member).items()):
+                function = value.fget if isinstance(value, property) else value
+                if not attribute.startswith("_") and inspect.isfunction(function):
+                    found.append((f"{name}.{attribute}", function))
+    return found
+
+
+def _says_why_not(function: Any) -> bool:
+    """Return whether the lines just above the function's ``def`` give the one-line reason it has no contract."""
+    import inspect
+
+    lines, start = inspect.getsourcelines(function)
+    source = inspect.getsourcefile(function)
+    assert source is not None
+    above = Path(source).read_text(encoding="utf-8").splitlines()[: start - 1 + next(n for n, line in enumerate(lines) if line.lstrip().startswith("def "))]
+    comments = [line.strip() for line in reversed(above)]
+    for line in comments:
+        if line.startswith(NO_CONTRACT):
+            return len(line) > len(NO_CONTRACT) + 10
+        if not (line.startswith("#") or line.startswith("@")):
+            return False
+    return False
+
+
+def test_every_public_function_of_the_loop_and_the_conformance_chapter_carries_a_contract_or_says_why_not() -> None:
+    """Issue 15 item 5: a function with nothing worth stating says so in a ``# no contract:`` comment above its ``def``."""
+    import importlib
+
+    from icontract._checkers import find_checker
+
+    bare, pointless = [], []
+    for name in CHAPTER_MODULES:
+        for public, function in _public_functions(importlib.import_module(f"prefix_model.{name}")):
+            contracted = find_checker(function) is not None
+            exempt = _says_why_not(function)
+            if not contracted and not exempt:
+                bare.append(f"{name}.{public}")
+            if contracted and exempt:
+                pointless.append(f"{name}.{public}")
+    assert bare == [] and pointless == []
 
 
 def test_every_public_core_function_carries_a_contract() -> None:

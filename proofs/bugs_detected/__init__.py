@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import icontract
 from icontract._checkers import find_checker
 
-__all__ = ["under_contracts_of"]
+__all__ = ["under_contracts_of", "broken_twin"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,3 +51,16 @@ def under_contracts_of(core: Callable[..., Any]) -> Callable[[F], F]:
         return wrapped
 
     return decorate
+
+
+def broken_twin(core: object, variant: Callable[..., Any]) -> Callable[..., Any]:
+    """Return ``variant`` under the contracts of ``core`` (a function, a method, or a property's getter).
+
+    The tests use it to show a contract able to fail: a wrong twin of the function must raise
+    ``icontract.ViolationError`` naming the contract's requirement.
+    """
+    function = core.fget if isinstance(core, property) else core
+    if not callable(function):
+        raise TypeError(f"{core!r} is not a function")
+    twin: Callable[..., Any] = under_contracts_of(function)(variant)
+    return twin

@@ -129,3 +129,71 @@ def test_the_text_names_both_files_and_what_the_finding_implies() -> None:
     assert f"request {k}: s1.requests.jsonl line {k + 1}" in first and "s1.events.jsonl line" in first
     assert first.endswith("(also breaks REC-2, REC-3)") and "header seq" in first
     assert "at /messages/0: expected" in text and "(from seq" in text
+
+
+# --- the findings' and the vacuity rules' own contracts, each shown able to fail ---
+
+
+@pytest.mark.spec("CHK-3", "JSON-1")
+def test_a_findings_text_and_json_state_what_it_breaks() -> None:
+    import icontract
+    from prefix_model.conformance.findings import MISSING, first_difference, shorten
+
+    from proofs.bugs_detected import broken_twin
+
+    finding = Finding("REC-1", "messages differ", seq=3, path="/messages/0", expected=MISSING, actual=1, implies=("REC-2",))
+    assert finding.rules == ("REC-1", "REC-2") and finding.as_json()["expected"] is None
+    with pytest.raises(icontract.ViolationError, match="JSON-1: a finding compares JSON values"):
+        Finding("REC-1", "x", expected=float("nan")).as_json()
+    twice = broken_twin(Finding.rules, lambda self: (self.rule, self.rule))
+    with pytest.raises(icontract.ViolationError, match="CHK-3: one defect, one finding"):
+        twice(finding)
+    nulls = broken_twin(Finding.as_json, lambda self: {"rule": self.rule, "status": "violated", "message": self.message, "line": None})
+    with pytest.raises(icontract.ViolationError, match="CHK-3: a location the finding does not have is left out, never null"):
+        nulls(finding)
+    anonymous = broken_twin(Finding.as_json, lambda self: {"rule": "?", "status": "violated", "message": self.message})
+    with pytest.raises(icontract.ViolationError, match="CHK-3: a finding's JSON names its rule"):
+        anonymous(finding)
+    unnamed = broken_twin(Finding.describe, lambda self, log="log", capture="capture": f"{self.message} (also breaks REC-2)")
+    with pytest.raises(icontract.ViolationError, match="CHK-3: the text of a finding starts with the rule it breaks"):
+        unnamed(finding)
+    alone = broken_twin(Finding.describe, lambda self, log="log", capture="capture": f"{self.rule} [] {self.message}")
+    with pytest.raises(icontract.ViolationError, match="CHK-3: it names every other rule the defect breaks"):
+        alone(finding)
+    silent = broken_twin(shorten, lambda text, limit=160: text[:limit])
+    assert shorten("x" * 200, 160).endswith("(+40 chars)")
+    with pytest.raises(icontract.ViolationError, match="CHK-3: a value is shown whole, or cut saying how much was cut"):
+        silent("x" * 200, 160)
+    assert first_difference((1, 2, 3), (1, 5)) == (1, 2, 5)
+    late = broken_twin(first_difference, lambda expected, actual: (2, 3, MISSING))
+    with pytest.raises(icontract.ViolationError, match="REC-1: a finding's path names the first differing element"):
+        late((1, 2, 3), (1, 5))
+
+
+@pytest.mark.spec("CHK-1", "CHK-4", "LOOP-1", "LOG-4", "LOOP-2")
+def test_the_vacuity_and_replay_rules_state_when_they_apply() -> None:
+    import icontract
+    from prefix_model.conformance import vacuity
+    from prefix_model.core.contracts import Rejection
+
+    from proofs.bugs_detected import broken_twin
+
+    misuses: list[tuple[Callable[[], object], str]] = [
+        (lambda: vacuity.contradicting_session("s1", "s1"), "CHK-1: only a --session other than the header's contradicts it"),
+        (lambda: vacuity.unread_run(vacuity.MAX_UNREAD_RUN - 1), "CHK-4: only a run of MAX_UNREAD_RUN lines or more"),
+        (lambda: vacuity.ambiguous_session(["s1", "s1"], "log"), "CHK-1: a capture is ambiguous only when it holds several sessions"),
+        (lambda: vacuity.nothing_checked(2, 1, 1, 1, "s1", ["s1"]), "CHK-1: the requests not checked, by reason, are some of the capture's"),
+        (lambda: vacuity.applied_though_refused(-1, "Cancel"), "LOOP-1: an action of the vector"),
+    ]
+    for misuse, words in misuses:
+        with pytest.raises(icontract.ViolationError, match=words):
+            misuse()
+    assert vacuity.not_grown({"s1": [1]}, {}, ([], [])) == Rejection("LOG-4", "session s1's log changed an earlier event or lost one (logs only grow)")
+    blind = broken_twin(vacuity.not_grown, lambda before, after, requests: None)
+    with pytest.raises(icontract.ViolationError, match="LOG-4/LOOP-2: a session log lost"):
+        blind({"s1": [1]}, {}, ([], []))
+    with pytest.raises(icontract.ViolationError, match="LOG-4/LOOP-2: a session log lost"):
+        blind({}, {}, ([1], []))
+    other = broken_twin(vacuity.not_grown, lambda before, after, requests: Rejection("LOOP-1", "no"))
+    with pytest.raises(icontract.ViolationError, match="LOG-4/LOOP-2: the replay rejects only by the growth rules"):
+        other({}, {}, ([], []))

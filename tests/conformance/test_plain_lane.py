@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from prefix_model.conformance.fold import LogChecker
+from prefix_model.conformance.fold import LogChecker, StepResult
 from prefix_model.conformance.plain import depth, from_event, plain_text, to_event
 from prefix_model.conformance.screens import append_provenance_ok, derive_plain, envelope_ok
 from prefix_model.core.contracts import Rejection
@@ -360,3 +360,94 @@ def test_a_message_the_schema_rejects_is_the_spec_readers_error_in_the_check(spa
     with pytest.raises(LogReadError) as checked:
         check_log(log, capture)
     assert str(checked.value) == str(caught.value) and caught.value.line == 2 and caught.value.rule == "CAP-1"
+
+
+# --- the plain form's and the fold's own contracts, each shown able to fail by a broken twin ---
+
+
+@pytest.mark.spec("LOG-1", "JSON-4", "JSON-7")
+def test_the_plain_form_states_it_keeps_the_event() -> None:
+    import icontract
+
+    from proofs.bugs_detected import broken_twin
+
+    event = run_witness(HARNESS).sessions[0].log.events[1]
+    plain = from_event(event)
+    assert to_event(plain) is event and depth({"a": [1]}) == 2 and depth("x") == 0
+    renumbered = broken_twin(from_event, lambda event: from_event(event)._replace(seq=event.seq + 1))
+    with pytest.raises(icontract.ViolationError, match="LOG-1: the plain form keeps the event's envelope"):
+        renumbered(event)
+    emptied = broken_twin(from_event, lambda event: from_event(event)._replace(data={}))
+    with pytest.raises(icontract.ViolationError, match="JSON-4: its data freezes back to the event's"):
+        emptied(event)
+    retyped = broken_twin(to_event, lambda event: Event("other", event.seq, event.time, freeze(event.data)))
+    with pytest.raises(icontract.ViolationError, match="LOG-1: the spec event keeps the plain one's envelope"):
+        retyped(plain)
+    stale = broken_twin(to_event, lambda event: Event(event.type, event.seq, event.time, None, event.surface_op, event.source_event_seqs))
+    with pytest.raises(icontract.ViolationError, match="JSON-4: its data is the plain data frozen"):
+        stale(plain)
+    flat = broken_twin(depth, lambda value: 0)
+    with pytest.raises(icontract.ViolationError, match="JSON-7: only an array or object nests"):
+        flat([])
+
+
+@pytest.mark.spec("CHK-2", "CHK-4", "MATCH-1", "CHK-1", "REC-1", "JSON-3", "CAP-1")
+def test_the_folds_contracts_tie_it_to_the_spec_functions() -> None:
+    import icontract
+    from prefix_model.conformance.fold import Captured, captured_request, check_events
+
+    from proofs.bugs_detected import broken_twin
+
+    world = run_witness(HARNESS)
+    events = world.sessions[0].log.events
+    bad_seq = from_event(events[0])._replace(seq=-1)  # LOG-2: not a safe non-negative integer
+    assert any(f.line == 1 for f in check_events([(1, bad_seq)]).findings)
+    deaf = broken_twin(LogChecker.feed, lambda self, line, event: None)
+    with pytest.raises(icontract.ViolationError, match="CHK-2: the rule check_event or check_header_event finds in an event is a finding at its line"):
+        deaf(LogChecker(), 1, bad_seq)
+    mute = broken_twin(LogChecker.unreadable, lambda self, line, rejection: None)
+    checker = LogChecker()
+    checker.unreadable(4, Rejection("LOG-1", "no event"))
+    with pytest.raises(icontract.ViolationError, match="CHK-4: a line that is no event is a finding of its rule at that line"):
+        mute(checker, 9, Rejection("LOG-1", "no event"))
+
+    sent = [captured_request(n, request_to_json(r.request), r.turn, r.step) for n, r in enumerate(world.requests) if r.session_id == "s1" and r.loop_request]
+    quitter = broken_twin(LogChecker.finish, lambda self, stopped=False: None)
+    late = captured_request(len(sent), request_to_json(world.requests[0].request), 99, 1)  # names a step the log never reaches
+    checker = LogChecker("s1", [*sent, late])
+    for line, event in enumerate(events, 1):
+        checker.feed(line, from_event(event))
+    with pytest.raises(icontract.ViolationError, match="MATCH-1/CHK-1: every captured request is checked, unmatched or counted after a stop"):
+        quitter(checker)
+    checker.finish()
+    assert (checker.requests_checked, checker.requests_unmatched) == (len(sent), 1)
+    step = checker.in_order[0] if checker.in_order else None
+    assert step is None  # every witness request names its step
+    assert checker.known_messages() is not None
+    wrong_guess = broken_twin(LogChecker.known_messages, lambda self: ("[", [{"role": "user"}]))
+    with pytest.raises(icontract.ViolationError, match="CHK-2: the guessed history's text is its messages' compact text"):
+        wrong_guess(checker)
+    no_request = broken_twin(LogChecker.request_for, lambda self, step: None)
+    any_step = _a_step(checker)
+    with pytest.raises(icontract.ViolationError, match="REC-1: a request is implied only where a header is in force"):
+        no_request(checker, any_step)
+
+    captured = sent[0]
+    loose = broken_twin(Captured.same, lambda self, name, want: True)
+    with pytest.raises(icontract.ViolationError, match="CHK-2: a field's own text in the line passes only when it is the field's compact text"):
+        loose(captured, "model", '"another-model"')
+    lossy = broken_twin(Captured.exact, lambda self: FrozenMap({}))
+    with pytest.raises(icontract.ViolationError, match="JSON-3: the request frozen is its fields"):
+        lossy(captured)
+    shuffled = broken_twin(captured_request, lambda index, request, turn=None, step=None: Captured(index, index + 1, {}, turn, step))
+    with pytest.raises(icontract.ViolationError, match="CAP-1: a model-built request is captured whole"):
+        shuffled(0, request_to_json(world.requests[0].request))
+    with pytest.raises(icontract.ViolationError, match="FORK-1: a seed is a count of events"):
+        check_events([], seed_length=-1)
+    unread = broken_twin(check_events, lambda events, captured=(), session_id=None, seed_length=0: LogChecker(session_id, captured))
+    with pytest.raises(icontract.ViolationError, match="MATCH-1/CHK-1: every captured request is checked or unmatched"):
+        unread([], sent)
+
+
+def _a_step(checker: LogChecker) -> StepResult:
+    return StepResult(1, 1, 0, 0, 0)

@@ -111,3 +111,25 @@ def test_a_post_step_listener_whose_range_pressure_removed_calls_nothing() -> No
     after = play((PostStep(0, compact=(2, 3)),), world)
     # Pressure compacted the first two nodes; positions 2..3 no longer exist, so the listener calls nothing.
     assert types(after).count(COMPACT_START) == 1 and len(after.session("s1").log.surface.nodes) == 3
+
+
+@pytest.mark.spec("CMP-3", "CMP-6")
+def test_the_policy_budgets_and_the_framing_state_their_rules() -> None:
+    import icontract
+    from prefix_model.core.json_values import FrozenMap
+
+    from proofs.bugs_detected import broken_twin
+
+    policy = CompactPolicy(context_window=1000)
+    assert policy.budgets() == (800, 160)
+    swapped = broken_twin(CompactPolicy.budgets, lambda self: (160, 800))
+    with pytest.raises(icontract.ViolationError, match="CMP-3: pressure needs a known window, and the retained tail is below the threshold"):
+        swapped(policy)
+    blind = broken_twin(CompactPolicy.budgets, lambda self: (1, 0))
+    with pytest.raises(icontract.ViolationError, match="CMP-3: pressure needs a known window"):
+        blind(CompactPolicy())
+    summary = (FrozenMap({"type": "text", "text": "s"}),)
+    assert compaction.frame_summary(policy, summary)[1:-1] == summary
+    unframed = broken_twin(compaction.frame_summary, lambda policy, summary: summary)
+    with pytest.raises(icontract.ViolationError, match="CMP-6: the summary blocks sit unchanged between one opening and one closing framing block"):
+        unframed(policy, summary)

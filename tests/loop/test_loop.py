@@ -9,6 +9,9 @@ written from those facts, not from the harness's code. Every run also passes eve
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 import icontract
 import pytest
 from prefix_model.core.derive import derive_messages
@@ -59,7 +62,7 @@ from prefix_model.loop.compaction import CompactPolicy, balanced_cuts, frame_sum
 from prefix_model.loop.meter import estimate_header, estimate_message, measure, surface_tokens
 from prefix_model.loop.properties import check_all
 from prefix_model.loop.transitions import PROMPT_PREFIX_DELIMITER, apply, enabled
-from prefix_model.loop.world import AgentOptions, CancelThenPrepend, Listener, Phase, Prepend, Throw, World
+from prefix_model.loop.world import AgentOptions, Append, CancelThenPrepend, Instance, Listener, Phase, Prepend, Throw, World, text_message
 
 from tests.loop_scripts import (
     LONG_PROMPT,
@@ -977,3 +980,86 @@ def test_the_inputs_outside_the_harness_types_are_outside_the_model_domain() -> 
     left_open = (FrozenMap({"type": "block-start", "index": 0, "blockType": "image"}),)
     assert not enabled(running, Reply(0, stream=left_open))  # no block deltas can build
     assert enabled(running, Reply(0, text="ok"))
+
+
+# --- the world's own contracts (world.py): each shown able to fail by a broken twin under the same contracts ---
+
+
+def _twin(original: object) -> Callable[[Callable[..., object]], Callable[..., object]]:
+    from proofs.bugs_detected import broken_twin
+
+    return lambda variant: broken_twin(original, variant)
+
+
+def _two_sessions() -> World:
+    from prefix_model.loop.semantics import HARNESS
+    from prefix_model.loop.variants import run_witness
+
+    world = run_witness(HARNESS)
+    assert len(world.sessions) >= 2 and len(world.instances) >= 2
+    return world
+
+
+@pytest.mark.spec("LOOP-1", "FORK-7", "LOG-4")
+def test_the_worlds_lookups_name_what_exists_and_return_what_they_name() -> None:
+    world = _two_sessions()
+    for bad in (lambda: world.instance(len(world.instances)), lambda: world.instance(-1), lambda: world.log_of(-1)):
+        with pytest.raises(icontract.ViolationError, match="LOOP-1: only an instance of the world is looked up"):
+            bad()
+    with pytest.raises(icontract.ViolationError, match="LOOP-1: only a session of the world is looked up"):
+        world.session("no-such-session")
+    with pytest.raises(icontract.ViolationError, match="LOOP-1: an instance is replaced or is the next one created"):
+        world.with_instance(Instance(len(world.instances) + 1, "main", "s1", AgentOptions()))
+
+    first_instance = _twin(World.instance)(lambda self, instance_id: self.instances[0])
+    with pytest.raises(icontract.ViolationError, match="LOOP-1: instance n is the n-th created"):
+        first_instance(world, 1)
+    first_session = _twin(World.session)(lambda self, session_id: self.sessions[0])
+    with pytest.raises(icontract.ViolationError, match="FORK-7: session ids are unique"):
+        first_session(world, world.sessions[1].id)
+    other_log = _twin(World.log_of)(lambda self, instance_id: self.sessions[-1].log)
+    with pytest.raises(icontract.ViolationError, match="LOG-4: an instance reads and writes the log of the session it drives"):
+        other_log(world, 0)
+
+
+@pytest.mark.spec("LOG-4", "LOOP-1")
+def test_the_worlds_updates_keep_everything_else() -> None:
+    world = _two_sessions()
+    session = replace(world.sessions[1], log=world.sessions[0].log)
+    only = _twin(World.with_session)(lambda self, session: replace(self, sessions=tuple(reversed([session if s.id == session.id else s for s in self.sessions]))))
+    with pytest.raises(icontract.ViolationError, match="LOG-4: every other session is kept, in its place"):
+        only(world, session)
+    unchanged = _twin(World.with_session)(lambda self, session: self)
+    with pytest.raises(icontract.ViolationError, match="LOG-4: the session is the world's now"):
+        unchanged(world, session)
+    instance = replace(world.instances[1], system="changed")
+    swapped = _twin(World.with_instance)(lambda self, instance: self)
+    with pytest.raises(icontract.ViolationError, match="LOOP-1: the instance is the world's now"):
+        swapped(world, instance)
+    dropped = _twin(World.with_instance)(lambda self, instance: replace(self, instances=tuple(instance if i.id == instance.id else replace(i, system="lost") for i in self.instances)))
+    with pytest.raises(icontract.ViolationError, match="LOOP-1: every other instance is kept"):
+        dropped(world, instance)
+
+
+@pytest.mark.spec("LOOP-10", "DER-2", "PFX-8", "ENC-2")
+def test_the_worlds_values_state_their_rules() -> None:
+    no_effort = _twin(AgentOptions.config)(lambda self: LlmCallConfig(self.provider, self.model))
+    with pytest.raises(icontract.ViolationError, match="LOOP-10: an instance's first request starts from its agent options"):
+        no_effort(AgentOptions(reasoning_effort="high"))
+    assert AgentOptions(reasoning_effort="high").config().reasoning_effort == "high"
+    assistant = _twin(text_message)(lambda text, role="user": FrozenMap({"role": "assistant", "content": (FrozenMap({"type": "text", "text": text}),)}))
+    with pytest.raises(icontract.ViolationError, match="DER-2: a message is"):
+        assistant("hi", "user")
+    empty = _twin(text_message)(lambda text, role="user": FrozenMap({"role": role, "content": ()}))
+    with pytest.raises(icontract.ViolationError, match="DER-2: its content is one text block"):
+        empty("hi", "user")
+    listener = Listener("l", None, (Prepend(()), Append(())), calls=5)
+    first = _twin(Listener.next_call)(lambda self: self.script[0])
+    with pytest.raises(icontract.ViolationError, match="PFX-8: past the end of its script a listener repeats its last call"):
+        first(listener)
+    foreign = _twin(Listener.next_call)(lambda self: Throw())
+    with pytest.raises(icontract.ViolationError, match="PFX-8: a listener does what its script says"):
+        foreign(replace(listener, calls=0))
+    open_step = _twin(Instance.step_open)(lambda self: True)
+    with pytest.raises(icontract.ViolationError, match="ENC-2: a step is open only inside an open turn"):
+        open_step(Instance(0, "main", "s1", AgentOptions()))

@@ -13,13 +13,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
 
+import icontract
 import pytest
 from prefix_model.core.events import APPEND, REQUEST_HEADER
 from prefix_model.core.headers import CHANGE, RESUME, fold_request_header, header_to_json
 from prefix_model.core.json_values import freeze
 from prefix_model.core.log import Log, seed_log
 from prefix_model.loop.actions import Action, BeginStep, Dispatch, ForkDrive, PostStep, PreStep, Register, Reply, SendPrompt
-from prefix_model.loop.properties import PROPERTIES, Check, check_all
+from prefix_model.loop.properties import PROPERTIES, Check, Violation, check_all
 from prefix_model.loop.world import Mark, SentRequest, World
 
 from tests.loop_scripts import LONG_PROMPT, msg, msgs, play, prepend, start, tool, turn
@@ -259,3 +260,64 @@ def test_the_anchor_check_reads_the_log_not_the_instance_kind() -> None:
     world = base()
     assert [m.value for m in world.trace if m.instance_id == 1 and m.kind == "record"][0] == RESUME
     assert CHECKS["PFX-5"](child_anchor_not_resume(world))[0].rule == "PFX-5"
+
+
+# --- each property's own contracts: they can fail (a broken property under the real one's contracts) ---
+
+
+def _broken(check: Check, rule: str) -> Check:
+    """Return a property that always reports ``rule``, under the contracts of ``check``."""
+    from proofs.bugs_detected import broken_twin, under_contracts_of
+
+    @under_contracts_of(check)
+    def always(world: World) -> tuple[Violation, ...]:
+        return (Violation(rule, "planted"),)
+
+    return always
+
+
+@pytest.mark.spec("PFX-1", "REC-1", "REC-2", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "REC-3", "HDR-15")
+@pytest.mark.parametrize(("rule", "check"), PROPERTIES, ids=[rule for rule, _ in PROPERTIES])
+def test_a_property_that_names_another_rule_breaks_its_contract(rule: str, check: Check) -> None:
+    world = _subjects()
+    assert check(world) == ()  # the real one holds here, and its contracts with it
+    with pytest.raises(icontract.ViolationError, match=f"{rule}: every violation the property reports names {rule}"):
+        _broken(check, "XYZ-0")(world)
+    assert _broken(check, rule)(world) == (Violation(rule, "planted"),)  # the world has what the property judges
+
+
+@pytest.mark.spec("PFX-1", "REC-1", "REC-2", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "REC-3", "HDR-15")
+@pytest.mark.parametrize(("rule", "check"), PROPERTIES, ids=[rule for rule, _ in PROPERTIES])
+def test_a_property_broken_where_it_has_nothing_to_judge_breaks_its_contract(rule: str, check: Check) -> None:
+    with pytest.raises(icontract.ViolationError, match=f"{rule}: .* only where "):
+        _broken(check, rule)(World())
+
+
+@pytest.mark.spec("VAR-1")
+def test_check_all_reports_the_properties_in_their_order() -> None:
+    from proofs.bugs_detected import broken_twin, under_contracts_of
+
+    @under_contracts_of(check_all)
+    def reversed_order(world: World) -> tuple[Violation, ...]:
+        return (Violation("HDR-15", "planted"), Violation("PFX-1", "planted"))
+
+    @under_contracts_of(check_all)
+    def unknown_rule(world: World) -> tuple[Violation, ...]:
+        return (Violation("XYZ-0", "planted"),)
+
+    for broken in (reversed_order, unknown_rule):
+        with pytest.raises(icontract.ViolationError, match="VAR-1: every violation is one of a property of PROPERTIES"):
+            broken(World())
+
+
+@cache
+def _subjects() -> World:
+    """A world holding every property's subject: compositions, records, an interrupted composition, a fork, a measurement."""
+    from prefix_model.loop.semantics import HARNESS
+    from prefix_model.loop.variants import run_witness
+
+    world = run_witness(HARNESS)
+    kinds = {m.kind for m in world.trace}
+    assert {"composed", "record", "pre-step", "dispatch", "boundary", "compose-interrupted", "waterfall", "measured"} <= kinds
+    assert any(s.lineage is not None for s in world.sessions) and any(r.loop_request for r in world.requests)
+    return world

@@ -138,3 +138,33 @@ def test_every_witness_action_is_enabled_where_it_stands_under_the_harness() -> 
     assert json_text(tuple(request_to_json(r.request) for r in world.requests)) == json_text(
         tuple(request_to_json(r.request) for r in _harness_witness().requests)
     )
+
+
+@pytest.mark.spec("VAR-1")
+def test_a_verdict_and_the_witness_state_what_they_judge() -> None:
+    import icontract
+
+    from proofs.bugs_detected import broken_twin
+
+    variant = VARIANTS[0]
+    other = broken_twin(judge, lambda variant: Verdict("another", (), variant.expected, ""))
+    with pytest.raises(icontract.ViolationError, match="VAR-1: a verdict is of the variant judged"):
+        other(variant)
+    unsorted = broken_twin(judge, lambda variant: Verdict(variant.name, ("PFX-2", "PFX-1"), variant.expected, "PFX-2: x"))
+    with pytest.raises(icontract.ViolationError, match="VAR-1: a variant is rejected by property IDs, each named once"):
+        unsorted(variant)
+    silent = broken_twin(judge, lambda variant: Verdict(variant.name, ("PFX-1",), variant.expected, ""))
+    with pytest.raises(icontract.ViolationError, match="the first violation is shown when there is one"):
+        silent(variant)
+    nothing = broken_twin(run_witness, lambda semantics: World())
+    with pytest.raises(icontract.ViolationError, match="VAR-1: the witness run"):
+        nothing(HARNESS)
+    no_fork = broken_twin(run_witness, lambda semantics: _unforked(run_witness(semantics)))
+    with pytest.raises(icontract.ViolationError, match="VAR-1: the witness run reaches every session it scripts"):
+        no_fork(HARNESS)
+
+
+def _unforked(world: World) -> World:
+    from dataclasses import replace
+
+    return replace(world, sessions=tuple(replace(s, lineage=None) for s in world.sessions))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prefix_model.core.json_values import JsonValue, json_text, thaw
+from prefix_model.core.contracts import ENABLED, ensure, require
+from prefix_model.core.json_values import JsonValue, is_json_value, json_text, thaw
 
 __all__ = ["Finding", "Marker", "NO_VALUE", "MISSING", "shorten", "first_difference"]
 
@@ -58,10 +59,22 @@ class Finding:
     last_line: int | None = None  # a run of lines, ``line`` to ``last_line``, with one defect (lines that are no event)
 
     @property
+    @ensure(lambda self, result: result[0] == self.rule and len(set(result)) == len(result), "CHK-3: one defect, one finding: its own rule first, each rule it breaks named once", enabled=ENABLED)
     def rules(self) -> tuple[str, ...]:
         """Return every requirement the defect breaks: its own first, then those it implies."""
         return (self.rule, *self.implies)
 
+    @require(lambda self: _values_ok(self), "JSON-1: a finding compares JSON values (or marks a side missing)", enabled=ENABLED)
+    @ensure(
+        lambda self, result: result["rule"] == self.rule and result["status"] == "violated" and result["message"] == self.message,
+        "CHK-3: a finding's JSON names its rule and says what was seen",
+        enabled=ENABLED,
+    )
+    @ensure(
+        lambda result: all(v is not None for k, v in result.items() if k not in ("expected", "actual")),
+        "CHK-3: a location the finding does not have is left out, never null",
+        enabled=ENABLED,
+    )
     def as_json(self) -> dict[str, object]:
         """Return the finding as JSON: absent locations left out, values whole, ``null`` for a missing side."""
         fields: dict[str, object] = {"rule": self.rule, "status": "violated", "message": self.message, "seq": self.seq, "line": self.line,
@@ -76,6 +89,9 @@ class Finding:
             shown["implies"] = list(self.implies)
         return shown
 
+    @require(lambda self: _values_ok(self), "JSON-1: a finding compares JSON values (or marks a side missing)", enabled=ENABLED)
+    @ensure(lambda self, result: result.startswith(f"{self.rule} ["), "CHK-3: the text of a finding starts with the rule it breaks", enabled=ENABLED)
+    @ensure(lambda self, result: not self.implies or f"(also breaks {', '.join(self.implies)})" in result, "CHK-3: it names every other rule the defect breaks", enabled=ENABLED)
     def describe(self, log: str = "log", capture: str = "capture") -> str:
         """Return the finding as text, its places named in the files ``log`` and ``capture``."""
         if self.request is not None:
@@ -105,6 +121,10 @@ class Finding:
         return self.describe()
 
 
+def _values_ok(finding: Finding) -> bool:
+    return all(v is NO_VALUE or v is MISSING or is_json_value(v) for v in (finding.expected, finding.actual))
+
+
 def _place(file: str, line: int | None, seq: int | None) -> str:
     parts = [f"line {line}" if line is not None else "", f"seq {seq}" if seq is not None else ""]
     shown = ", ".join(p for p in parts if p)
@@ -115,11 +135,29 @@ def _text(value: JsonValue | Marker) -> str:
     return "(missing)" if value is MISSING else shorten(json_text(value))  # type: ignore[arg-type]
 
 
+@ensure(
+    lambda text, limit, result: (len(text) <= limit and result == text)
+    or (len(text) > limit and result.startswith(text[:limit]) and result.endswith(f"(+{len(text) - limit} chars)")),
+    "CHK-3: a value is shown whole, or cut saying how much was cut",
+    enabled=ENABLED,
+)
 def shorten(text: str, limit: int = LIMIT) -> str:
     """Return ``text`` cut to ``limit`` characters, saying how much was cut (never silently)."""
     return text if len(text) <= limit else f"{text[:limit]}… (+{len(text) - limit} chars)"
 
 
+def _before_equal(expected: JsonValue, actual: JsonValue, result: tuple[int, JsonValue | Marker, JsonValue | Marker]) -> bool:
+    """Every element before the index is equal in both arrays, and a differing index names its two elements."""
+    want = expected if isinstance(expected, tuple) else ()
+    got = actual if isinstance(actual, tuple) else ()
+    index = result[0]
+    if json_text(want[:index]) != json_text(got[:index]):
+        return False
+    return result[1:] == (expected, actual) or (result[1] is (want[index] if index < len(want) else MISSING)
+                                                and result[2] is (got[index] if index < len(got) else MISSING))  # fmt: skip
+
+
+@ensure(_before_equal, "REC-1: a finding's path names the first differing element: everything before it is equal", enabled=ENABLED)
 def first_difference(expected: JsonValue, actual: JsonValue) -> tuple[int, JsonValue | Marker, JsonValue | Marker]:
     """Return the index of the first differing element of two arrays and both elements (``MISSING`` past an end)."""
     want = expected if isinstance(expected, tuple) else ()

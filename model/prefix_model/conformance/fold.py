@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 from prefix_model.conformance.findings import MISSING, Finding, first_difference
 from prefix_model.conformance.plain import Known, PlainEvent, Spans, from_event, plain_text, to_event
 from prefix_model.conformance.screens import DEEP, append_provenance_ok, derive_plain, envelope_ok
-from prefix_model.core.contracts import ENABLED, Rejection, ensure
+from prefix_model.core.contracts import ENABLED, Rejection, RejectedError, ensure, require  # RejectedError: Captured.exact's ``:raises:``
 from prefix_model.core.events import (
     APPEND,
     ASSISTANT_CHUNK,
@@ -48,7 +48,7 @@ from prefix_model.core.events import (
     seq_gap,
 )
 from prefix_model.core.headers import CHANGE, INITIAL, EpochHeader, canonical_header, check_header_event, header_equals, header_of
-from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze, json_text, thaw
+from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze, json_text, thaw
 from prefix_model.core.requests import Request, build_request, is_step_number, request_to_json
 from prefix_model.core.surface import check_provenance, check_tool_result_rewrite, replacement_range
 
@@ -76,6 +76,11 @@ class Captured:
     spans: Spans = field(default_factory=dict)  # where each field's value sits in ``text`` (a compact line)
     messages_checked: bool = True  # the reader checked each message's shape (else ``check_messages`` does)
 
+    @ensure(
+        lambda self, name, want, result: result == (plain_text(self.fields[name]) == want),
+        "CHK-2: a field's own text in the line passes only when it is the field's compact text",
+        enabled=ENABLED,
+    )
     def same(self, name: str, want: str) -> bool:
         """Return whether field ``name`` has the compact text ``want`` (its own text first: no re-encoding)."""
         span = self.spans.get(name)
@@ -84,25 +89,33 @@ class Captured:
         return plain_text(self.fields[name]) == want
 
     @property
+    # no contract: MATCH-1's "names turn and step" is its one expression; a contract would restate it
     def named(self) -> bool:
         """Return whether the capture says which step sent it."""
         return self.turn is not None and self.step is not None
 
+    # no contract: a model-built request's messages have their shape; the capture reader's subclass checks CAP-1
     def check_messages(self) -> None:
         """Check each message's shape, where a reader left it (a capture line's CAP-1); a model-built request has it."""
 
+    # no contract: always True here (see check_messages); the reader's subclass states when
     def shape_ok(self, messages: list[object]) -> bool:
         """Return whether ``messages`` need no check of their shape in this request (a model-built request: always)."""
         return True
 
+    # no contract: it returns nothing and judges through check_messages and exact, which carry theirs
     def read_whole(self) -> None:
         """Check all the reader left to the fold: the messages' shape, and JSON-7 for a deeply nested value."""
         self.check_messages()
         if not self.shallow:
             self.exact()
 
+    @ensure(lambda self, result: thaw(result) == self.fields, "JSON-3: the request frozen is its fields, nothing lost", enabled=ENABLED)
     def exact(self) -> FrozenMap:
-        """Return the request frozen, as the spec compares it (``freeze`` raises on a lossy value)."""
+        """Return the request frozen, as the spec compares it (``freeze`` raises on a lossy value).
+
+        :raises RejectedError: when a value is not lossless JSON
+        """
         value = freeze(self.fields)
         assert isinstance(value, FrozenMap)
         return value
@@ -177,6 +190,7 @@ class _CaptureQueue:
         self._source: Iterator[Captured] = iter(captured)
         self._head: Captured | None = None
         self._done = False
+        self.taken = 0  # requests popped so far
 
     def head(self) -> Captured | None:
         if self._head is None and not self._done:
@@ -188,7 +202,17 @@ class _CaptureQueue:
         head = self.head()
         assert head is not None
         self._head = None
+        self.taken += 1
         return head
+
+
+def _envelope_judged(self: LogChecker, line: int, event: PlainEvent) -> bool:
+    """The first rule the spec's envelope and header checks find in ``event`` is among the findings at ``line``."""
+    if event.depth > MAX_DEPTH:
+        return True  # freeze refuses it (JSON-7): the readers never hand such an event over
+    frozen = to_event(event)
+    found = check_event(frozen, event.seq) or check_header_event(frozen)
+    return found is None or any(f.rule == found.rule and f.line == line and f.seq == event.seq for f in reversed(self.findings))
 
 
 @dataclass
@@ -249,6 +273,11 @@ class LogChecker:
 
     # --- the pass ---
 
+    @ensure(
+        lambda self, line, rejection: self.findings[-1].rule == rejection.rule and line in (self.findings[-1].line, self.findings[-1].last_line),
+        "CHK-4: a line that is no event is a finding of its rule at that line (or ends the run it joins)",
+        enabled=ENABLED,
+    )
     def unreadable(self, line: int, rejection: Rejection) -> None:
         """Report a line the reader could not make an event of, and go on: the next event may take the numbering up past it.
 
@@ -263,6 +292,7 @@ class LogChecker:
             self._run_reason = rejection.reason
         self._resync = True
 
+    @ensure(_envelope_judged, "CHK-2: the rule check_event or check_header_event finds in an event is a finding at its line", enabled=ENABLED)
     def feed(self, line: int, event: PlainEvent) -> None:
         """Check one event at its place in the log and fold it, accumulating the findings in ``findings``.
 
@@ -540,6 +570,11 @@ class LogChecker:
         self._head = (expected, self._generation, boundary, head)
         return head
 
+    @ensure(
+        lambda result: result is None or plain_text(result[1])[:-1] == result[0],
+        "CHK-2: the guessed history's text is its messages' compact text, less the closing bracket",
+        enabled=ENABLED,
+    )
     def known_messages(self) -> Known | None:
         """Return the messages a request sent now would carry: the capture reader's guess at the next request's history.
 
@@ -593,9 +628,17 @@ class LogChecker:
         else:
             self._monotonic(result, request, *self._compare_exactly(result, request))
 
-    def request_for(self, result: StepResult) -> Request | None:
-        """Return the request the log implies for step ``result`` (None: no header in force), asked as it resolves (``resolved``)."""
-        return None if self._header is None else self._expected_request(result)
+    @ensure(
+        lambda self, result: (result is None) == (self._header is None), "REC-1: a request is implied only where a header is in force", enabled=ENABLED
+    )
+    @ensure(
+        lambda self, result: result is None or (self._header is not None and header_equals(result.header, self._header) and result.session_id == self.session_id),
+        "REC-1: the implied request is built from the header in force, for the log's session",
+        enabled=ENABLED,
+    )
+    def request_for(self, step: StepResult) -> Request | None:
+        """Return the request the log implies for ``step`` (None: no header in force), asked as it resolves (``resolved``)."""
+        return None if self._header is None else self._expected_request(step)
 
     def _expected_request(self, result: StepResult) -> Request:
         assert self._header is not None
@@ -679,12 +722,14 @@ class LogChecker:
                                          path=f"/messages/{index}", expected=want, actual=got, **self._where(result, request)))  # fmt: skip
 
     @property
+    # no contract: it reads the enclosure arm's open turn and step (ENC-1, ENC-2), its body one expression
     def open_at_end(self) -> tuple[int, int | None] | None:
         """Return the turn (and step) still open where the log ends — a crash the harness repairs on load — or None."""
         if self._open_turn is None:
             return None
         return self._open_turn, None if self._open_step is None else self._open_step.step.step
 
+    @ensure(lambda self: _accounted(self), "MATCH-1/CHK-1: every captured request is checked, unmatched or counted after a stop", enabled=ENABLED)
     def finish(self, stopped: bool = False) -> None:
         """Resolve the last open step; report the captured requests no step took.
 
@@ -721,6 +766,14 @@ def _not_started(event: PlainEvent) -> bool:
     return event.field("isError") is True and type(error) is dict and error.get("code") == "TOOL_NOT_STARTED"
 
 
+def _accounted(checker: LogChecker) -> bool:
+    """The capture is read to its end, and each request taken is counted once: checked, unmatched, or left after a stop."""
+    counted = checker.requests_checked + checker.requests_unmatched + checker.requests_after_stop
+    return checker._queue.head() is None and counted == checker._queue.taken
+
+
+@require(lambda seed_length: seed_length >= 0, "FORK-1: a seed is a count of events", enabled=ENABLED)
+@ensure(lambda result: _accounted(result), "MATCH-1/CHK-1: every captured request is checked or unmatched", enabled=ENABLED)
 def check_events(
     events: Iterable[tuple[int, Event | PlainEvent]],
     captured: Iterable[Captured] = (),
@@ -735,6 +788,7 @@ def check_events(
     return checker
 
 
+@ensure(lambda request, result: json_text(result.exact()) == json_text(request), "CAP-1: a model-built request is captured whole, key order included", enabled=ENABLED)
 def captured_request(index: int, request: FrozenMap, turn: int | None = None, step: int | None = None) -> Captured:
     """Return a model-built request as the capture would hold it (line ``index + 1``)."""
     fields = thaw(request)

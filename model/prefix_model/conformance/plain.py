@@ -13,8 +13,9 @@ import json
 from collections.abc import Callable
 from typing import NamedTuple
 
+from prefix_model.core.contracts import ENABLED, RejectedError, ensure, require  # RejectedError: to_event's ``:raises:`` (CrossHair reads it here)
 from prefix_model.core.events import Event, SurfaceOp
-from prefix_model.core.json_values import MAX_DEPTH, JsonValue, freeze, thaw
+from prefix_model.core.json_values import MAX_DEPTH, JsonValue, freeze, is_json_value, json_text, thaw
 
 __all__ = ["PlainEvent", "from_event", "to_event", "plain_text", "depth", "Spans", "Known"]
 
@@ -34,6 +35,7 @@ class PlainEvent(NamedTuple):
     depth: int = MAX_DEPTH
     spec: tuple[Event, object] | None = None  # (the spec event, its thawed data) of ``from_event``: freezing again would rebuild it
 
+    # no contract: ``Event.field`` over a plain ``data``, its body one expression (a contract would restate it)
     def field(self, name: str) -> object:
         """Return ``data[name]``, or ``None`` when data is not an object or lacks the key."""
         data = self.data
@@ -46,6 +48,7 @@ plain_text: Callable[[object], str] = json.JSONEncoder(ensure_ascii=False, separ
 One encoder, built once: ``json.dumps`` with options builds a new one per call."""
 
 
+@ensure(lambda value, result: (result == 0) == (not isinstance(value, (dict, list))), "JSON-7: only an array or object nests", enabled=ENABLED)
 def depth(value: object) -> int:
     """Return how many arrays and objects ``value`` nests (0 for a scalar), without recursion."""
     deepest, stack = 0, [(value, 1)]
@@ -70,6 +73,14 @@ Known = tuple[str, list[object]]
 (``plain_text(items)[:-1]``: ``[`` and the elements)."""
 
 
+def _same_envelope(event: Event, plain: PlainEvent) -> bool:
+    return (plain.type, plain.seq, plain.time, plain.surface_op, plain.source_event_seqs) == (
+        event.type, event.seq, event.time, event.surface_op, event.source_event_seqs)  # fmt: skip
+
+
+@require(lambda event: is_json_value(event.data), "JSON-1: a spec event's data is a JSON value", enabled=ENABLED)
+@ensure(lambda event, result: _same_envelope(event, result), "LOG-1: the plain form keeps the event's envelope", enabled=ENABLED)
+@ensure(lambda event, result: json_text(freeze(result.data)) == json_text(event.data), "JSON-4: its data freezes back to the event's, key order included", enabled=ENABLED)
 def from_event(event: Event) -> PlainEvent:
     """Return the plain form of a spec event (its data thawed)."""
     data = thaw(event.data)
@@ -82,8 +93,13 @@ def _unchanged(event: PlainEvent, spec: Event, data: object) -> bool:
             and event.surface_op == spec.surface_op and event.source_event_seqs == spec.source_event_seqs)  # fmt: skip
 
 
+@ensure(lambda event, result: _same_envelope(result, event), "LOG-1: the spec event keeps the plain one's envelope", enabled=ENABLED)
+@ensure(lambda event, result: json_text(freeze(event.data)) == json_text(result.data), "JSON-4: its data is the plain data frozen", enabled=ENABLED)
 def to_event(event: PlainEvent) -> Event:
-    """Return the spec event of a plain one (its data frozen, keys in JavaScript order)."""
+    """Return the spec event of a plain one (its data frozen, keys in JavaScript order).
+
+    :raises RejectedError: when the data is not lossless JSON (``freeze``)
+    """
     if event.spec is not None and _unchanged(event, *event.spec):
         return event.spec[0]
     data: JsonValue = freeze(event.data)

@@ -11,7 +11,7 @@ contracts on (the test suite) every call is checked against the spec function it
 from __future__ import annotations
 
 from prefix_model.conformance.plain import PlainEvent, to_event
-from prefix_model.core.contracts import ENABLED, ensure
+from prefix_model.core.contracts import ENABLED, ensure, require
 from prefix_model.core.derive import derive_event_message
 from prefix_model.core.events import (
     ASSISTANT_MESSAGE,
@@ -27,7 +27,7 @@ from prefix_model.core.events import (
     check_event,
 )
 from prefix_model.core.headers import check_header_event
-from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, freeze, json_text
+from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, check_lossless, freeze, json_text
 from prefix_model.core.surface import check_provenance
 
 __all__ = ["DEEP", "envelope_ok", "append_provenance_ok", "derive_plain"]
@@ -40,11 +40,16 @@ _KNOWN = frozenset(KNOWN_TYPES)
 _SPEC_ONLY = frozenset((REQUEST_HEADER, LEGACY_HEADER_DELTA, LEGACY_MODE_SET))
 
 
+def _lossless(event: PlainEvent) -> bool:
+    return event.depth <= MAX_DEPTH and check_lossless(event.data) is None
+
+
 def _spec_accepts(event: PlainEvent) -> bool:
     frozen = to_event(event)
     return check_event(frozen, event.seq) is None and check_header_event(frozen) is None
 
 
+@require(_lossless, "JSON-3: a screened event's data is lossless JSON (the readers hand over no other)", enabled=ENABLED)
 @ensure(lambda event, result: not result or _spec_accepts(event), "CHK-2: a plainly fine envelope is one check_event and check_header_event accept", enabled=ENABLED)
 def envelope_ok(event: PlainEvent) -> bool:
     """Return True only if ``check_event`` and ``check_header_event`` find nothing (LOG-5, LOG-6, LOG-11, LOG-13..15)."""
@@ -67,6 +72,7 @@ def envelope_ok(event: PlainEvent) -> bool:
     return True
 
 
+@require(_lossless, "JSON-3: a screened event's data is lossless JSON (the readers hand over no other)", enabled=ENABLED)
 @ensure(
     lambda event, result: not result or check_provenance(to_event(event), ()) is None,
     "CHK-2: plainly fine provenance is provenance check_provenance accepts",
@@ -84,6 +90,7 @@ def _derived_text(message: object) -> str | None:
     return None if message is None else json_text(freeze(message))
 
 
+@require(_lossless, "JSON-3: a screened event's data is lossless JSON (the readers hand over no other)", enabled=ENABLED)
 @ensure(
     lambda event, result: _derived_text(result) == _derived_text(derive_event_message(to_event(event))),
     "CHK-2: the plain derivation is derive_event_message's",

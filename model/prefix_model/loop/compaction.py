@@ -46,6 +46,10 @@ DEFAULT_SUMMARY = "summary"  # the summarizer's reply when the action gives none
 PURPOSE = "compaction"
 
 
+def _budgets_ok(window: int | None, budgets: tuple[int, int] | None) -> bool:
+    return budgets is None or (window is not None and 0 <= budgets[1] < budgets[0] <= window)
+
+
 @dataclass(frozen=True, slots=True)
 class CompactPolicy:
     """The service's configuration (CB/types.ts, defaults CB/config.ts:19-96) and the routed model's capacity.
@@ -79,6 +83,11 @@ class CompactPolicy:
         if not (ratios and ints and window and pair and self.retain_ratio < self.threshold_ratio):
             raise ValueError("CMP-3: a compaction policy the service would refuse to load")
 
+    @ensure(
+        lambda self, result: _budgets_ok(self.context_window, result),
+        "CMP-3: pressure needs a known window, and the retained tail is below the threshold, which is at most the window",
+        enabled=ENABLED,
+    )
     def budgets(self) -> tuple[int, int] | None:
         """Return (threshold tokens, retained-tail tokens) for the routed model, or None when it cannot press."""
         if self.context_window is None:
@@ -136,6 +145,11 @@ def select_range(log: Log, retain_tokens: int) -> tuple[int, int] | None:
     return None if keep == 0 else (0, keep - 1)
 
 
+@ensure(
+    lambda summary, result: len(result) == len(summary) + 2 and result[1:-1] == summary,
+    "CMP-6: the summary blocks sit unchanged between one opening and one closing framing block",
+    enabled=ENABLED,
+)
 def frame_summary(policy: CompactPolicy, summary: tuple[FrozenMap, ...]) -> tuple[FrozenMap, ...]:
     """Return the replacement message's content: preamble and open tag, the summary blocks, the close tag."""
     return (_text(f"{policy.preamble}\n\n{SUMMARY_OPEN_TAG}"),) + summary + (_text(SUMMARY_CLOSE_TAG),)

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.fold import Captured, captured_request, check_events
 from prefix_model.conformance.plain import PlainEvent, from_event
+from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.derive import derive_messages
-from prefix_model.core.events import STEP_START, Event
+from prefix_model.core.events import REQUEST_HEADER, STEP_START, Event
 from prefix_model.core.headers import INITIAL, RESUME, fold_request_header, header_of
 from prefix_model.core.json_values import JsonValue, json_text
 from prefix_model.core.requests import boundary_log, request_to_json
@@ -38,6 +39,41 @@ class Violation:
 
 
 Check = Callable[[World], tuple[Violation, ...]]
+
+
+# --- What every property's contract states: it names its own ID, and it can be broken only where
+# its subject exists (a property that finds a violation in a world without one reports nothing real).
+
+
+def _names(rule: str) -> Callable[[tuple[Violation, ...]], bool]:
+    def names_its_rule(result: tuple[Violation, ...]) -> bool:
+        return all(v.rule == rule for v in result)
+
+    return names_its_rule
+
+
+def _marked(world: World, *kinds: str) -> bool:
+    """Return whether the trace holds a milestone of one of ``kinds``."""
+    return any(m.kind in kinds for m in world.trace)
+
+
+def _only_where(*kinds: str) -> Callable[[World, tuple[Violation, ...]], bool]:
+    def only_where_marked(world: World, result: tuple[Violation, ...]) -> bool:
+        return not result or _marked(world, *kinds)
+
+    return only_where_marked
+
+
+def _has_loop_request(world: World, result: tuple[Violation, ...]) -> bool:
+    return not result or any(r.loop_request for r in world.requests)
+
+
+def _has_fork(world: World, result: tuple[Violation, ...]) -> bool:
+    return not result or any(s.lineage is not None for s in world.sessions)
+
+
+def _has_snapshot(world: World, result: tuple[Violation, ...]) -> bool:
+    return not result or any(e.type == REQUEST_HEADER for s in world.sessions for e in s.log.events)
 
 
 def _marks(world: World, instance_id: int, kind: str) -> tuple[Mark, ...]:
@@ -64,6 +100,8 @@ def _in_force(world: World, instance_id: int, kind: str) -> tuple[tuple[Mark, Js
 # --- §11.1 Request-only and reconstructible ---
 
 
+@ensure(_names("PFX-1"), "PFX-1: every violation the property reports names PFX-1", enabled=ENABLED)
+@ensure(_only_where("composed"), "PFX-1: a prefix message can leak only where one was composed", enabled=ENABLED)
 def request_only(world: World) -> tuple[Violation, ...]:
     """PFX-1: no composed prefix message is ever part of a session's derived history."""
     found = []
@@ -79,6 +117,8 @@ def request_only(world: World) -> tuple[Violation, ...]:
 # --- §11.2 One composition per instance ---
 
 
+@ensure(_names("PFX-2"), "PFX-2: every violation the property reports names PFX-2", enabled=ENABLED)
+@ensure(_only_where("composed"), "PFX-2: an instance can compose twice only where a composition happened", enabled=ENABLED)
 def one_composition(world: World) -> tuple[Violation, ...]:
     """PFX-2: an instance caches at most one composition, and its cached prefix never changes."""
     found = []
@@ -93,6 +133,8 @@ def one_composition(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
+@ensure(_names("PFX-3"), "PFX-3: every violation the property reports names PFX-3", enabled=ENABLED)
+@ensure(_only_where("record"), "PFX-3: a snapshot can miss the prefix only where one was recorded", enabled=ENABLED)
 def headers_carry_prefix(world: World) -> tuple[Violation, ...]:
     """PFX-3: every snapshot an instance writes carries its cached composition, the prefix its requests carry (absent when empty)."""
     found = []
@@ -108,6 +150,8 @@ def headers_carry_prefix(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
+@ensure(_names("LOOP-3"), "LOOP-3: every violation the property reports names LOOP-3", enabled=ENABLED)
+@ensure(_only_where("pre-step", "dispatch", "boundary"), "LOOP-3: the order can break only where a pre-step, boundary or dispatch happened", enabled=ENABLED)
 def loop_order(world: World) -> tuple[Violation, ...]:
     """LOOP-3: composition precedes pre-step; the boundary is taken just before step/start; record precedes dispatch."""
     found = []
@@ -125,6 +169,8 @@ def loop_order(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
+@ensure(_names("PFX-4"), "PFX-4: every violation the property reports names PFX-4", enabled=ENABLED)
+@ensure(_only_where("compose-interrupted"), "PFX-4: a composition can be cached after an interruption only where one was interrupted", enabled=ENABLED)
 def interrupted_discarded(world: World) -> tuple[Violation, ...]:
     """PFX-4: an interrupted composition is never cached; the next turn recomposes."""
     found = []
@@ -135,6 +181,8 @@ def interrupted_discarded(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
+@ensure(_names("PFX-5"), "PFX-5: every violation the property reports names PFX-5", enabled=ENABLED)
+@ensure(_only_where("record", "dispatch"), "PFX-5: an anchor can be missing only where a record or dispatch happened", enabled=ENABLED)
 def new_instance_anchors(world: World) -> tuple[Violation, ...]:
     """PFX-5: each instance composes afresh and its first record is an unconditional anchor."""
     found = []
@@ -153,6 +201,8 @@ def new_instance_anchors(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
+@ensure(_names("PFX-7"), "PFX-7: every violation the property reports names PFX-7", enabled=ENABLED)
+@ensure(_has_loop_request, "PFX-7: a request can carry another prefix only where a loop request was sent", enabled=ENABLED)
 def detached_prefix(world: World) -> tuple[Violation, ...]:
     """PFX-7: every request carries its instance's prefix as composed, whatever listeners did since."""
     found = []
@@ -166,6 +216,8 @@ def detached_prefix(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
+@ensure(_names("PFX-8"), "PFX-8: every violation the property reports names PFX-8", enabled=ENABLED)
+@ensure(_only_where("composed"), "PFX-8: a composition can break registration order only where one happened", enabled=ENABLED)
 def registration_order(world: World) -> tuple[Violation, ...]:
     """PFX-8: each composition equals the waterfall run in registration order."""
     found = []
@@ -179,6 +231,8 @@ def registration_order(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
+@ensure(_names("FORK-8"), "FORK-8: every violation the property reports names FORK-8", enabled=ENABLED)
+@ensure(_has_fork, "FORK-8: a seed can differ from its parent's events only where a fork's child exists", enabled=ENABLED)
 def forks_copy_events(world: World) -> tuple[Violation, ...]:
     """FORK-8: a child's log starts with its parent's events through the boundary, unchanged."""
     found = []
@@ -191,6 +245,8 @@ def forks_copy_events(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
+@ensure(_names("TOK-1"), "TOK-1: every violation the property reports names TOK-1", enabled=ENABLED)
+@ensure(_only_where("measured"), "TOK-1: pressure can misprice the prefix only where a post-step measurement was taken", enabled=ENABLED)
 def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
     """TOK-1: post-step pressure is the meter's measure of the log: an estimate prices the routed header
     (its prefix once) plus the surface; a usage anchor is the provider's count plus the surface since (TOK-3)."""
@@ -275,20 +331,22 @@ def _fold_findings(world: World) -> dict[str, tuple[Violation, ...]]:
     return result
 
 
-def _fold_property(rule: str, doc: str) -> Check:
+def _fold_property(rule: str, doc: str, subject: Callable[[World, tuple[Violation, ...]], bool], what: str) -> Check:
     def check(world: World) -> tuple[Violation, ...]:
         return _fold_findings(world).get(rule, ())
 
     check.__name__, check.__doc__ = rule.lower().replace("-", "_"), doc
-    return check
+    check.__qualname__ = check.__name__  # what CrossHair and the proofs' listing call it
+    checked: Check = ensure(subject, f"{rule}: the fold can find this only where {what}", enabled=ENABLED)(check)
+    return ensure(_names(rule), f"{rule}: every violation the property reports names {rule}", enabled=ENABLED)(checked)
 
 
-reconstructible_companion = _fold_property("REC-1", "REC-1: messages = folded prefix ++ boundary; model/system/temperature/maxTokens/stop/tools = fold.")
-reconstructible_full = _fold_property("REC-2", "REC-2: every field of every loop request is the request built from the fold and the boundary.")
-prompt_cache_monotonic = _fold_property("REC-3", "REC-3: within an instance, with no replace and no header change between, requests extend.")
-canonical_absence = _fold_property("PFX-6", "PFX-6: no snapshot writes an empty system, tools or messagePrefix.")
-compaction_spares_prefix = _fold_property("CMP-1", "CMP-1: compaction writes no header.")
-change_iff_differs = _fold_property("HDR-15", "HDR-15: a change snapshot is written only when the header differs from the fold before it.")
+reconstructible_companion = _fold_property("REC-1", "REC-1: messages = folded prefix ++ boundary; model/system/temperature/maxTokens/stop/tools = fold.", _has_loop_request, "a loop request was sent")
+reconstructible_full = _fold_property("REC-2", "REC-2: every field of every loop request is the request built from the fold and the boundary.", _has_loop_request, "a loop request was sent")
+prompt_cache_monotonic = _fold_property("REC-3", "REC-3: within an instance, with no replace and no header change between, requests extend.", _has_loop_request, "a loop request was sent")
+canonical_absence = _fold_property("PFX-6", "PFX-6: no snapshot writes an empty system, tools or messagePrefix.", _has_snapshot, "a snapshot was written")
+compaction_spares_prefix = _fold_property("CMP-1", "CMP-1: compaction writes no header.", _has_snapshot, "a snapshot was written")
+change_iff_differs = _fold_property("HDR-15", "HDR-15: a change snapshot is written only when the header differs from the fold before it.", _has_snapshot, "a snapshot was written")
 
 
 PROPERTIES: tuple[tuple[str, Check], ...] = (
@@ -311,6 +369,13 @@ PROPERTIES: tuple[tuple[str, Check], ...] = (
 )
 
 
+def _in_property_order(result: tuple[Violation, ...]) -> bool:
+    order = {rule: n for n, (rule, _) in enumerate(PROPERTIES)}
+    places = [order.get(v.rule, -1) for v in result]
+    return -1 not in places and places == sorted(places)
+
+
+@ensure(_in_property_order, "VAR-1: every violation is one of a property of PROPERTIES, in their order", enabled=ENABLED)
 def check_all(world: World) -> tuple[Violation, ...]:
     """Return every violation of every property in ``world``."""
     return tuple(v for _, check in PROPERTIES for v in check(world))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.derive import derive_messages
 from prefix_model.core.events import REQUEST_HEADER, USER_MESSAGE
 from prefix_model.core.headers import CHANGE, EpochHeader, LlmCallConfig, canonical_header, fold_request_header, header_equals, header_to_json
@@ -39,7 +40,7 @@ from prefix_model.loop.actions import (
     SetSystem,
 )
 from prefix_model.loop.meter import Measurement
-from prefix_model.loop.properties import Violation, check_all
+from prefix_model.loop.properties import PROPERTIES, Violation, check_all
 from prefix_model.loop.semantics import HARNESS, Durable, Semantics
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.waterfall import compose
@@ -61,6 +62,7 @@ class Variant:
 # --- Each faulty design: one choice point of ``Semantics`` overridden ---
 
 
+# no contract: a rejected design's helper (the prefix as history), judged by the properties it breaks
 def durable_copies(product: tuple[JsonValue, ...], source: FrozenMap = INJECTED) -> tuple[Durable, ...]:
     """Return each composed message as a durable ``user/message`` (``{content, source}``)."""
     return tuple((USER_MESSAGE, freeze_object({"content": m.get("content"), "source": source})) for m in product if isinstance(m, FrozenMap))
@@ -102,6 +104,7 @@ class PrefixAfterHistory(PrefixNotLogged):
         return Request(header, history + prefix, instance.session_id)
 
 
+# no contract: a rejected design's helper (the prefix in the system prompt), judged by the properties it breaks
 def system_with(system: str, prefix: tuple[JsonValue, ...]) -> str:
     """Return the system prompt with each prefix message's text folded in, one paragraph each."""
     return "\n\n".join(filter(None, [system, *map(message_text, prefix)])) if prefix else system
@@ -229,11 +232,15 @@ for _variant in VARIANTS:
     _variant.semantics.name = _variant.name
 
 
+@ensure(lambda name, result: result.name == name, "VAR-1: the semantics of the variant of that name", enabled=ENABLED)
 def semantics_of(name: str) -> Semantics:
-    """Return the semantics of the variant named ``name`` (``session-prefix``: the harness's)."""
+    """Return the semantics of the variant named ``name`` (``session-prefix``: the harness's); KeyError for no such variant."""
     if name == HARNESS.name:
         return HARNESS
-    return next(v.semantics for v in VARIANTS if v.name == name)
+    for variant in VARIANTS:
+        if variant.name == name:
+            return variant.semantics
+    raise KeyError(name)
 
 
 _CATALOG = Listener("catalog", "main", (Prepend((text_message("<prefix catalog v1>"),)),))
@@ -283,11 +290,22 @@ class Verdict:
     first: str
 
     @property
+    # no contract: it is VAR-1's verdict itself (every expected ID among those that rejected), nothing beyond its body
     def detected(self) -> bool:
         """Return whether every expected property rejected the variant."""
         return all(rule in self.rejected_by for rule in self.expected)
 
 
+def _drives_every_session(result: World) -> bool:
+    """The witness's situations are all reached: its three sessions exist, each driven, s2 a fork of s1."""
+    sessions = {s.id: s for s in result.sessions}
+    forked = sessions.get("s2")
+    return (sorted(sessions) == ["s1", "s2", "s3"] and {i.session_id for i in result.instances} == set(sessions)
+            and forked is not None and forked.lineage is not None and forked.lineage.parent_session == "s1")  # fmt: skip
+
+
+@ensure(_drives_every_session, "VAR-1: the witness run reaches every session it scripts under any semantics", enabled=ENABLED)
+@ensure(lambda result: any(r.loop_request for r in result.requests), "VAR-1: the witness run sends loop requests", enabled=ENABLED)
 def run_witness(semantics: Semantics) -> World:
     """Return the world after the witness script under ``semantics`` (every action must be enabled)."""
     world = World()
@@ -300,6 +318,17 @@ def run_witness(semantics: Semantics) -> World:
     return world
 
 
+@ensure(
+    lambda variant, result: (result.variant, result.expected) == (variant.name, variant.expected),
+    "VAR-1: a verdict is of the variant judged, against the IDs it names",
+    enabled=ENABLED,
+)
+@ensure(
+    lambda result: list(result.rejected_by) == sorted(set(result.rejected_by)) and set(result.rejected_by) <= {rule for rule, _ in PROPERTIES}
+    and (result.first == "") == (not result.rejected_by),
+    "VAR-1: a variant is rejected by property IDs, each named once; the first violation is shown when there is one",
+    enabled=ENABLED,
+)
 def judge(variant: Variant) -> Verdict:
     """Return which properties reject ``variant`` on the witness run."""
     violations: tuple[Violation, ...] = check_all(run_witness(variant.semantics))

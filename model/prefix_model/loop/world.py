@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from prefix_model.core.contracts import ENABLED
+from prefix_model.core.contracts import ENABLED, ensure, require
 from prefix_model.core.events import REQUEST_HEADER
 from prefix_model.core.fork import Lineage
 from prefix_model.core.headers import LlmCallConfig
@@ -69,11 +69,19 @@ class AgentOptions:
     model: str = "mock-model"
     reasoning_effort: str | None = None
 
+    @ensure(
+        lambda self, result: (result.provider, result.model, result.reasoning_effort) == (self.provider, self.model, self.reasoning_effort)
+        and result.temperature is None and result.max_tokens is None and result.stop is None,
+        "LOOP-10: an instance's first request starts from its agent options and nothing else",
+        enabled=ENABLED,
+    )
     def config(self) -> LlmCallConfig:
         """Return these options as a call config."""
         return LlmCallConfig(self.provider, self.model, self.reasoning_effort)
 
 
+@ensure(lambda text, role, result: tuple(result) == ("role", "content") and result["role"] == role, "DER-2: a message is {role, content}", enabled=ENABLED)
+@ensure(lambda text, result: _text_of(result) == text, "DER-2: its content is one text block holding the text", enabled=ENABLED)
 def text_message(text: str, role: str = "user") -> FrozenMap:
     """Return ``{role, content: [{type: 'text', text}]}``."""
     block: dict[str, JsonValue] = {"type": "text", "text": text}
@@ -81,11 +89,18 @@ def text_message(text: str, role: str = "user") -> FrozenMap:
     return FrozenMap(fields)
 
 
+# no contract: a reader of text blocks for display and for the system-prompt designs; the spec states nothing of it
 def message_text(message: JsonValue) -> str:
     """Return the text blocks of a message, joined."""
     content = message.get("content") if isinstance(message, FrozenMap) else None
     blocks = content if isinstance(content, tuple) else ()
     return "".join(str(b.get("text", "")) for b in blocks if isinstance(b, FrozenMap))
+
+
+def _text_of(message: FrozenMap) -> str | None:
+    content = message.get("content")
+    block = content[0] if isinstance(content, tuple) and len(content) == 1 else None
+    return str(block.get("text")) if isinstance(block, FrozenMap) and block.get("type") == "text" else None
 
 
 # --- What a prefix listener does on one call (facts §4.6, §4.8) ---
@@ -151,6 +166,12 @@ class Listener:
         if not self.script or self.calls < 0:
             raise ValueError("a listener has at least one scripted call and a non-negative call count")
 
+    @ensure(lambda self, result: result in self.script, "PFX-8: a listener does what its script says", enabled=ENABLED)
+    @ensure(
+        lambda self, result: self.calls < len(self.script) or result is self.script[-1],
+        "PFX-8: past the end of its script a listener repeats its last call",
+        enabled=ENABLED,
+    )
     def next_call(self) -> ListenerCall:
         """Return what this listener does on its next call."""
         return self.script[min(self.calls, len(self.script) - 1)]
@@ -192,11 +213,14 @@ class Instance:
     disposed: bool = False
 
     @property
+    # no contract: one reading of the phase; that a disposed instance's open turn has the dispose pending is a fact of
+    # the transitions (LOOP-6, tested), not of any Instance value
     def turn_open(self) -> bool:
         """Return whether this instance has an open turn."""
         return self.phase not in (Phase.IDLE, Phase.DISPOSED)
 
     @property
+    @ensure(lambda self, result: not result or self.turn_open, "ENC-2: a step is open only inside an open turn", enabled=ENABLED)
     def step_open(self) -> bool:
         """Return whether this instance has an open step (after step/start, before step/end)."""
         return self.phase in (Phase.REQUEST, Phase.STREAM, Phase.TOOLS, Phase.POST_STEP)
@@ -250,18 +274,35 @@ class World:
         if ENABLED and any(i.logged_header and not _holds_header(self.log_of(i.id)) for i in self.instances):
             raise ValueError("HDR-10: an instance that logged a header drives a log holding one")
 
+    @require(lambda self, session_id: any(s.id == session_id for s in self.sessions), "LOOP-1: only a session of the world is looked up", enabled=ENABLED)
+    @ensure(lambda session_id, result: result.id == session_id, "FORK-7: session ids are unique: the session returned is the one named", enabled=ENABLED)
     def session(self, session_id: str) -> Session:
         """Return the session named ``session_id``."""
         return next(s for s in self.sessions if s.id == session_id)
 
+    @require(lambda self, instance_id: 0 <= instance_id < len(self.instances), "LOOP-1: only an instance of the world is looked up", enabled=ENABLED)
+    @ensure(lambda instance_id, result: result.id == instance_id, "LOOP-1: instance n is the n-th created", enabled=ENABLED)
     def instance(self, instance_id: int) -> Instance:
         """Return instance ``instance_id``."""
         return self.instances[instance_id]
 
+    @require(lambda self, instance_id: 0 <= instance_id < len(self.instances), "LOOP-1: only an instance of the world is looked up", enabled=ENABLED)
+    @ensure(
+        lambda self, instance_id, result: any(s.log is result and s.id == self.instances[instance_id].session_id for s in self.sessions),
+        "LOG-4: an instance reads and writes the log of the session it drives",
+        enabled=ENABLED,
+    )
     def log_of(self, instance_id: int) -> Log:
         """Return the log of the session instance ``instance_id`` drives."""
         return self.session(self.instance(instance_id).session_id).log
 
+    @ensure(lambda session, result: any(s is session for s in result.sessions), "LOG-4: the session is the world's now", enabled=ENABLED)
+    @ensure(
+        lambda self, session, result: [s for s in result.sessions if s.id != session.id] == [s for s in self.sessions if s.id != session.id]
+        and [s.id for s in result.sessions][: len(self.sessions)] == [s.id for s in self.sessions],
+        "LOG-4: every other session is kept, in its place",
+        enabled=ENABLED,
+    )
     def with_session(self, session: Session) -> World:
         """Return this world with ``session`` added or replaced."""
         others = tuple(s for s in self.sessions if s.id != session.id)
@@ -270,6 +311,13 @@ class World:
         )
         return replace(self, sessions=ordered)
 
+    @require(lambda self, instance: 0 <= instance.id <= len(self.instances), "LOOP-1: an instance is replaced or is the next one created", enabled=ENABLED)
+    @ensure(lambda instance, result: result.instances[instance.id] is instance, "LOOP-1: the instance is the world's now", enabled=ENABLED)
+    @ensure(
+        lambda self, instance, result: all(a is b for n, (a, b) in enumerate(zip(self.instances, result.instances)) if n != instance.id),
+        "LOOP-1: every other instance is kept",
+        enabled=ENABLED,
+    )
     def with_instance(self, instance: Instance) -> World:
         """Return this world with ``instance`` added (its id is the next index) or replaced."""
         if instance.id == len(self.instances):
