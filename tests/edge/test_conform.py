@@ -25,6 +25,9 @@ from prefix_model.edge.cli import main
 from prefix_model.edge.runner.server import serve
 from prefix_model.edge.vectors.generate import generate
 
+# The module's vectors are generated once per process: its tests share one process (make test runs --dist loadgroup), not two.
+pytestmark = pytest.mark.xdist_group("conform-vectors")
+
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_ADAPTER = f"{sys.executable} -m prefix_model.edge.cli adapter"
 BROKEN_ADAPTER = f"{sys.executable} {ROOT / 'tests' / 'adapters' / 'broken_adapter.py'}"

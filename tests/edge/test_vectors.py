@@ -71,6 +71,9 @@ from prefix_model.loop.actions import Action
 from prefix_model.loop.properties import check_all
 from prefix_model.loop.variants import VARIANTS, Variant
 
+# The module's vectors are generated once per process: its tests share one process (make test runs --dist loadgroup), not two.
+pytestmark = pytest.mark.xdist_group("vectors-generated")
+
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "spec" / "SPEC.md"
 SCHEMAS = ROOT / "spec" / "schema"

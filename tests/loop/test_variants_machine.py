@@ -21,6 +21,7 @@ examples (the final replay included; in one machine of this stop compaction-logs
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -56,7 +57,17 @@ def rejected_by(error: AssertionError) -> tuple[str, ...]:
     return tuple(dict.fromkeys(re.findall(r"\b[A-Z]+-\d+\b", str(error))))  # a contract of the model
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
+# The machine's slowest searches (82, 32 and 14 s of the suite's 428 s on 2 idle workers): `make thorough` runs them;
+# in the ci profile their rejection rests on the catalogue's witness runs (test_variants_catalog) and the explorer.
+THOROUGH_ONLY = ("boundary-after-step-start", "empty-prefix-logged", "compaction-logs-header")
+_IN_CI = os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci"
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [pytest.param(v, marks=pytest.mark.skipif(_IN_CI and v.name in THOROUGH_ONLY, reason="make thorough runs it")) for v in VARIANTS],
+    ids=[v.name for v in VARIANTS],
+)
 @pytest.mark.spec("VAR-1")
 def test_the_machine_rejects_the_variant(variant: Variant, monkeypatch: pytest.MonkeyPatch) -> None:
     chosen = machine_settings(variants=True)
