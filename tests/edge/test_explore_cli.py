@@ -16,17 +16,12 @@ import pytest
 from itf_py import trace_from_json
 from prefix_model.loop.explore import ACTION_KINDS, ALPHABET_TEXT, OUTCOMES
 
+from tests.conftest import HANG
+from tests.edge.test_cli import assert_one_line_error
+
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "explore", *args], capture_output=True, text=True, timeout=300)
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
-    assert result.returncode == 2
-    assert result.stdout == ""
-    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    for needle in needles:
-        assert needle in result.stderr
+    return subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "explore", *args], capture_output=True, text=True, timeout=HANG)
 
 
 @pytest.mark.spec("CLI-8")
