@@ -219,23 +219,34 @@ def _sites(node: ast.AST) -> Iterator[tuple[str, Site]]:
             yield "args", (node, call_anchor, i, swapped, f"arguments {i} and {i + 1} swapped")
 
 
-class _Replace(ast.NodeTransformer):
-    """Replace the node at a given position in ``ast.walk`` order (the same order on a deep copy)."""
+def _slots(tree: ast.Module) -> dict[int, tuple[ast.AST, str, int | None]]:
+    """Return, per node (by id), where it hangs: its parent, the field, and its index when the field is a list."""
+    where: dict[int, tuple[ast.AST, str, int | None]] = {}
+    for parent in ast.walk(tree):
+        for name, value in ast.iter_fields(parent):
+            if isinstance(value, list):
+                where.update((id(child), (parent, name, i)) for i, child in enumerate(value) if isinstance(child, ast.AST))
+            elif isinstance(value, ast.AST):
+                where[id(value)] = (parent, name, None)
+    return where
 
-    def __init__(self, target: int, replacement: ast.AST) -> None:
-        self.target, self.replacement, self.seen = target, replacement, -1
 
-    def replace(self, tree: ast.Module) -> ast.Module:
-        order = {id(n): i for i, n in enumerate(ast.walk(tree))}
-        self.order = order
-        result = self.visit(tree)
-        assert isinstance(result, ast.Module)
-        return result
-
-    def visit(self, node: ast.AST) -> ast.AST:
-        if self.order.get(id(node)) == self.target:
-            return self.replacement
-        return self.generic_visit(node)
+def _dump_with(tree: ast.Module, slot: tuple[ast.AST, str, int | None], replacement: ast.AST) -> str:
+    """Return ``ast.dump`` of ``tree`` with the node in ``slot`` replaced, the tree left as it was (no copy of it)."""
+    parent, name, index = slot
+    holder = getattr(parent, name)
+    original = holder[index] if index is not None else holder
+    try:
+        if index is not None:
+            holder[index] = replacement
+        else:
+            setattr(parent, name, replacement)
+        return ast.dump(tree)
+    finally:
+        if index is not None:
+            holder[index] = original
+        else:
+            setattr(parent, name, original)
 
 
 _ATOMS = (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Tuple)
@@ -252,8 +263,8 @@ def _splice(source: bytes, line_starts: list[int], node: ast.AST, text: str, bar
     return source[:start] + (new + padding).encode("utf-8") + source[end:]
 
 
-def mutants_of(source: str) -> list[Mutant]:
-    """Return every mutant of ``source`` in a stable order (by line, column, operator, index)."""
+def mutants_of(source: str, only: frozenset[str] | None = None) -> list[Mutant]:
+    """Return every mutant of ``source`` in a stable order (by line, column, operator, index); ``only``: those of these ids."""
     tree = ast.parse(source)
     expected_original = ast.dump(tree)
     protected = protected_nodes(tree)
@@ -262,14 +273,16 @@ def mutants_of(source: str) -> list[Mutant]:
     for physical in raw.splitlines(keepends=True):
         line_starts.append(line_starts[-1] + len(physical))
     original_lines = source.splitlines()
-    order = {id(n): i for i, n in enumerate(ast.walk(tree))}
+    slots = _slots(tree)
     found: list[Mutant] = []
     for node in ast.walk(tree):
         if id(node) in protected:
             continue
         for operator, (target, (line, column), index, replacement, description) in _sites(node):
+            if only is not None and f"{operator}:{line}:{column}:{index}" not in only:
+                continue
             text = ast.unparse(replacement)
-            expected = ast.dump(_Replace(order[id(target)], replacement).replace(copy.deepcopy(tree)))
+            expected = _dump_with(tree, slots[id(target)], replacement)
             # An atom or a statement goes in as it is; anything else in parentheses, unless the bare
             # text already parses to the mutated tree. Either way it must.
             tries = (True,) if isinstance(target, ast.stmt) else (True, False) if isinstance(replacement, _ATOMS) else (False,)

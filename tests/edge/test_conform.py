@@ -23,10 +23,11 @@ import jsonschema
 import pytest
 from prefix_model.edge.cli import main
 from prefix_model.edge.runner.server import serve
-from prefix_model.edge.vectors.generate import generate
 
-# The module's vectors are generated once per process: its tests share one process (make test runs --dist loadgroup), not two.
-pytestmark = pytest.mark.xdist_group("conform-vectors")
+from tests.edge.conftest import VECTORS_GROUP
+
+# The vectors are generated once per process (tests/edge/conftest.py), shared with test_vectors in one group.
+pytestmark = pytest.mark.xdist_group(VECTORS_GROUP)
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_ADAPTER = f"{sys.executable} -m prefix_model.edge.cli adapter"
@@ -36,11 +37,9 @@ PROTOCOL = jsonschema.Draft202012Validator(json.loads((ROOT / "spec" / "schema" 
 TRANSCRIPT_MARK = "<!-- protocol-transcript -->\n```\n"
 
 
-@pytest.fixture(scope="module")
-def vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("conform-vectors")
-    assert generate(out) == 0
-    return out
+@pytest.fixture
+def vectors(generated: tuple[Path, Path]) -> Path:
+    return generated[0]
 
 
 @pytest.fixture(autouse=True)

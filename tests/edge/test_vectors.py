@@ -1,7 +1,7 @@
 """spec/vectors.md — conformance vectors: generated twice byte for byte, audited, and consumed.
 
-The vectors are generated once per module (in this process and, at the same time, in a second
-interpreter with another hash seed); the tests then read what was written, as a consumer in
+The vectors are generated once per test process (in this process and, at the same time, in a
+second interpreter with another hash seed: ``generated`` in tests/edge/conftest.py); the tests then read what was written, as a consumer in
 another language would.
 """
 
@@ -11,8 +11,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -71,8 +69,10 @@ from prefix_model.loop.actions import Action
 from prefix_model.loop.properties import check_all
 from prefix_model.loop.variants import VARIANTS, Variant
 
-# The module's vectors are generated once per process: its tests share one process (make test runs --dist loadgroup), not two.
-pytestmark = pytest.mark.xdist_group("vectors-generated")
+from tests.edge.conftest import VECTORS_GROUP
+
+# The vectors are generated once per process (tests/edge/conftest.py): this module's tests and test_conform's share one.
+pytestmark = pytest.mark.xdist_group(VECTORS_GROUP)
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "spec" / "SPEC.md"
@@ -106,20 +106,6 @@ CAUGHT_BY: dict[str, str | None] = {
     "history-window": "prefix/throw-then-recover",
     "change-always": "loop/request-error-retry",
 }
-
-
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """Generate the vectors twice at once: here, and in another interpreter with another hash seed."""
-    here, there = tmp_path_factory.mktemp("vectors-here"), tmp_path_factory.mktemp("vectors-there")
-    env = os.environ | {"PYTHONHASHSEED": "4242"}
-    command = [sys.executable, "-m", "prefix_model.edge.vectors.generate", "--out", str(there)]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    status = generate(here)
-    out, err = process.communicate(timeout=600)
-    assert status == 0 and process.returncode == 0, err
-    assert out.count("\n") == 1 and out.startswith(f"prefix-model vectors: {len(catalogue())} cases (") and err == ""
-    return here, there
 
 
 def load(directory: Path, case_id: str) -> JsonObject:

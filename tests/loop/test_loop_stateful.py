@@ -2,7 +2,7 @@
 
 ``LoopMachine`` (tests/loop_machine.py) drives the model's ``loop.apply`` with generated
 actions; its invariants are the properties of ``properties.PROPERTIES``. The vacuity guard below
-runs after it (pytest runs a module's tests in file order) and fails unless every rule fired,
+runs after it (pytest runs a module's tests in file order, in one worker: ``pytestmark``) and fails unless every rule fired,
 every named window was reached and every property judged real subjects, each at least as often
 as its floor.
 
@@ -102,8 +102,18 @@ SUBJECT_FLOORS = {
 RULE_FLOOR = 1
 
 
+# The guard reads what the machine counted in this process: under ``--dist loadgroup`` the module's
+# tests must share one worker, or the guard can run first, elsewhere, and see nothing.
+pytestmark = pytest.mark.xdist_group("loop-machine")
+
 # The generated runs, every property checked after every action (ci profile by default).
 TestLoopMachine = pytest.mark.spec(*IDS)(LoopMachine.TestCase)
+
+
+def test_the_module_is_one_xdist_group_when_make_test_groups(request: pytest.FixtureRequest) -> None:
+    """Under ``--dist loadgroup`` the group must reach the node id, or xdist splits it (pytest 9.2 with xdist 3.8 did)."""
+    if getattr(request.config.option, "loadgroup", False):  # set in each xdist worker
+        assert request.node.nodeid.endswith("@loop-machine"), request.node.nodeid
 
 
 @pytest.mark.spec("LOOP-1", "PFX-4", "PFX-5", "PFX-9", "PFX-10", "CMP-2", "LOOP-7", "LOOP-9", "HDR-10")
