@@ -183,10 +183,16 @@ def _freeze(value: object) -> JsonValue:
         return value
     if isinstance(value, (int, float)):
         return _freeze_number(value)
+    # A tuple or FrozenMap whose items all freeze to themselves is already frozen: it is kept, not
+    # rebuilt (immutable, so as detached as a copy; the loop re-freezes its messages at every append).
     if isinstance(value, (list, tuple)):
-        return tuple(_freeze(item) for item in value)
+        items = tuple(_freeze(item) for item in value)
+        return value if type(value) is tuple and all(a is b for a, b in zip(items, value)) else items
     assert isinstance(value, Mapping)
-    return FrozenMap({str(k): _freeze(v) for k, v in value.items()})
+    frozen = {str(k): _freeze(v) for k, v in value.items()}
+    if type(value) is FrozenMap and all(frozen[k] is v for k, v in value.items()):
+        return value
+    return FrozenMap(frozen)
 
 
 @ensure(lambda result: is_json_value(result), "JSON-6: freeze returns a frozen lossless value", enabled=ENABLED)

@@ -20,6 +20,7 @@ from prefix_model.core.derive import derive_messages
 from prefix_model.core.events import REQUEST_HEADER, STEP_START, Event
 from prefix_model.core.headers import INITIAL, RESUME, fold_request_header, header_of
 from prefix_model.core.json_values import JsonValue, json_text
+from prefix_model.core.log import Log
 from prefix_model.core.requests import boundary_log, request_to_json
 from prefix_model.loop.meter import estimate_header, measure, surface_tokens
 from prefix_model.loop.world import Mark, SentRequest, Session, World
@@ -100,6 +101,36 @@ def _in_force(world: World, instance_id: int, kind: str) -> tuple[tuple[Mark, Js
 # --- §11.1 Request-only and reconstructible ---
 
 
+# The machines and the explorer judge every world, and successive worlds share most of their values: the
+# JSON text of a frozen value, and the texts of a log's derived history, are kept per object. Caches only.
+_texts: dict[int, tuple[JsonValue, str]] = {}  # id(value) -> the value (kept alive) and its JSON text
+_histories: dict[int, tuple[Log, tuple[str, ...]]] = {}  # id(log) -> the log (kept alive) and its history's texts
+_TEXT_LIMIT = 200_000
+
+
+def _text_of(value: JsonValue) -> str:
+    hit = _texts.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    if len(_texts) > _TEXT_LIMIT:
+        _texts.clear()
+    text = json_text(value)
+    _texts[id(value)] = (value, text)
+    return text
+
+
+def _history_texts(log: Log) -> tuple[str, ...]:
+    """The JSON text of each message of ``derive_messages(log)``, in order."""
+    hit = _histories.get(id(log))
+    if hit is not None and hit[0] is log:
+        return hit[1]
+    if len(_histories) > 64:
+        _histories.clear()
+    texts = tuple(json_text(m) for m in derive_messages(log))
+    _histories[id(log)] = (log, texts)
+    return texts
+
+
 @ensure(_names("PFX-1"), "PFX-1: every violation the property reports names PFX-1", enabled=ENABLED)
 @ensure(_only_where("composed"), "PFX-1: a prefix message can leak only where one was composed", enabled=ENABLED)
 def request_only(world: World) -> tuple[Violation, ...]:
@@ -107,9 +138,11 @@ def request_only(world: World) -> tuple[Violation, ...]:
     found = []
     for session in world.sessions:
         drivers = {i.id for i in world.instances if i.session_id == session.id}
-        composed = {json_text(m) for mark in world.trace if mark.instance_id in drivers and mark.kind == "composed"
+        composed = {_text_of(m) for mark in world.trace if mark.instance_id in drivers and mark.kind == "composed"
                     for m in (mark.value if isinstance(mark.value, tuple) else ())}  # fmt: skip
-        leaked = [json_text(m) for m in derive_messages(session.log) if json_text(m) in composed]
+        if not composed:
+            continue  # nothing composed for this session: nothing can leak (its history need not be derived)
+        leaked = [text for text in _history_texts(session.log) if text in composed]
         found += [Violation("PFX-1", f"session {session.id}: prefix message in history: {leaked[0][:80]}")] if leaked else []
     return tuple(found)
 
@@ -128,7 +161,7 @@ def one_composition(world: World) -> tuple[Violation, ...]:
             found.append(Violation("PFX-2", f"instance {instance.id} composed {len(composed)} times"))
         cached = _marks(world, instance.id, "cached")
         product = cached[-1].value if cached else None
-        if instance.prefix is not None and product is not None and json_text(instance.prefix) != json_text(product):
+        if instance.prefix is not None and product is not None and _text_of(instance.prefix) != _text_of(product):
             found.append(Violation("PFX-2", f"instance {instance.id}: the cached prefix changed after composition"))
     return tuple(found)
 
@@ -145,7 +178,7 @@ def headers_carry_prefix(world: World) -> tuple[Violation, ...]:
                 continue
             header = header_of(log.events[record.at - 1])
             product = composed if isinstance(composed, tuple) else ()
-            if json_text(header.message_prefix or ()) != json_text(product):
+            if json_text(header.message_prefix or ()) != _text_of(product):
                 found.append(Violation("PFX-3", f"instance {instance.id}: snapshot at seq {record.at - 1} does not carry the composed prefix"))
     return tuple(found)
 
@@ -211,7 +244,7 @@ def detached_prefix(world: World) -> tuple[Violation, ...]:
     for index, sent in enumerate(_loop_requests(world)):
         composed = in_force[sent.instance_id].pop(0) if in_force[sent.instance_id] else None
         product = composed if isinstance(composed, tuple) else ()
-        if json_text(sent.request.messages[: len(product)]) != json_text(product):
+        if json_text(sent.request.messages[: len(product)]) != _text_of(product):
             found.append(Violation("PFX-7", f"request {index}: the prefix sent is not the one composed"))
     return tuple(found)
 
@@ -226,7 +259,7 @@ def registration_order(world: World) -> tuple[Violation, ...]:
         for mark in (m for m in world.trace if m.instance_id == instance.id and m.kind in ("waterfall", "composed")):
             if mark.kind == "waterfall":
                 oracle = mark.value if mark.value is not None else oracle
-            elif oracle is not None and json_text(mark.value) != json_text(oracle):
+            elif oracle is not None and _text_of(mark.value) != _text_of(oracle):
                 found.append(Violation("PFX-8", f"instance {instance.id}: composition is not registration order"))
     return tuple(found)
 
