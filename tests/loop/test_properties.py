@@ -255,6 +255,20 @@ def test_the_full_reconstruction_is_stronger_than_the_companion() -> None:
     assert CHECKS["REC-1"](broken) == () and _rules(broken, "REC-2") == {"REC-2"}
 
 
+@pytest.mark.spec("PFX-1")
+def test_a_prefix_message_composed_for_another_session_is_no_leak_in_this_one() -> None:
+    world = base()
+    forked = next(i.id for i in world.instances if i.session_id == "s2")
+    only_s2 = msg("<composed for s2 only>")
+    traced = _with_marks(world, lambda t: _map_marks(t, forked, "composed", lambda m: replace(m, value=(only_s2,))))
+    said = _log(traced).append("user/message", {"content": [{"type": "text", "text": "<composed for s2 only>"}], "source": {"kind": "user"}}, surface_op=APPEND)
+    in_s1 = _with_log(traced, said)
+    assert CHECKS["PFX-1"](in_s1) == ()  # s1's drivers never composed it: a user may say what another session's prefix says
+    mine = _with_marks(in_s1, lambda t: _map_marks(t, 0, "composed", lambda m: replace(m, value=(*m.value, only_s2))))  # type: ignore[misc]
+    [violation] = CHECKS["PFX-1"](mine)
+    assert str(violation) == f"PFX-1: {violation.detail}" and violation.detail.startswith("session s1: prefix message in history: ")
+
+
 @pytest.mark.spec("PFX-5", "HDR-9")
 def test_the_anchor_check_reads_the_log_not_the_instance_kind() -> None:
     world = base()

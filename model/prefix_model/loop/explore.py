@@ -23,7 +23,7 @@ import hashlib
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from functools import cache
 
 from prefix_model.core.contracts import ENABLED, ensure
@@ -48,6 +48,7 @@ from prefix_model.loop.actions import (
     RunTools,
     SendPrompt,
 )
+from prefix_model.loop.memo import Memo
 from prefix_model.loop.properties import Violation, check_all
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.transitions import apply, enabled
@@ -156,6 +157,7 @@ ForkDrive of s1 at its end to s2, driven by agent "aux" (only L1 contributes the
 """
 
 
+@ensure(lambda result: all(len(setup) == 3 for setup in result), "EXP-1: a root's setup is its two registrations and its instance", enabled=ENABLED)
 def roots(behaviours: tuple[str, ...] | None = None) -> tuple[tuple[Action, ...], ...]:
     """Return the setup script of each root: both listeners registered, then agent "main" over session s1."""
     chosen = tuple(b for b in BEHAVIOURS if behaviours is None or b[0] in behaviours)
@@ -229,11 +231,14 @@ def _spent(node: Node, action: Action) -> Budget:
     return budget
 
 
+@ensure(lambda node, result: all(enabled(node.world, a) for a in result), "EXP-1: the model's guard decides every move", enabled=ENABLED)
+@ensure(lambda result: len(set(result)) == len(result), "EXP-1: each move is offered once", enabled=ENABLED)
 def moves(node: Node) -> tuple[Action, ...]:
     """Return the alphabet's moves enabled in ``node`` (the model's guard decides), in a fixed order."""
     return tuple(a for a in _candidates(node) if enabled(node.world, a))
 
 
+@ensure(lambda result: min(astuple(result.budget)) >= 0, "EXP-1: no once-only input is used past its budget", enabled=ENABLED)
 def step(node: Node, action: Action, semantics: Semantics = HARNESS) -> Node:
     """Return the node after ``action`` (which must be one of ``moves(node)``)."""
     return Node(apply(node.world, action, semantics), _spent(node, action))
@@ -246,6 +251,7 @@ ACTION_KINDS: tuple[str, ...] = (
 )  # fmt: skip
 
 
+@ensure(lambda result: result in ACTION_KINDS, "EXP-1: every action counted is of a kind the report lists", enabled=ENABLED)
 def action_kind(action: Action) -> str:
     """Return the class of ``action`` the report counts (its type, and for a reply or compaction which one)."""
     match action:
@@ -262,23 +268,20 @@ def action_kind(action: Action) -> str:
 
 # --- Fingerprints ---
 
-_memo: dict[int, tuple[object, bytes]] = {}  # id(value) -> the value (kept alive) and its encoding
-_MEMO_LIMIT = 1_000_000
+# Frozen values shared between states are encoded once (a memo per encoding, by identity).
+_reprs: Memo[bytes] = Memo(1_000_000)
+_sessions: Memo[bytes] = Memo(1_000_000)
+_request_groups: Memo[bytes] = Memo(1_000_000)
+_trace_groups: Memo[bytes] = Memo(1_000_000)
 
 
 def _enc(value: object) -> bytes:
-    """Return ``repr(value)`` encoded, memoised by identity: frozen values shared between states are encoded once."""
-    hit = _memo.get(id(value))
-    if hit is not None and hit[0] is value:
-        return hit[1]
-    return _remember(value, repr(value).encode())
+    """Return ``repr(value)`` encoded."""
+    return _reprs.of(value, _repr_bytes)
 
 
-def _remember(value: object, encoded: bytes) -> bytes:
-    if len(_memo) > _MEMO_LIMIT:
-        _memo.clear()
-    _memo[id(value)] = (value, encoded)
-    return encoded
+def _repr_bytes(value: object) -> bytes:
+    return repr(value).encode()
 
 
 def _digest(parts: Iterable[bytes]) -> bytes:
@@ -292,31 +295,30 @@ def _digest(parts: Iterable[bytes]) -> bytes:
 
 def _session_part(session: Session) -> bytes:
     """A session's id, lineage and events (a session left unchanged by a move is the same object, encoded once)."""
-    hit = _memo.get(id(session))
-    if hit is not None and hit[0] is session:
-        return hit[1]
-    return _remember(session, _digest((session.id.encode(), _enc(session.lineage), *map(_enc, session.log.events))))
+    return _sessions.of(session, lambda s: _digest((s.id.encode(), _enc(s.lineage), *map(_enc, s.log.events))))
 
 
-def _grouped(values: tuple[SentRequest, ...] | tuple[Mark, ...], owner: Callable[[object], object]) -> bytes:
+def _grouped(memo: Memo[bytes], values: tuple[SentRequest, ...] | tuple[Mark, ...], owner: Callable[[object], object]) -> bytes:
     """The values of each owner in order, owners sorted: how different owners' values interleave is not encoded."""
-    hit = _memo.get(id(values))
-    if hit is not None and hit[0] is values:
-        return hit[1]
-    groups: dict[object, list[bytes]] = {}
-    for value in values:
-        groups.setdefault(owner(value), []).append(_enc(value))
-    ordered = sorted(groups.items(), key=lambda kv: repr(kv[0]))
-    return _remember(values, _digest(repr(k).encode() + _digest(parts) for k, parts in ordered))
+
+    def encode() -> bytes:
+        groups: dict[object, list[bytes]] = {}
+        for value in values:
+            groups.setdefault(owner(value), []).append(_enc(value))
+        ordered = sorted(groups.items(), key=lambda kv: repr(kv[0]))
+        return _digest(repr(k).encode() + _digest(parts) for k, parts in ordered)
+
+    return memo.of(values, lambda _: encode())
 
 
+@ensure(lambda result: len(result) == 16, "EXP-1: a state's fingerprint is 16 bytes of blake2b", enabled=ENABLED)
 def fingerprint(node: Node) -> bytes:
     """Return the 16-byte blake2b digest of ``node``'s canonical encoding."""
     world = node.world
     parts = (
         *map(_session_part, world.sessions), *map(_enc, world.instances), _enc(world.listeners), _enc(world.compaction),
-        _grouped(world.requests, lambda r: r.session_id),  # type: ignore[attr-defined]
-        _grouped(world.trace, lambda m: m.instance_id),  # type: ignore[attr-defined]
+        _grouped(_request_groups, world.requests, lambda r: r.session_id),  # type: ignore[attr-defined]
+        _grouped(_trace_groups, world.trace, lambda m: m.instance_id),  # type: ignore[attr-defined]
         repr(node.budget).encode(),
     )  # fmt: skip
     return _digest(parts)
@@ -428,6 +430,7 @@ class Exploration:
     found: Found | None = None
     visited: set[bytes] = field(default_factory=set)  # every state's fingerprint (the edge measures its size)
 
+    # no contract: a view of the counters it names, which explore's EXP-1 contract holds to the states
     def as_counts(self) -> dict[str, object]:
         """Return the deterministic counts (what ``proofs/explore-counts.json`` records per bound)."""
         return {
@@ -444,6 +447,7 @@ Progress = Callable[[int, int], None]  # (depth being expanded, distinct states 
 _ROOT = -1
 
 
+@ensure(lambda behaviours, result: tuple(setup for setup, _ in result) == roots(behaviours), "EXP-1: one node per root, built by its setup", enabled=ENABLED)
 def root_nodes(behaviours: tuple[str, ...] | None, semantics: Semantics = HARNESS) -> tuple[tuple[tuple[Action, ...], Node], ...]:
     """Return each root's setup script and the node it builds."""
     built = []
@@ -455,6 +459,7 @@ def root_nodes(behaviours: tuple[str, ...] | None, semantics: Semantics = HARNES
     return tuple(built)
 
 
+# no contract: a generator of moves(), step() and outcomes(), whose contracts hold each item it yields
 def expand(node: Node, semantics: Semantics = HARNESS) -> Iterator[tuple[Action, Node, tuple[str, ...]]]:
     """Yield every move of ``node``, the node it leads to, and the transition's outcome classes."""
     for action in moves(node):
@@ -478,6 +483,7 @@ class Search:
         self._seen: list[Action] = []
         self._setups: dict[int, tuple[Action, ...]] = {}
 
+    @ensure(lambda self, result: result is None or result == self.result.states - 1, "EXP-1: states are numbered in the order first reached", enabled=ENABLED)
     def add(self, key: bytes, parent: int, action: Action | tuple[Action, ...], level: int) -> int | None:
         """Record a state first reached at ``level`` (``action``: the move, or a root's setup); None if already visited."""
         if key in self.result.visited:
@@ -500,6 +506,7 @@ class Search:
         result.reached = max(result.reached, level)
         return index
 
+    # no contract: explore's EXP-2 contract replays the script of every violation it reports
     def script(self, index: int) -> tuple[Action, ...]:
         """Return the script that reaches state ``index``: its root's setup, then the moves along the parent pointers."""
         path: list[Action] = []
@@ -508,6 +515,7 @@ class Search:
             index = self._parents[index]
         return self._setups[index] + tuple(reversed(path))
 
+    # no contract: it adds one to the counters its arguments name
     def count(self, action: Action, labels: tuple[str, ...]) -> None:
         """Count one transition: its action kind and its outcome classes."""
         self.result.transitions += 1
@@ -568,6 +576,7 @@ def explore(
     return result
 
 
+# no contract: apply() in order, refusing a disabled action; apply's and enabled's contracts hold each step
 def replay(script: tuple[Action, ...], semantics: Semantics = HARNESS) -> World:
     """Return the world after ``script``, every action applied strictly (each must be enabled)."""
     world = EMPTY_WORLD

@@ -22,6 +22,7 @@ from prefix_model.core.headers import INITIAL, RESUME, fold_request_header, head
 from prefix_model.core.json_values import JsonValue, json_text
 from prefix_model.core.log import Log
 from prefix_model.core.requests import boundary_log, request_to_json
+from prefix_model.loop.memo import Memo
 from prefix_model.loop.meter import estimate_header, measure, surface_tokens
 from prefix_model.loop.world import Mark, SentRequest, Session, World
 
@@ -101,34 +102,19 @@ def _in_force(world: World, instance_id: int, kind: str) -> tuple[tuple[Mark, Js
 # --- §11.1 Request-only and reconstructible ---
 
 
-# The machines and the explorer judge every world, and successive worlds share most of their values: the
-# JSON text of a frozen value, and the texts of a log's derived history, are kept per object. Caches only.
-_texts: dict[int, tuple[JsonValue, str]] = {}  # id(value) -> the value (kept alive) and its JSON text
-_histories: dict[int, tuple[Log, tuple[str, ...]]] = {}  # id(log) -> the log (kept alive) and its history's texts
-_TEXT_LIMIT = 200_000
+# The machines and the explorer judge every world, and successive worlds share most of their values:
+# the JSON text of a frozen value, and the texts of a log's derived history, are kept per object.
+_texts: Memo[str] = Memo(200_000)
+_histories: Memo[tuple[str, ...]] = Memo(64)
 
 
 def _text_of(value: JsonValue) -> str:
-    hit = _texts.get(id(value))
-    if hit is not None and hit[0] is value:
-        return hit[1]
-    if len(_texts) > _TEXT_LIMIT:
-        _texts.clear()
-    text = json_text(value)
-    _texts[id(value)] = (value, text)
-    return text
+    return _texts.of(value, json_text)
 
 
 def _history_texts(log: Log) -> tuple[str, ...]:
     """The JSON text of each message of ``derive_messages(log)``, in order."""
-    hit = _histories.get(id(log))
-    if hit is not None and hit[0] is log:
-        return hit[1]
-    if len(_histories) > 64:
-        _histories.clear()
-    texts = tuple(json_text(m) for m in derive_messages(log))
-    _histories[id(log)] = (log, texts)
-    return texts
+    return _histories.of(log, lambda log: tuple(json_text(m) for m in derive_messages(log)))
 
 
 @ensure(_names("PFX-1"), "PFX-1: every violation the property reports names PFX-1", enabled=ENABLED)
@@ -303,65 +289,47 @@ def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
 # events and requests with the world before: the fold's inputs are converted once per object, and a
 # session whose log and requests did not change is not folded again. Caches only: no verdict
 # depends on them.
-_plain: dict[int, tuple[Event, PlainEvent]] = {}  # id(event) -> the event (kept alive) and its plain form
-_captured: dict[tuple[int, int], tuple[SentRequest, Captured]] = {}
-_session_folds: dict[tuple[int, tuple[int, ...]], tuple[tuple[Event, ...], tuple[SentRequest, ...], tuple[Finding, ...]]] = {}
-_world_folds: list[tuple[World, dict[str, tuple[Violation, ...]]]] = []  # the last world folded, by identity
-_CACHE_LIMIT = 200_000
+_plain: Memo[PlainEvent] = Memo(200_000)
+_captured: Memo[Captured] = Memo(200_000)
+_session_folds: Memo[tuple[Finding, ...]] = Memo(64)
+_world_folds: Memo[dict[str, tuple[Violation, ...]]] = Memo(1)  # the last world folded
 
 
 def _plain_of(event: Event) -> PlainEvent:
-    hit = _plain.get(id(event))
-    if hit is not None and hit[0] is event:
-        return hit[1]
-    if len(_plain) > _CACHE_LIMIT:
-        _plain.clear()
-    plain = from_event(event)
-    _plain[id(event)] = (event, plain)
-    return plain
+    return _plain.of(event, from_event)
 
 
 def _captured_of(index: int, sent: SentRequest) -> Captured:
-    hit = _captured.get((id(sent), index))
-    if hit is not None and hit[0] is sent:
-        return hit[1]
-    if len(_captured) > _CACHE_LIMIT:
-        _captured.clear()
-    request = captured_request(index, request_to_json(sent.request), sent.turn, sent.step)
-    _captured[(id(sent), index)] = (sent, request)
-    return request
+    return _captured.get((sent,), lambda: captured_request(index, request_to_json(sent.request), sent.turn, sent.step), tag=index)
 
 
 def _session_findings(world: World, session: Session) -> tuple[Finding, ...]:
     """Return what the fold finds over ``session``'s log and the loop requests its instances sent."""
     sent = tuple(r for r in _loop_requests(world) if r.session_id == session.id)
     events = session.log.events
-    key = (id(events), tuple(id(r) for r in sent))
-    hit = _session_folds.get(key)
-    if hit is not None and hit[0] is events and all(a is b for a, b in zip(hit[1], sent)):
-        return hit[2]
-    if len(_session_folds) > 64:
-        _session_folds.clear()
     seed = session.lineage.seed_length if session.lineage is not None else 0
-    checker = check_events(((n, _plain_of(e)) for n, e in enumerate(events, 1)), [_captured_of(k, r) for k, r in enumerate(sent)], session.id, seed)
-    found = tuple(checker.findings)
-    _session_folds[key] = (events, sent, found)
-    return found
+
+    def fold() -> tuple[Finding, ...]:
+        checker = check_events(((n, _plain_of(e)) for n, e in enumerate(events, 1)), [_captured_of(k, r) for k, r in enumerate(sent)], session.id, seed)
+        return tuple(checker.findings)
+
+    # A fork's child at its parent's end holds the parent's very events tuple: the session and its seed are in the key.
+    return _session_folds.get((events, *sent), fold, tag=(session.id, seed))
 
 
 def _fold_findings(world: World) -> dict[str, tuple[Violation, ...]]:
     """Return, per rule, what the conformance fold finds over each session's log and the loop requests it sent."""
-    if _world_folds and _world_folds[0][0] is world:
-        return _world_folds[0][1]
+    return _world_folds.of(world, _fold_of)
+
+
+def _fold_of(world: World) -> dict[str, tuple[Violation, ...]]:
     found: dict[str, list[Violation]] = {}
     for session in world.sessions:
         for finding in _session_findings(world, session):
             for broken in finding.rules:  # one defect breaks each requirement it implies too
                 rule = "REC-1" if broken.startswith("MATCH-") else broken  # a request the log cannot place is not reconstructible
                 found.setdefault(rule, []).append(Violation(rule, f"session {session.id}: {finding}"))
-    result = {rule: tuple(violations) for rule, violations in found.items()}
-    _world_folds[:] = [(world, result)]
-    return result
+    return {rule: tuple(violations) for rule, violations in found.items()}
 
 
 def _fold_property(rule: str, doc: str, subject: Callable[[World, tuple[Violation, ...]], bool], what: str) -> Check:

@@ -1,0 +1,63 @@
+"""Results kept per object, for the values that successive worlds share.
+
+The machines and the explorer judge every world they reach, and a world shares almost all of its
+sessions, events, messages and requests with the world before it. A ``Memo`` keeps what a pure
+function computed from some objects, keyed by their identity: an entry holds the objects
+themselves, so none of them is freed and its id reused while the entry stands. A cache only: what
+it returns is what ``compute`` returned for those very objects, so no verdict depends on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+__all__ = ["Memo"]
+
+T = TypeVar("T")
+V = TypeVar("V")
+
+
+class Memo(Generic[V]):
+    """``compute()``'s result per tuple of objects (by identity) and tag (by equality); at most ``limit`` entries.
+
+    A memo is used through ``get`` or through ``of``, never both (their keys differ).
+    """
+
+    __slots__ = ("_entries", "_limit")
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError("a memo holds at least one entry")
+        # keyed by the objects' ids (and get's tag); each entry holds its objects
+        self._entries: dict[int | tuple[Hashable, tuple[int, ...]], tuple[object, V]] = {}
+        self._limit = limit
+
+    # no contract: its result is compute()'s for these objects, which only its tests can see (they count the calls)
+    def get(self, objects: tuple[object, ...], compute: Callable[[], V], tag: Hashable = None) -> V:
+        """Return the result kept for ``objects`` and ``tag``, or ``compute()``'s, kept (all entries dropped when full)."""
+        key = (tag, tuple(map(id, objects)))
+        hit = self._entries.get(key)  # the entry holds its objects, so ids that match are those very objects
+        if hit is not None:
+            return hit[1]
+        if len(self._entries) >= self._limit:
+            self._entries.clear()
+        value = compute()
+        self._entries[key] = (objects, value)
+        return value
+
+    # no contract: its result is compute(value)'s, which only its tests can see (they count the calls)
+    def of(self, value: T, compute: Callable[[T], V]) -> V:
+        """Return the result kept for the one object ``value``, or ``compute(value)``'s, kept (the fast lane of ``get``)."""
+        key = id(value)
+        hit = self._entries.get(key)
+        if hit is not None:
+            return hit[1]
+        if len(self._entries) >= self._limit:
+            self._entries.clear()
+        result = compute(value)
+        self._entries[key] = (value, result)
+        return result
+
+    def __len__(self) -> int:
+        return len(self._entries)
