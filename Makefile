@@ -8,7 +8,7 @@ HYPOTHESIS_PROFILE ?= ci
 TEST_WORKERS ?= 2
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run test typecheck unit proofs proofs-deep explore-deep mutation mutation-vectors bench bench-compare thorough conform-harness clean
+.PHONY: setup run test typecheck unit proofs proofs-deep explore-deep explore-million mutation mutation-vectors bench bench-compare thorough conform-harness clean
 
 setup: $(STAMP)
 
@@ -46,6 +46,10 @@ proofs-deep: setup
 ## explore-deep: the bounded exploration of the loop at the deep bound of proofs/explore-counts.json (contracts off; not part of test)
 explore-deep: setup
 	$(BIN)/python proofs/explore_counts.py --check deep
+
+## explore-million: the bound of proofs/explore-counts.json past 10^6 states (depth 10), on 2 processes (about 10 minutes; not part of test)
+explore-million: setup
+	$(BIN)/python proofs/explore_counts.py --check million --jobs 2
 
 ## mutation: AST mutants of each module of MODULES against its own tests (not part of test; resumable, .mutation/)
 MODULES ?= core/json_values.py core/events.py core/surface.py core/log.py core/derive.py core/headers.py core/request_log.py core/requests.py core/fork.py

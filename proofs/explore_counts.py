@@ -2,6 +2,7 @@
 
     .venv/bin/python proofs/explore_counts.py --check ci ci-roots   # what tests/loop/test_explore.py checks
     .venv/bin/python proofs/explore_counts.py --check deep          # ``make explore-deep``
+    .venv/bin/python proofs/explore_counts.py --check million --jobs 2   # ``make explore-million`` (10^6 states)
     .venv/bin/python proofs/explore_counts.py --write ci            # after an intended change of the model
 
 Each bound names a depth and the roots (behaviours of listener L2; null: all). Its counts are
@@ -24,15 +25,18 @@ from pathlib import Path
 
 os.environ.setdefault("PREFIX_MODEL_CONTRACTS", "0")  # read once, when the model is first imported (below)
 
+from prefix_model.edge.explore import explore_parallel  # noqa: E402
 from prefix_model.loop.explore import explore  # noqa: E402
+from prefix_model.loop.semantics import HARNESS  # noqa: E402
 
 MANIFEST = Path(__file__).resolve().parent / "explore-counts.json"
 
 
-def counts_of(depth: int, roots: list[str] | None) -> tuple[dict[str, object], float, bool]:
-    """Return a bound's counts, the seconds it took, and whether it found a violation."""
+def counts_of(depth: int, roots: list[str] | None, jobs: int = 1) -> tuple[dict[str, object], float, bool]:
+    """Return a bound's counts, the seconds it took, and whether it found a violation (``jobs`` processes: the same counts)."""
     started = time.perf_counter()
-    run = explore(depth, behaviours=None if roots is None else tuple(roots))
+    behaviours = None if roots is None else tuple(roots)
+    run = explore(depth, behaviours=behaviours) if jobs == 1 else explore_parallel(depth, HARNESS, behaviours, jobs)
     return run.as_counts(), time.perf_counter() - started, run.found is not None
 
 
@@ -42,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--check", nargs="+", metavar="BOUND")
     mode.add_argument("--write", nargs="+", metavar="BOUND")
     parser.add_argument("--manifest", type=Path, default=MANIFEST, help=f"the counts file (default {MANIFEST.name})")
+    parser.add_argument("--jobs", type=int, default=1, help="processes (prefix-model explore --jobs: the same counts; default 1)")
     args = parser.parse_args(argv)
     manifest: Path = args.manifest
     document = json.loads(manifest.read_text(encoding="utf-8"))
@@ -52,11 +57,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"explore_counts: no bound {name!r} in {manifest.name} (one of: {', '.join(bounds)})", file=sys.stderr)
             return 2
         bound = bounds[name]
-        counts, seconds, violated = counts_of(bound["depth"], bound["roots"])
+        if args.jobs < 1:
+            print("explore_counts: --jobs must be at least 1", file=sys.stderr)
+            return 2
+        counts, seconds, violated = counts_of(bound["depth"], bound["roots"], args.jobs)
         states = counts["states"]
         assert isinstance(states, int)
         print(f"{name}: depth {bound['depth']}, roots {bound['roots'] or 'all'}: {states} states, {counts['transitions']} transitions, "
-              f"{seconds:.1f} s ({states / seconds:.0f} states/s; contracts {'on' if os.environ['PREFIX_MODEL_CONTRACTS'] != '0' else 'off'}; "
+              f"{seconds:.1f} s ({states / seconds:.0f} states/s, {args.jobs} process{'es' if args.jobs > 1 else ''}; contracts {'on' if os.environ['PREFIX_MODEL_CONTRACTS'] != '0' else 'off'}; "
               f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()})")
         if violated:
             print(f"{name}: the exploration found a violation (run prefix-model explore --depth {bound['depth']})", file=sys.stderr)

@@ -19,7 +19,10 @@ from prefix_model.core.events import APPEND, REQUEST_HEADER
 from prefix_model.core.headers import CHANGE, RESUME, fold_request_header, header_to_json
 from prefix_model.core.json_values import freeze
 from prefix_model.core.log import Log, seed_log
-from prefix_model.loop.actions import Action, BeginStep, Dispatch, ForkDrive, PostStep, PreStep, Register, Reply, SendPrompt
+from prefix_model.core.requests import boundary_log
+from prefix_model.examples.streams import text_stream
+from prefix_model.loop.actions import Action, BeginStep, Compose, Dispatch, ForkDrive, MountCompaction, PostStep, PreStep, Register, Reply, SendPrompt
+from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.properties import PROPERTIES, Check, Violation, check_all
 from prefix_model.loop.world import Mark, SentRequest, World
 
@@ -269,6 +272,72 @@ def test_a_prefix_message_composed_for_another_session_is_no_leak_in_this_one() 
     assert str(violation) == f"PFX-1: {violation.detail}" and violation.detail.startswith("session s1: prefix message in history: ")
 
 
+def recached_differently(world: World) -> World:
+    return _with_marks(world, lambda t: t + (Mark(0, "cached", len(_log(world).events), msgs("<other>"), 3),))
+
+
+def first_record_not_logged(world: World) -> World:
+    return _with_marks(world, lambda t: _map_marks(t, 1, "record", lambda m: replace(m, value=None)))
+
+
+@pytest.mark.spec("LOOP-3", "PFX-4", "PFX-8", "PFX-2", "PFX-5")
+@pytest.mark.parametrize(
+    ("rule", "edit", "detail"),
+    [
+        ("LOOP-3", pre_step_before_composition, "instance 0: pre-step ran before the prefix was composed"),
+        ("PFX-4", interrupted_composition_cached, "instance 0 cached an interrupted composition"),
+        ("PFX-8", oracle_disagrees, "instance 0: composition is not registration order"),
+        ("PFX-2", cached_prefix_changed, "instance 0: the cached prefix changed after composition"),
+        ("PFX-2", recached_differently, "instance 0: the cached prefix changed after composition"),
+        ("PFX-5", child_anchor_not_resume, "instance 1: first record wrote 'change', not an anchor 'resume'"),
+        ("PFX-5", first_record_not_logged, "instance 1: first record wrote None, not an anchor 'resume'"),
+    ],
+)
+def test_a_violation_names_the_instance_that_broke_the_rule_and_only_it(rule: str, edit: Callable[[World], World], detail: str) -> None:
+    # Each edit breaks instance 0's (or the fork's instance 1's) marks alone: judged against another
+    # instance's marks, the property would name the wrong instance or none.
+    assert [v.detail for v in CHECKS[rule](edit(base()))] == [detail]
+
+
+@pytest.mark.spec("TOK-1")
+def test_pressure_from_an_estimate_is_priced_again_not_taken_from_the_meter(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefix_model.loop import meter, properties
+
+    world = base()
+    assert CHECKS["TOK-1"](world) == ()
+
+    def misread(log: Log) -> meter.Measurement:  # a meter whose estimate forgot the prefix, and the loop priced with it
+        right = meter.measure(log)
+        return replace(right, total=right.total - 7) if right.baseline == "estimated" and right.surface_delta == 0 else right
+
+    monkeypatch.setattr(properties, "measure", misread)
+    wrong = _with_marks(world, lambda t: tuple(replace(m, value=misread(boundary_log(_log(world, world.instance(m.instance_id).session_id), m.at)).total)
+                                                 if m.kind == "measured" else m for m in t))  # fmt: skip
+    assert _rules(wrong, "TOK-1") == {"TOK-1"}  # the property prices the header and the surface itself
+
+
+@pytest.mark.spec("REC-1")
+def test_a_fold_finding_names_the_log_line_of_its_step_as_a_file_of_the_log_would_hold_it() -> None:
+    [violation] = CHECKS["REC-1"](prefix_missing_on_the_wire(base()))
+    step_start = next(e.seq for e in _log(base()).events if e.type == "step/start")
+    assert f"turn 1 step 1: log line {step_start + 1}, seq {step_start} |" in violation.detail  # line n holds seq n - 1
+
+
+@pytest.mark.spec("REC-1", "REC-2", "REC-3", "PFX-6", "CMP-1", "HDR-15")
+def test_the_fold_properties_are_named_as_the_proofs_list_them() -> None:
+    assert [CHECKS[rule].__name__ for rule in ("REC-1", "REC-2", "REC-3", "PFX-6", "CMP-1", "HDR-15")] == ["rec_1", "rec_2", "rec_3", "pfx_6", "cmp_1", "hdr_15"]
+
+
+@pytest.mark.spec("TOK-1", "TOK-3")
+def test_pressure_under_a_usage_anchor_is_the_providers_count_not_the_estimate() -> None:
+    usage = Reply(0, stream=text_stream("ok", usage={"inputTokens": 5000, "outputTokens": 10}))
+    world = play((start(), MountCompaction(CompactPolicy(context_window=100_000)), SendPrompt(0, "hello"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), usage, PostStep(0)))
+    [measured] = [m for m in world.trace if m.kind == "measured"]
+    assert measured.value == 5010  # the usage anchor, no surface since: far from the header's and the surface's estimate
+    assert CHECKS["TOK-1"](world) == ()
+    assert _rules(pressure_off_by_one(world), "TOK-1") == {"TOK-1"}
+
+
 @pytest.mark.spec("PFX-5", "HDR-9")
 def test_the_anchor_check_reads_the_log_not_the_instance_kind() -> None:
     world = base()
@@ -303,8 +372,13 @@ def test_a_property_that_names_another_rule_breaks_its_contract(rule: str, check
 @pytest.mark.spec("PFX-1", "REC-1", "REC-2", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "REC-3", "HDR-15")
 @pytest.mark.parametrize(("rule", "check"), PROPERTIES, ids=[rule for rule, _ in PROPERTIES])
 def test_a_property_broken_where_it_has_nothing_to_judge_breaks_its_contract(rule: str, check: Check) -> None:
-    with pytest.raises(icontract.ViolationError, match=f"{rule}: .* only where "):
-        _broken(check, rule)(World())
+    # The empty world, and a turn just opened: an instance, its 'created' mark and two events, none a
+    # subject of any property (no composition, record, request, snapshot, fork or measurement yet).
+    opened = play((start(), SendPrompt(0, "hi")))
+    assert [m.kind for m in opened.trace] == ["created"] and len(_log(opened).events) == 2 and opened.requests == ()
+    for world in (World(), opened):
+        with pytest.raises(icontract.ViolationError, match=f"{rule}: .* only where "):
+            _broken(check, rule)(world)
 
 
 @pytest.mark.spec("VAR-1")

@@ -313,8 +313,9 @@ def _session_findings(world: World, session: Session) -> tuple[Finding, ...]:
         checker = check_events(((n, _plain_of(e)) for n, e in enumerate(events, 1)), [_captured_of(k, r) for k, r in enumerate(sent)], session.id, seed)
         return tuple(checker.findings)
 
-    # A fork's child at its parent's end holds the parent's very events tuple: the session and its seed are in the key.
-    return _session_folds.get((events, *sent), fold, tag=(session.id, seed))
+    # A fork's child at its parent's end holds its parent's very events tuple, so the session is in the key (with the
+    # same events object, a session's seed is the same too: only a slice of the whole tuple is that tuple).
+    return _session_folds.get((events, *sent), fold, tag=session.id)
 
 
 def _fold_findings(world: World) -> dict[str, tuple[Violation, ...]]:
