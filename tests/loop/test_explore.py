@@ -198,3 +198,56 @@ def test_the_counts_check_fails_on_a_changed_count(tmp_path: Path) -> None:
     bad.write_text(json.dumps(document), encoding="utf-8")
     failed = subprocess.run([*script, str(bad)], capture_output=True, text=True, timeout=300)
     assert failed.returncode == 1 and "counts differ from bad.json in transitions" in failed.stderr
+
+
+# --- the explorer's own contracts can fail: a wrong twin of each, under the same contracts ---
+
+
+def _twins() -> list[tuple[str, object, tuple[object, ...]]]:
+    from dataclasses import replace
+
+    from prefix_model.loop import explore as module
+
+    node = _root()
+    return [
+        ("the model's guard decides every move", lambda node: (*module.moves(node), Dispatch(0)), (node,)),  # Dispatch before any step
+        ("each move is offered once", lambda node: module.moves(node) * 2, (node,)),
+        ("no once-only input is used past its budget", lambda node, action, semantics=HARNESS: replace(module.step(node, action), budget=Budget(cancels=-1)),
+         (node, SendPrompt(0, "hello"))),
+        ("every action counted is of a kind the report lists", lambda action: "Teleport", (SendPrompt(0, "hello"),)),
+        ("a state's fingerprint is 16 bytes", lambda node: module.fingerprint(node)[:8], (node,)),
+        ("a root's setup is its two registrations and its instance", lambda behaviours=None: tuple(r[:2] for r in module.roots(behaviours)), (None,)),
+        ("one node per root, built by its setup", lambda behaviours, semantics=HARNESS: module.root_nodes(behaviours)[:1], (None,)),
+    ]
+
+
+@pytest.mark.spec("EXP-1")
+@pytest.mark.parametrize("index", range(7))
+def test_a_wrong_twin_of_an_explorer_function_breaks_its_contract(index: int) -> None:
+    import icontract
+    from prefix_model.loop import explore as module
+    from proofs.bugs_detected import broken_twin
+
+    cores = [module.moves, module.moves, module.step, module.action_kind, module.fingerprint, module.roots, module.root_nodes]
+    contract, variant, args = _twins()[index]
+    twin = broken_twin(cores[index], variant)  # type: ignore[arg-type]
+    with pytest.raises(icontract.ViolationError, match=f"EXP-1: {contract}"):
+        twin(*args)
+
+
+@pytest.mark.spec("EXP-1")
+def test_a_search_that_numbers_a_state_out_of_order_breaks_its_contract() -> None:
+    import icontract
+    from prefix_model.loop.explore import Exploration, Search
+    from proofs.bugs_detected import broken_twin
+
+    search = Search(Exploration(1))
+
+    def skips(self: Search, key: bytes, parent: int, action: object, level: int) -> int | None:
+        index = Search.add(self, key, parent, action, level)  # type: ignore[arg-type]
+        return None if index is None else index + 1
+
+    twin = broken_twin(Search.add, skips)
+    assert Search.add(search, b"a" * 16, -1, (), 0) == 0
+    with pytest.raises(icontract.ViolationError, match="EXP-1: states are numbered in the order first reached"):
+        twin(search, b"b" * 16, 0, SendPrompt(0, "hello"), 1)
