@@ -23,6 +23,7 @@ from prefix_model.core.json_values import (
     JsonValue,
     check_lossless,
     freeze,
+    freeze_object,
     is_json_value,
     js_number_text,
     json_deep_equal,
@@ -430,3 +431,67 @@ def test_invalid_value_nested_deeper_than_the_model_limit() -> None:
     for _ in range(MAX_DEPTH - 1):
         shallow = {"k": shallow}
     assert json_text(freeze(shallow)).count("{") == MAX_DEPTH - 1
+
+
+# --- what the mutation run found untested (proofs/README.md, core/json_values.py) ---
+
+
+def test_a_frozen_map_prints_copies_pickles_and_drops_keys_as_itself() -> None:
+    import copy
+    import pickle
+
+    value = FrozenMap({"b": 1, "a": (2, 3)})
+    assert repr(value) == "FrozenMap({'b': 1, 'a': (2, 3)})"  # the explorer's fingerprints are repr
+    for twin in (copy.copy(value), copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
+        assert type(twin) is FrozenMap and list(twin.items()) == list(value.items())
+    assert list(value.without("b").items()) == [("a", (2, 3))] and list(value.without("c").items()) == list(value.items())
+
+
+def test_is_json_value_is_false_for_a_key_that_is_no_string_and_says_so_as_a_bool() -> None:
+    forged = object.__new__(FrozenMap)  # the constructor orders keys as strings: only a forged map holds another key
+    object.__setattr__(forged, "_items", {1: "a"})
+    object.__setattr__(forged, "_hash", None)
+    assert is_json_value(forged) is False
+    assert is_json_value([1]) is False and is_json_value(object()) is False
+
+
+def test_tuples_count_towards_the_depth_limit_and_freeze_to_tuples() -> None:
+    deep: object = 1
+    for _ in range(300):
+        deep = (deep,)
+    rejection = check_lossless(deep)
+    assert rejection is not None and rejection.rule == "JSON-7"
+    assert check_lossless((1, ("a", None))) is None and freeze((1, [2])) == (1, (2,))
+
+
+def test_an_already_frozen_value_is_kept_and_anything_unfrozen_inside_is_rebuilt() -> None:
+    frozen = freeze({"a": [1, {"b": "c"}], "d": 0.5})
+    assert freeze(frozen) is frozen  # the loop re-freezes its messages at every append: kept, not rebuilt
+    items = freeze([1, "x"])
+    assert freeze(items) is items
+    mixed = FrozenMap({"a": [1]})  # type: ignore[dict-item]  # a map built by hand around a list: not frozen
+    again = freeze(mixed)
+    assert again is not mixed and again == FrozenMap({"a": (1,)}) and is_json_value(again)
+    assert freeze_object({"a": [1]}) == FrozenMap({"a": (1,)})
+
+
+def test_deep_equality_tells_lengths_shapes_and_booleans_apart() -> None:
+    assert not json_deep_equal((1,), (1, 2)) and not json_deep_equal((1, 2), (1,))
+    assert not json_deep_equal((1,), FrozenMap({"0": 1})) and not json_deep_equal(FrozenMap({"0": 1}), (1,))
+    assert json_deep_equal((), ()) is True and json_deep_equal((1,), 1) is False and json_deep_equal("a", ("a",)) is False
+    assert json_deep_equal(True, 1) is False and json_deep_equal(1, True) is False and json_deep_equal(0.5, 0.5)
+    assert not json_deep_equal(0.5, 0.25) and not json_deep_equal(1, 2) and json_deep_equal(2, 2)
+
+
+@pytest.mark.spec("JSON-7", "JSON-3")
+def test_the_depth_bound_is_the_specs_256_and_an_integral_double_past_2_53_is_no_int() -> None:
+    def nested(levels: int) -> object:
+        value: object = 0
+        for _ in range(levels):
+            value = [value]
+        return value
+
+    assert check_lossless(nested(256)) is None  # spec JSON-7: deeper than 256 levels is rejected, 256 is not
+    rejection = check_lossless(nested(257))
+    assert rejection is not None and rejection.rule == "JSON-7"
+    assert is_json_value(float(2**53)) is False and is_json_value(2**53) is True  # 2^53 is exact: held as an int
