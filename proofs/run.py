@@ -125,7 +125,7 @@ EDGE_NOT_PROVED: tuple[str, ...] = (
     "loop.actions",  # the action alphabet: data only
     "loop.prompt",  # the prompt action the state also holds: data only
     "loop.semantics",  # the design choice points: the harness's bodies, exercised through every loop test and variant
-    "loop.explore",  # the bounded search: its counts are pinned by proofs/explore-counts.json, its failures by planted variants (no contracts yet)
+    "loop.explore",  # the bounded search: counts pinned by proofs/explore-counts.json, failures by planted variants; its EXP-1 contracts run at every call of the suite's explorations (contracts on), not yet under CrossHair
     "loop.memo",  # results kept per object: a cache with no contract, its tests count what it recomputes
     "formats.rules",  # the format rules' rejection values, worded once
     "formats.event_lines",  # JSON lines to events and back: held to the harness's bytes by tests and vectors
