@@ -231,22 +231,25 @@ def _slots(tree: ast.Module) -> dict[int, tuple[ast.AST, str, int | None]]:
     return where
 
 
+def _put(slot: tuple[ast.AST, str, int | None], node: ast.AST) -> ast.AST:
+    """Hang ``node`` in ``slot``; return the node that hung there."""
+    parent, name, index = slot
+    if index is None:
+        previous: ast.AST = getattr(parent, name)
+        setattr(parent, name, node)
+    else:
+        previous = getattr(parent, name)[index]
+        getattr(parent, name)[index] = node
+    return previous
+
+
 def _dump_with(tree: ast.Module, slot: tuple[ast.AST, str, int | None], replacement: ast.AST) -> str:
     """Return ``ast.dump`` of ``tree`` with the node in ``slot`` replaced, the tree left as it was (no copy of it)."""
-    parent, name, index = slot
-    holder = getattr(parent, name)
-    original = holder[index] if index is not None else holder
+    original = _put(slot, replacement)
     try:
-        if index is not None:
-            holder[index] = replacement
-        else:
-            setattr(parent, name, replacement)
         return ast.dump(tree)
     finally:
-        if index is not None:
-            holder[index] = original
-        else:
-            setattr(parent, name, original)
+        _put(slot, original)
 
 
 _ATOMS = (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Tuple)

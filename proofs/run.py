@@ -109,9 +109,10 @@ CROSSHAIR_SKIPPED: dict[str, str] = {
 # must finish inside CI's 10 minutes on 2 cores, and these conditions cost the most per path (measured: proofs/run.py
 # prints each module's CPU seconds). ``--paths N`` or ``make proofs-deep`` still runs them further.
 _PER_PATH_COST = "the most CPU per path of the core (28, 29 and 25 CPU s at 20 paths, of the run's 297)"
+_SYMBOLIC_JSON = "about 10 CPU s per condition at 20: the freezing and JSON text of symbolic values in their contracts"
 REDUCED_PATHS: dict[str, tuple[int, str]] = {
-    "conformance.plain": (5, "about 10 CPU s per condition at 20: the freezing and JSON text of symbolic values in their contracts"),
-    "conformance.findings": (5, "about 10 CPU s per condition at 20: the freezing and JSON text of symbolic values in their contracts"),
+    "conformance.plain": (5, _SYMBOLIC_JSON),
+    "conformance.findings": (5, _SYMBOLIC_JSON),
     "core.log": (10, _PER_PATH_COST),
     "core.surface": (10, _PER_PATH_COST),
     "core.json_values": (10, _PER_PATH_COST),

@@ -301,14 +301,14 @@ def _session_part(session: Session) -> bytes:
 def _grouped(memo: Memo[bytes], values: tuple[SentRequest, ...] | tuple[Mark, ...], owner: Callable[[object], object]) -> bytes:
     """The values of each owner in order, owners sorted: how different owners' values interleave is not encoded."""
 
-    def encode() -> bytes:
+    def encode(values: tuple[SentRequest, ...] | tuple[Mark, ...]) -> bytes:
         groups: dict[object, list[bytes]] = {}
         for value in values:
             groups.setdefault(owner(value), []).append(_enc(value))
         ordered = sorted(groups.items(), key=lambda kv: repr(kv[0]))
         return _digest(repr(k).encode() + _digest(parts) for k, parts in ordered)
 
-    return memo.of(values, lambda _: encode())
+    return memo.of(values, encode)
 
 
 @ensure(lambda result: len(result) == 16, "EXP-1: a state's fingerprint is 16 bytes of blake2b", enabled=ENABLED)

@@ -36,27 +36,21 @@ class Memo(Generic[V]):
     # no contract: its result is compute()'s for these objects, which only its tests can see (they count the calls)
     def get(self, objects: tuple[object, ...], compute: Callable[[], V], tag: Hashable = None) -> V:
         """Return the result kept for ``objects`` and ``tag``, or ``compute()``'s, kept (all entries dropped when full)."""
-        key = (tag, tuple(map(id, objects)))
+        return self._kept((tag, tuple(map(id, objects))), objects, compute)
+
+    # no contract: its result is compute(value)'s, which only its tests can see (they count the calls)
+    def of(self, value: T, compute: Callable[[T], V]) -> V:
+        """Return the result kept for the one object ``value``, or ``compute(value)``'s, kept (the fast lane of ``get``)."""
+        return self._kept(id(value), value, compute, value)
+
+    def _kept(self, key: int | tuple[Hashable, tuple[int, ...]], holds: object, compute: Callable[..., V], *args: object) -> V:
         hit = self._entries.get(key)  # the entry holds its objects, so ids that match are those very objects
         if hit is not None:
             return hit[1]
         if len(self._entries) >= self._limit:
             self._entries.clear()
-        value = compute()
-        self._entries[key] = (objects, value)
-        return value
-
-    # no contract: its result is compute(value)'s, which only its tests can see (they count the calls)
-    def of(self, value: T, compute: Callable[[T], V]) -> V:
-        """Return the result kept for the one object ``value``, or ``compute(value)``'s, kept (the fast lane of ``get``)."""
-        key = id(value)
-        hit = self._entries.get(key)
-        if hit is not None:
-            return hit[1]
-        if len(self._entries) >= self._limit:
-            self._entries.clear()
-        result = compute(value)
-        self._entries[key] = (value, result)
+        result = compute(*args)
+        self._entries[key] = (holds, result)
         return result
 
     def __len__(self) -> int:
