@@ -243,8 +243,11 @@ def _clear(out: Path, remove: bool = True) -> str | None:
 
 def generate(out: Path) -> int:
     """Write the vectors to ``out``; print a one-line summary and return 0, or one line on stderr and non-zero."""
-    try:  # an unusable DIR is refused before any work
+    created = [p for p in (out, *out.parents) if not p.exists()]  # what a failed run must leave as it found it
+    try:  # an unusable DIR is refused before any work: one that cannot be created too
         refused = _clear(out, remove=False)
+        if refused is None:
+            out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         refused = f"{error.filename or out}: {error.strerror or error}"
     if refused is not None:
@@ -252,12 +255,12 @@ def generate(out: Path) -> int:
         return 2
     cases = catalogue()
     problems = audit(cases, spec_ids(SPEC_PATH.read_text(encoding="utf-8")), pending_cases())
-    if problems:
-        print(f"prefix-model vectors: coverage audit failed: {'; '.join(problems)}", file=sys.stderr)
-        return 1
-    failed = recheck(cases)
-    if failed:
-        print(f"prefix-model vectors: {len(failed)} case(s) fail the re-check: {failed[0]}", file=sys.stderr)
+    failed = [] if problems else recheck(cases)
+    if problems or failed:
+        for directory in created:  # innermost first: each is still empty
+            directory.rmdir()
+        why = f"coverage audit failed: {'; '.join(problems)}" if problems else f"{len(failed)} case(s) fail the re-check: {failed[0]}"
+        print(f"prefix-model vectors: {why}", file=sys.stderr)
         return 1
     try:
         refused = _clear(out)
