@@ -9,9 +9,11 @@ independently of the loop and of the stateful machines.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import cache
+from types import SimpleNamespace
+from typing import Any, cast
 
 import icontract
 import pytest
@@ -23,9 +25,14 @@ from prefix_model.core.requests import boundary_log
 from prefix_model.examples.streams import text_stream
 from prefix_model.loop.actions import Action, BeginStep, Compose, Dispatch, ForkDrive, MountCompaction, PostStep, PreStep, Register, Reply, SendPrompt
 from prefix_model.loop.compaction import CompactPolicy
+from prefix_model.loop import properties
 from prefix_model.loop.properties import PROPERTIES, Check, Violation, check_all
+from prefix_model.loop.semantics import HARNESS, Semantics
+from prefix_model.loop.transitions import run
+from prefix_model.loop.variants import VARIANTS, WITNESS
 from prefix_model.loop.world import Mark, SentRequest, World
 
+from tests.loop_machine import LoopMachine, refold_afresh
 from tests.loop_scripts import LONG_PROMPT, msg, msgs, play, prepend, start, tool, turn
 
 CHECKS: dict[str, Check] = dict(PROPERTIES)
@@ -409,3 +416,60 @@ def _subjects() -> World:
     assert {"composed", "record", "pre-step", "dispatch", "boundary", "compose-interrupted", "waterfall", "measured"} <= kinds
     assert any(s.lineage is not None for s in world.sessions) and any(r.loop_request for r in world.requests)
     return world
+
+
+# --- The fold goes on from world to world (properties.session_fold): what it finds is what one pass finds ---
+
+
+def _worlds(semantics: Semantics) -> Iterator[World]:
+    """Every world of the witness script under ``semantics``, in turn (an action a variant disables is skipped)."""
+    world = World()
+    for action in WITNESS:
+        world = run((action,), semantics, world)
+        yield world
+
+
+@pytest.mark.spec("REC-1", "REC-2", "REC-3", "PFX-6", "CMP-1", "HDR-15")
+def test_the_fold_resumed_from_world_to_world_finds_what_one_pass_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    went_on: list[bool] = []
+    resumed = properties._resumed
+
+    def counted(*args: Any) -> Any:
+        found = resumed(*args)
+        went_on.append(found is not None)
+        return found
+
+    monkeypatch.setattr(properties, "_resumed", counted)
+    worlds_with_findings = 0
+    # The harness, and variants whose runs the fold finds fault with from their first request and at a header (the machine's
+    # teardown compares both ways at the end of every example it runs)
+    faulty = ("prefix-after-history", "change-always")
+    for semantics in (HARNESS, *(v.semantics for v in VARIANTS if v.name in faulty)):
+        worlds = list(_worlds(semantics))
+        for n, world in enumerate(worlds, 1):
+            for session in world.sessions:
+                found = properties.session_fold(world, session)  # each world in turn, as the machine judges them
+                if n % 5 == 0 or n == len(worlds):  # one pass costs the whole log: compared at every fifth world and the last
+                    assert found == properties.session_fold(world, session, resume=False), (semantics, n, session.id)
+                    worlds_with_findings += bool(found)
+    # Not vacuous: the faulty variants' runs give findings, and most folds went on from the world before.
+    assert worlds_with_findings > 10 and went_on.count(True) > 0.8 * len(went_on), (worlds_with_findings, went_on.count(True), len(went_on))
+
+
+@pytest.mark.spec("REC-1")
+def test_a_fold_that_forgets_what_it_found_when_it_goes_on_fails_the_machines_teardown(monkeypatch: pytest.MonkeyPatch) -> None:
+    resumed = properties._resumed
+
+    def forgetful(*args: Any) -> Any:
+        found = resumed(*args)
+        if found is not None:
+            found[0].findings.clear()
+        return found
+
+    monkeypatch.setattr(properties, "_resumed", forgetful)
+    variant = next(v for v in VARIANTS if v.name == "prefix-after-history")
+    for world in _worlds(variant.semantics):  # as the machine judges each world in turn
+        for session in world.sessions:
+            properties.session_fold(world, session)
+    with pytest.raises(AssertionError, match="the fold resumed from world to world found"):
+        refold_afresh(cast(LoopMachine, SimpleNamespace(world=world, violated=False)))

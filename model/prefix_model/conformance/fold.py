@@ -19,7 +19,7 @@ text passes without being frozen; any other is frozen and compared field by fiel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -186,11 +186,11 @@ class _Previous:
 class _CaptureQueue:
     """The capture, read lazily in file order: the head is matched against the log's steps."""
 
-    def __init__(self, captured: Iterable[Captured]) -> None:
+    def __init__(self, captured: Iterable[Captured], taken: int = 0) -> None:
         self._source: Iterator[Captured] = iter(captured)
         self._head: Captured | None = None
-        self._done = False
-        self.taken = 0  # requests popped so far
+        self._done = False  # the capture was seen to end: a step was matched against no request
+        self.taken = taken  # requests popped so far
 
     def head(self) -> Captured | None:
         if self._head is None and not self._done:
@@ -264,6 +264,27 @@ class LogChecker:
 
     def __post_init__(self) -> None:
         self._queue = _CaptureQueue(self.captured)
+
+    # no contract: a copy of the state, no rule; the loop properties' tests fold every prefix both ways and compare
+    def fork(self, captured: Sequence[Captured]) -> LogChecker | None:
+        """Return an unfinished copy of this fold that reads ``captured`` as its capture, or None where it cannot go on.
+
+        ``captured`` must begin with the requests this fold was given (the very objects); the copy
+        is then what a fold of the same events over ``captured`` would be, so feeding it the next
+        events and finishing it finds what a fold of the whole log finds. That holds unless this
+        fold found the capture exhausted (a step matched against no request, which a longer
+        capture would have given one): then None, and the caller folds afresh.
+        """
+        if self._queue._done or self.resolved is not None:
+            return None
+        copy = replace(self, captured=captured)  # a new queue over all of ``captured`` (replaced below)
+        for name, value in vars(self).items():
+            if isinstance(value, (list, dict, set)):
+                setattr(copy, name, type(value)(value))
+        if self._open_step is not None:
+            copy._open_step = _Open(replace(self._open_step.step), self._open_step.header_seen, self._open_step.resolved)
+        copy._queue = _CaptureQueue(itertools.islice(captured, self._queue.taken, None), self._queue.taken)
+        return copy
 
     # --- findings ---
 

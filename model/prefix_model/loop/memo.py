@@ -21,7 +21,7 @@ V = TypeVar("V")
 class Memo(Generic[V]):
     """``compute()``'s result per tuple of objects (by identity) and tag (by equality); at most ``limit`` entries.
 
-    A memo is used through ``get`` or through ``of``, never both (their keys differ).
+    A memo is used through ``get``, ``find`` and ``put``, or through ``of``, never both (their keys differ).
     """
 
     __slots__ = ("_entries", "_limit")
@@ -42,6 +42,19 @@ class Memo(Generic[V]):
     def of(self, value: T, compute: Callable[[T], V]) -> V:
         """Return the result kept for the one object ``value``, or ``compute(value)``'s, kept (the fast lane of ``get``)."""
         return self._kept(id(value), value, compute, value)
+
+    # no contract: a lookup; what it returns is what ``put`` kept for these very objects
+    def find(self, objects: tuple[object, ...], tag: Hashable = None) -> V | None:
+        """Return the result kept for ``objects`` and ``tag`` by ``get`` or ``put``, or None."""
+        hit = self._entries.get((tag, tuple(map(id, objects))))
+        return None if hit is None else hit[1]
+
+    # no contract: it only keeps ``value`` for ``find``
+    def put(self, objects: tuple[object, ...], value: V, tag: Hashable = None) -> None:
+        """Keep ``value`` for ``objects`` and ``tag`` (all entries dropped when full)."""
+        if len(self._entries) >= self._limit:
+            self._entries.clear()
+        self._entries[(tag, tuple(map(id, objects)))] = (objects, value)
 
     def _kept(self, key: int | tuple[Hashable, tuple[int, ...]], holds: object, compute: Callable[..., V], *args: object) -> V:
         hit = self._entries.get(key)  # the entry holds its objects, so ids that match are those very objects

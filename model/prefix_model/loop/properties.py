@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from prefix_model.conformance.findings import Finding
-from prefix_model.conformance.fold import Captured, captured_request, check_events
+from prefix_model.conformance.fold import Captured, LogChecker, captured_request
 from prefix_model.conformance.plain import PlainEvent, from_event
 from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.derive import derive_messages
@@ -26,7 +26,7 @@ from prefix_model.loop.memo import Memo
 from prefix_model.loop.meter import estimate_header, measure, surface_tokens
 from prefix_model.loop.world import Mark, SentRequest, Session, World
 
-__all__ = ["Violation", "PROPERTIES", "check_all"]
+__all__ = ["Violation", "PROPERTIES", "check_all", "session_fold"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +293,9 @@ _plain: Memo[PlainEvent] = Memo(200_000)
 _captured: Memo[Captured] = Memo(200_000)
 _session_folds: Memo[tuple[Finding, ...]] = Memo(64)
 _world_folds: Memo[dict[str, tuple[Violation, ...]]] = Memo(1)  # the last world folded
+# Per session, seed and log length (keyed by the log's last event): the fold of that log, unfinished, with the events and
+# requests it read. A world's fold goes on from its predecessor's: each event is folded once per branch, not once per world.
+_unfinished: Memo[tuple[tuple[Event, ...], tuple[Captured, ...], LogChecker]] = Memo(4096)
 
 
 def _plain_of(event: Event) -> PlainEvent:
@@ -305,17 +308,53 @@ def _captured_of(index: int, sent: SentRequest) -> Captured:
 
 def _session_findings(world: World, session: Session) -> tuple[Finding, ...]:
     """Return what the fold finds over ``session``'s log and the loop requests its instances sent."""
-    sent = tuple(r for r in _loop_requests(world) if r.session_id == session.id)
-    events = session.log.events
-    seed = session.lineage.seed_length if session.lineage is not None else 0
-
-    def fold() -> tuple[Finding, ...]:
-        checker = check_events(((n, _plain_of(e)) for n, e in enumerate(events, 1)), [_captured_of(k, r) for k, r in enumerate(sent)], session.id, seed)
-        return tuple(checker.findings)
-
+    events, sent = session.log.events, _sent_by(world, session)
     # A fork's child at its parent's end holds its parent's very events tuple, so the session is in the key (with the
     # same events object, a session's seed is the same too: only a slice of the whole tuple is that tuple).
-    return _session_folds.get((events, *sent), fold, tag=session.id)
+    return _session_folds.get((events, *sent), lambda: session_fold(world, session), tag=session.id)
+
+
+def _sent_by(world: World, session: Session) -> tuple[SentRequest, ...]:
+    return tuple(r for r in _loop_requests(world) if r.session_id == session.id)
+
+
+# no contract: its findings are those of one pass of the fold (resume=False), which the machine's teardown and the tests compare
+def session_fold(world: World, session: Session, resume: bool = True) -> tuple[Finding, ...]:
+    """Return what the conformance fold finds over ``session``'s log and the loop requests its instances sent.
+
+    ``resume``: go on from a kept unfinished fold of a world before whose log and requests this
+    session's extend (``LogChecker.fork``: each event is folded once per branch of a run, not
+    once per world); else fold the whole log afresh. Both find the same (the machine's teardown
+    and the properties' tests compare them).
+    """
+    events, sent = session.log.events, _sent_by(world, session)
+    seed = session.lineage.seed_length if session.lineage is not None else 0
+    captured = [_captured_of(k, r) for k, r in enumerate(sent)]
+    resumed = _resumed(session.id, seed, events, captured) if resume else None
+    checker, start = resumed if resumed is not None else (LogChecker(session.id, captured, seed_length=seed), 0)
+    for n in range(start, len(events)):
+        checker.feed(n + 1, _plain_of(events[n]))
+    finishing = checker.fork(captured)
+    if finishing is None:
+        finishing = checker  # it cannot go on: finish it, keep nothing
+    elif events:
+        _unfinished.put((events[-1],), (events, tuple(captured), checker), tag=(session.id, seed, len(events)))
+    finishing.finish()
+    return tuple(finishing.findings)
+
+
+def _resumed(session: str, seed: int, events: tuple[Event, ...], captured: list[Captured]) -> tuple[LogChecker, int] | None:
+    """Return a copy of the longest kept unfinished fold of a prefix of ``events`` over a prefix of ``captured``, and its length."""
+    for length in range(len(events), 0, -1):
+        kept = _unfinished.find((events[length - 1],), tag=(session, seed, length))
+        if kept is None:
+            continue
+        folded, read, checker = kept
+        if all(a is b for a, b in zip(folded, events)) and len(read) <= len(captured) and all(a is b for a, b in zip(read, captured)):
+            copy = checker.fork(captured)
+            if copy is not None:
+                return copy, length
+    return None
 
 
 def _fold_findings(world: World) -> dict[str, tuple[Violation, ...]]:
