@@ -423,9 +423,10 @@ def test_the_installed_command_runs_without_contracts_unless_the_environment_ask
 
 # What a check of an uncompressed log does not import, each a part of every check's start-up
 # (bench/startup_bench.py): the schema validator (a capture line the fast lane vouches for needs
-# none), zstd, the progress bar off a terminal, icontract with the contracts off, and the modules of
-# the other commands. The installed command, as it runs: its entry point, contracts off by default.
-NOT_FOR_CHECK = ("jsonschema", "zstandard", "tqdm", "icontract", "importlib.resources",
+# none), zstd, the progress bar off a terminal, icontract with the contracts off, the modules of
+# the other commands, and shutil (argparse's help width imports it: cli._Help finds the width
+# itself). The installed command, as it runs: its entry point, contracts off by default.
+NOT_FOR_CHECK = ("jsonschema", "zstandard", "tqdm", "icontract", "importlib.resources", "shutil",
                  "prefix_model.loop", "prefix_model.edge.vectors", "prefix_model.edge.runner", "prefix_model.edge.timeline",
                  "prefix_model.review", "prefix_model.edge.review", "matplotlib")  # fmt: skip
 _IMPORTS_PROBE = """\

@@ -10,6 +10,7 @@ import argparse
 import io
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -146,10 +147,41 @@ class _Unusable(Exception):
     """An input problem the CLI reports in one line with exit status 2."""
 
 
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size().columns`` gives it (COLUMNS, else stdout's terminal, else 80)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]  # None: caught
+    except (AttributeError, ValueError, OSError):  # no stdout (None), closed or detached, or not a terminal
+        return 80
+
+
+class _Help(argparse.HelpFormatter):
+    """argparse's help formatter, its default width found without importing ``shutil``.
+
+    argparse builds a formatter for every argument a parser is given (to check its metavar), and
+    without a width that imports ``shutil`` (with ``bz2``, ``lzma``, ``fnmatch``), which nothing else
+    of a check needs: 8 M of check --example's instructions.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)  # argparse's own - 2
+
+
+class _RawHelp(_Help, argparse.RawDescriptionHelpFormatter):
+    """The same, the description printed as written."""
+
+
 class _Parser(argparse.ArgumentParser):
     """A command's parser whose description may wait for ``--help`` (``describe``), so building it imports nothing."""
 
     def __init__(self, *args: Any, describe: Callable[[], str] | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Help)
         super().__init__(*args, **kwargs)
         self._describe = describe
 
@@ -182,7 +214,7 @@ def _add_request(commands: _Commands) -> None:
         "request",
         help="reconstruct the request a step of a session log must have sent",
         description=_REQUEST_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawHelp,
     )
     source = request.add_mutually_exclusive_group(required=True)
     source.add_argument("log", nargs="?", metavar="LOG",
@@ -209,7 +241,7 @@ def _add_check(commands: _Commands) -> None:
         "check",
         help="check a harness session log (and the requests an implementation sent) against the spec",
         description=_CHECK_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawHelp,
     )
     _add_checked_inputs(check, "check")
     check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
@@ -222,7 +254,7 @@ def _add_timeline(commands: _Commands) -> None:
         "timeline",
         help="draw a session (and the check's findings) on one timeline: an SVG picture or an HTML page",
         describe=_timeline_help,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawHelp,
     )
     _add_checked_inputs(timeline, "draw")
     timeline.add_argument("--out", required=True, metavar="FILE.svg|FILE.html", help="the file to write; its suffix picks the format")
@@ -245,7 +277,7 @@ def _add_variants(commands: _Commands) -> None:
         "variants",
         help="run every faulty variant through the properties and say which requirement rejects it",
         description=_VARIANTS_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawHelp,
     )
     variants.add_argument("--json", action="store_true", help="print one JSON object per variant instead of a table")
 
@@ -255,7 +287,7 @@ def _add_review(commands: _Commands) -> None:
         "review",
         help="compare the session prefix with its alternatives on the same sessions: properties, staleness, cache cost",
         description=_REVIEW_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawHelp,
     )
     review.add_argument("--json", action="store_true", help="print the whole review as one JSON object")
     review.add_argument("--plot", metavar="FILE.png", help="write the cumulative uncached tokens per request of each design")
@@ -269,7 +301,7 @@ def _add_conform(commands: _Commands) -> None:
         "conform",
         help="run the conformance vectors through an implementation's adapter (a child process)",
         description=_CONFORM_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawHelp,
     )
     conform.add_argument("--adapter", required=True, metavar="'CMD ARGS'", help="the adapter's command line (split as a shell would)")
     conform.add_argument("--vectors", metavar="DIR", help="a vectors directory (default: the built-in vectors, generated now)")
@@ -284,7 +316,7 @@ def _add_explore(commands: _Commands) -> None:
         "explore",
         help="explore every state of the loop within a depth, checking every property in each (breadth first)",
         describe=_explore_help,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawHelp,
     )
     explore.add_argument("--depth", required=True, type=_count, metavar="K", help="the bound: moves after a root's setup")
     explore.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
@@ -327,6 +359,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="prefix-model",
         description="Executable reference model of the deepseek-harness session prefix.",
+        formatter_class=_Help,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
