@@ -319,10 +319,15 @@ def json_text(value: JsonValue) -> str:
 @ensure(lambda value, result: _text(_freeze(result)) == _text(value), "JSON-6: thaw and freeze round-trip", enabled=ENABLED)
 def thaw(value: JsonValue) -> object:
     """Return ``value`` as plain ``dict``/``list`` values, for ``json`` at the edge."""
+    return _thaw(value)
+
+
+def _thaw(value: JsonValue) -> object:
+    # The recursion, under thaw's contracts once: checked at every level, they re-walked each subtree (O(size x depth)).
     if isinstance(value, tuple):
-        return [thaw(item) for item in value]
+        return [_thaw(item) for item in value]
     if isinstance(value, FrozenMap):
-        return {k: thaw(v) for k, v in value.items()}
+        return {k: _thaw(v) for k, v in value.items()}
     return value
 
 
