@@ -17,7 +17,7 @@ from prefix_model.core.json_values import FrozenMap, JsonValue, freeze
 from prefix_model.core.log import EMPTY_LOG, Log
 from prefix_model.core.requests import boundary_log
 from prefix_model.loop.actions import Action, Register, Reply
-from prefix_model.loop.meter import estimate_content, estimate_header, estimate_message, measure, surface_tokens
+from prefix_model.loop.meter import Measurement, estimate_content, estimate_header, estimate_message, measure, node_prices, surface_tokens
 
 from tests.loop_scripts import CONFIG, marks, msg, play, prepend, start, tool, turn
 
@@ -196,3 +196,55 @@ def test_post_step_pressure_counts_the_routed_prefix_exactly_once() -> None:
         assert mark.value == estimate_header(header) + surface_tokens(at)
         without_prefix = EpochHeader(header.config, header.system, header.tools, None)
         assert mark.value == estimate_header(without_prefix) + prefix_price + surface_tokens(at)
+
+
+# --- What each term of the heuristic and of measure is, one at a time (mutation survivors of proofs/README.md) ---
+
+
+@pytest.mark.spec("TOK-2")
+def test_a_tool_call_prices_its_name_and_its_arguments_each_and_non_array_content_is_free() -> None:
+    call = freeze({"type": "tool-call", "id": "c1", "name": "a_long_tool_name", "arguments": "{}"})
+    assert estimate_content((call,)) == 4 + 1 + 4  # ceil(16/4) + ceil(2/4) + 4: a name of other than 1 token
+    assert estimate_content(freeze("plain text")) == 0  # content that is no array has no blocks to price
+    assert estimate_message(freeze({"role": "user", "content": "plain text"})) == 4
+
+
+def _answer(log: Log, text: str | None, usage: dict[str, object] | None = None) -> Log:
+    """An assistant message outside any step: ``text``, or no content at all (no projection)."""
+    content = [] if text is None else [{"type": "text", "text": text}]
+    data: dict[str, object] = {"content": content, "provenance": {"provider": "mock", "model": "mock-model"}}
+    if usage is not None:
+        data["usage"] = usage
+    return log.append("assistant/message", data, surface_op=APPEND, source_event_seqs=())
+
+
+@pytest.mark.spec("TOK-2", "TOK-3")
+def test_a_node_with_no_projection_is_free_and_a_log_of_only_such_a_node_measures_zero() -> None:
+    log = _answer(_user(EMPTY_LOG, "hello world!"), None)
+    assert node_prices(log) == (11, 0)
+    alone = _answer(EMPTY_LOG, None)
+    # Its anchor: no header, no surface before it, a free message: an estimate of 0, kept (not the "none" of an empty log).
+    assert measure(alone) == Measurement("estimated", 0, 0, 0, None)
+
+
+@pytest.mark.spec("TOK-3")
+def test_every_field_of_the_none_and_the_estimated_measurement() -> None:
+    assert measure(EMPTY_LOG) == Measurement("none", 0, 0, 0, None)
+    both = _user(_header(EMPTY_LOG, HEADER, INITIAL), "hello world!")
+    assert measure(both) == Measurement("estimated", 17 + 11, 0, 17 + 11, HEADER)
+
+
+@pytest.mark.spec("TOK-3")
+def test_an_answer_outside_a_step_anchors_from_an_empty_surface_and_a_later_header_drops_that_anchor() -> None:
+    log = _answer(_user(EMPTY_LOG, "hello world!"), "hi")
+    # The meter's surface at the last step start is 0 (there was none): the anchor is 0 + 9 for "hi", under no header;
+    # measured under no header it holds, and the prompt before it is the surface grown since.
+    assert measure(log) == Measurement("estimated", 9, 11, 20, None)
+    headed = _header(log, HEADER, INITIAL)  # a header now in force, the anchor taken under none: not the same header
+    assert measure(headed) == Measurement("estimated", 17 + 20, 0, 17 + 20, HEADER)
+
+
+@pytest.mark.spec("TOK-3")
+def test_usage_counts_only_integer_parts() -> None:
+    log = anchored({"inputTokens": 1000, "cacheReadTokens": True, "outputTokens": "12"})  # type: ignore[dict-item]
+    assert (measure(log).baseline, measure(log).baseline_tokens) == ("usage", 1000)
