@@ -529,3 +529,16 @@ def test_fold_request_header_keeps_the_snapshot_config_as_written() -> None:
     folded = fold_request_header(log.events)
     assert folded is not None
     assert json_text(header_to_json(folded)["config"]) == json_text(written)
+
+
+@pytest.mark.spec("HDR-5")
+def test_a_config_changed_after_it_was_read_is_written_anew_and_its_repr_is_its_fields() -> None:
+    parsed = parse_header(obj({"config": obj({"model": "chat", "provider": "mock", "temperature": 0.5})}))
+    assert isinstance(parsed, EpochHeader)
+    read = parsed.config
+    assert json_text(config_to_json(read)) == '{"model":"chat","provider":"mock","temperature":0.5}'  # as written
+    changed = dataclasses.replace(read, temperature=0.7)  # keeps the stale written form
+    assert json_text(config_to_json(changed)) == '{"provider":"mock","model":"chat","temperature":0.7}'
+    # Equality ignores the written form (HDR-5 is field by field), and so does repr, which the explorer fingerprints.
+    fresh = LlmCallConfig("mock", "chat", temperature=0.5)
+    assert read == fresh and repr(read) == repr(fresh)
