@@ -471,6 +471,39 @@ def load_equivalent(path: Path = EQUIVALENT) -> dict[str, dict[str, dict[str, st
     return {k: v for k, v in data.items() if not k.startswith("_")}
 
 
+def relocate_equivalent(modules: Sequence[Path], path: Path = EQUIVALENT) -> list[str]:
+    """Give each equivalent entry of ``modules`` the id its mutated line has now (an edit above it moved it); return what moved or is gone.
+
+    An entry is the mutant of the same operator and index whose mutated line is the entry's; one
+    that no mutant (or more than one) now gives is left as it is, and said.
+    """
+    data = json.loads(path.read_text(encoding="utf-8"))
+    said: list[str] = []
+    for module in modules:
+        key = module.relative_to(ROOT).as_posix()
+        entries: dict[str, dict[str, str]] = data.get(key, {})
+        mutants = mutants_of(module.read_text(encoding="utf-8"))
+        lines = {m.id: m.mutated_line.strip() for m in mutants}
+        moved: dict[str, dict[str, str]] = {}
+        for mutant_id, entry in entries.items():
+            operator, _, column, index = mutant_id.split(":")
+            found = [i for i, line in lines.items() if line == entry["line"] and i.startswith(f"{operator}:") and i.endswith(f":{index}")]
+            if lines.get(mutant_id) == entry["line"]:
+                found = [mutant_id]  # still where it was
+            elif len(found) > 1:  # the same line written more than once: the one in the entry's column (a move keeps it)
+                found = [i for i in found if i.split(":")[2] == column]
+            new_id = found[0] if len(found) == 1 else mutant_id
+            if len(found) != 1:
+                said.append(f"{key} {mutant_id}: {'no' if not found else len(found)} mutant(s) give its line now; left as it is")
+            elif new_id != mutant_id:
+                said.append(f"{key} {mutant_id} -> {new_id}")
+            moved[new_id] = entry
+        if entries:
+            data[key] = moved
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return said
+
+
 @dataclasses.dataclass
 class Tally:
     """One module's outcome (against its tests, or against the vectors)."""
@@ -629,6 +662,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=JOBS, help=f"pytest processes at a time (default {JOBS})")
     parser.add_argument("--timeout", type=float, default=None, help=f"seconds per mutant (default {TIMEOUT_FACTOR:g} x the unmutated run + {TIMEOUT_MARGIN:g})")
     parser.add_argument("--list", action="store_true", help="print each module's mutants and their tests, and run nothing")
+    parser.add_argument(
+        "--relocate-equivalent", action="store_true", help="give the equivalent entries of these modules the ids their lines have now (after an edit above them), and run nothing"
+    )
     parser.add_argument("--sample", type=int, default=1, metavar="N", help="judge 1 mutant in N only, by position in id order (positions 0, N, 2N, ...; default 1: all)")
     parser.add_argument("--only", default="", metavar="ID,...", help="judge only these mutant ids (e.g. to show that a new test kills them)")
     parser.add_argument(
@@ -658,6 +694,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with lock:
             print(text, flush=True)
 
+    if args.relocate_equivalent:
+        for line in relocate_equivalent(modules) or ["every equivalent entry names its mutant"]:
+            say(line)
+        return 0
     if args.list:
         for module in modules:
             tests = ", ".join(t.relative_to(ROOT).as_posix() for t in tests_of(module)) or "none"

@@ -6,8 +6,10 @@ the driver's path cap must be what stops the search, and two runs must explore t
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -194,7 +196,8 @@ def test_every_equivalent_mutant_is_still_there() -> None:
     for module, entries in mutation.load_equivalent().items():
         by_id = {m.id: m for m in mutation.mutants_of((ROOT / module).read_text(encoding="utf-8"), only=frozenset(entries))}
         for mutant_id, entry in entries.items():
-            assert mutant_id in by_id and by_id[mutant_id].mutated_line.strip() == entry["line"], (module, mutant_id)
+            moved = f"{module} {mutant_id}: an edit moved it? proofs/mutation.py --relocate-equivalent {module}"
+            assert mutant_id in by_id and by_id[mutant_id].mutated_line.strip() == entry["line"], moved
             assert entry["reason"].strip(), (module, mutant_id)
 
 
@@ -214,3 +217,16 @@ def test_a_sampled_score_says_it_is_a_sample() -> None:
     full: list[str] = []
     mutation.report(mutation.Tally("m.py", mutants=4, killed=3), full.append)
     assert "sample" not in full[0]
+
+
+def test_relocate_gives_a_moved_equivalent_entry_its_id_and_says_what_it_cannot_place(tmp_path: Path) -> None:
+    module = ROOT / "model" / "prefix_model" / "core" / "request_log.py"
+    key = module.relative_to(ROOT).as_posix()
+    [(mutant_id, entry)] = mutation.load_equivalent()[key].items()
+    operator, line, column, index = mutant_id.split(":")
+    stale = f"{operator}:{int(line) + 3}:{column}:{index}"  # as if three lines above it had gone
+    path = tmp_path / "equivalent.json"
+    path.write_text(json.dumps({key: {stale: entry, "cmp:1:0:0": {"line": "no such line", "reason": "r"}}}), encoding="utf-8")
+    said = mutation.relocate_equivalent([module], path)
+    assert said == [f"{key} {stale} -> {mutant_id}", f"{key} cmp:1:0:0: no mutant(s) give its line now; left as it is"]
+    assert json.loads(path.read_text(encoding="utf-8"))[key] == {mutant_id: entry, "cmp:1:0:0": {"line": "no such line", "reason": "r"}}
