@@ -243,8 +243,9 @@ def _clear(out: Path, remove: bool = True) -> str | None:
 
 def generate(out: Path) -> int:
     """Write the vectors to ``out``; print a one-line summary and return 0, or one line on stderr and non-zero."""
-    created = [p for p in (out, *out.parents) if not p.exists()]  # what a failed run must leave as it found it
+    created: list[Path] = []  # what a failed run must leave as it found it
     try:  # an unusable DIR is refused before any work: one that cannot be created too
+        created = [p for p in (out, *out.parents) if not p.exists()]
         refused = _clear(out, remove=False)
         if refused is None:
             out.mkdir(parents=True, exist_ok=True)
