@@ -84,6 +84,12 @@ def test_the_last_usage_and_the_last_finish_count_and_no_finish_is_a_stop() -> N
         ({"type": "partial", "index": 0}, "STRM-1"),
         ({"type": "block-end", "index": 0, "block": "x"}, "STRM-1"),
         ({"type": "finish", "reason": {"kind": "error"}}, "STRM-1"),  # no failure LlmError accepts
+        ({"type": "finish", "reason": {"kind": "aborted"}}, "STRM-1"),  # an aborted finish fails the request too
+        ({"type": "usage", "usage": 5}, "STRM-1"),  # usage is an object
+        ({"type": "finish", "reason": {"kind": 5}}, "STRM-1"),  # a finish's kind is a string
+        ({"type": "tool-call-delta", "index": 0, "argumentsDelta": "{}"}, "STRM-1"),  # a tool call delta names its call
+        ({"type": "tool-call-delta", "index": 0, "id": "c1"}, "STRM-1"),  # and carries its arguments' delta
+        ({"type": "text-delta", "index": True, "text": "x"}, "STRM-1"),  # true is no index
         ({"type": "finish", "reason": {"kind": "error", "failure": {"message": "m", "code": "c", "status": 99}}}, "STRM-1"),
         ({"type": "block-start", "index": 0, "blockType": "image"}, "STRM-2"),  # never ended: cannot be assembled
     ],
@@ -181,3 +187,59 @@ def test_a_stream_in_two_parts_assembles_as_one() -> None:
     whole = play(streamed(Reply(0, stream=stream)))
     split = play((Reply(0, stream=stream[3:]),), play(streamed(Reply(0, stream=stream[:3], more=True))))
     assert events_of(split) == events_of(whole)
+
+
+M, C = {"message": "m"}, {"code": "c"}
+
+
+@pytest.mark.spec("LOOP-9")
+@pytest.mark.parametrize(
+    ("facts", "kept"),
+    [
+        (M | C, True),  # nothing optional
+        (M | C | {"status": 100}, True),  # the lowest HTTP status
+        (M | C | {"status": 599}, True),
+        (M | C | {"status": 600}, False),
+        (M | C | {"providerRetryAfterMs": 1500}, True),
+        (M | C | {"providerRetryAfterMs": 0.5}, True),  # a number, not only an integer, above 0
+        (M | C | {"providerRetryAfterMs": 0}, False),
+        (M | C | {"providerRetryAfterMs": True}, False),
+        (M | C | {"requestId": "r1"}, True),
+        (M | C | {"requestId": 5}, False),  # not a string
+        (M | C | {"requestId": ""}, False),
+    ],
+    ids=["bare", "status-100", "status-599", "status-600", "retry-after", "retry-after-half", "retry-after-0", "retry-after-true", "request-id",
+         "request-id-number", "request-id-empty"],  # fmt: skip
+)
+def test_a_failure_is_kept_as_llm_error_builds_it_or_refused_where_llm_error_throws(facts: dict[str, object], kept: bool) -> None:
+    failure = failure_of(freeze_object({"kind": "error", "failure": facts}))
+    assert (failure is not None) == kept
+    if failure is not None:
+        assert json_text(failure) == json_text(freeze(facts))  # message, code, then the optional facts in their order
+
+
+@pytest.mark.spec("STRM-3")
+def test_an_index_on_a_usage_or_finish_chunk_opens_no_block() -> None:
+    stream = chunks(
+        {"type": "text-delta", "index": 0, "text": "hi"},
+        {"type": "usage", "index": 1, "usage": {"inputTokens": 3}},
+        {"type": "finish", "index": 2, "reason": {"kind": "stop"}},
+    )
+    assert check_stream(stream) is None
+    assert assemble(stream).content == (freeze({"type": "text", "text": "hi"}),)
+    # Nor does one take part in the block its index names, even ahead of the block's first delta.
+    for stray in ({"type": "usage", "index": 0, "usage": {"inputTokens": 3}}, {"type": "finish", "index": 0, "reason": {"kind": "stop"}}):
+        assert assemble(chunks(stray, {"type": "text-delta", "index": 0, "text": "hi"})).content == (freeze({"type": "text", "text": "hi"}),)
+
+
+@pytest.mark.spec("STRM-3")
+def test_the_last_of_two_names_wins_and_reasoning_deltas_join_like_text() -> None:
+    stream = chunks(
+        {"type": "tool-call-delta", "index": 0, "id": "a", "name": "first", "argumentsDelta": "{"},
+        {"type": "tool-call-delta", "index": 0, "id": "a", "name": "second", "argumentsDelta": "}"},
+        {"type": "reasoning-delta", "index": 1, "text": "th"},
+        {"type": "reasoning-delta", "index": 1, "text": "ink"},
+    )
+    assert json_text(assemble(stream).content) == (
+        '[{"type":"tool-call","id":"a","name":"second","arguments":"{}"},{"type":"reasoning","text":"think"}]'
+    )
