@@ -80,3 +80,14 @@ def test_of_keeps_one_result_per_object_and_is_bounded_like_get() -> None:
     assert len(memo) == 1  # it came to a full memo: dropped, then kept
     memo.of(c, length)
     assert len(memo) == 2 and memo.of(c, length) == 3 and len(calls) == 4
+
+
+def test_put_keeps_for_find_what_get_would_serve_and_is_bounded_like_get() -> None:
+    memo: Memo[str] = Memo(2)
+    a, b = [1], [1]
+    memo.put((a,), "kept", tag="t")
+    assert memo.find((a,), tag="t") == "kept" and memo.get((a,), lambda: "computed", tag="t") == "kept"
+    assert memo.find((b,), tag="t") is None and memo.find((a,), tag="u") is None  # other objects, another tag
+    memo.put((b,), "second")
+    memo.put((a, b), "third")  # full: every entry dropped first
+    assert memo.find((a,), tag="t") is None and memo.find((a, b)) == "third" and len(memo) == 1

@@ -36,35 +36,39 @@ class Memo(Generic[V]):
     # no contract: its result is compute()'s for these objects, which only its tests can see (they count the calls)
     def get(self, objects: tuple[object, ...], compute: Callable[[], V], tag: Hashable = None) -> V:
         """Return the result kept for ``objects`` and ``tag``, or ``compute()``'s, kept (all entries dropped when full)."""
-        return self._kept((tag, tuple(map(id, objects))), objects, compute)
+        return self._kept(_key(objects, tag), objects, compute)
 
     # no contract: its result is compute(value)'s, which only its tests can see (they count the calls)
     def of(self, value: T, compute: Callable[[T], V]) -> V:
         """Return the result kept for the one object ``value``, or ``compute(value)``'s, kept (the fast lane of ``get``)."""
         return self._kept(id(value), value, compute, value)
 
-    # no contract: a lookup; what it returns is what ``put`` kept for these very objects
+    # no contract: a lookup; what it returns is what ``get`` or ``put`` kept for these very objects
     def find(self, objects: tuple[object, ...], tag: Hashable = None) -> V | None:
         """Return the result kept for ``objects`` and ``tag`` by ``get`` or ``put``, or None."""
-        hit = self._entries.get((tag, tuple(map(id, objects))))
+        hit = self._entries.get(_key(objects, tag))
         return None if hit is None else hit[1]
 
     # no contract: it only keeps ``value`` for ``find``
     def put(self, objects: tuple[object, ...], value: V, tag: Hashable = None) -> None:
         """Keep ``value`` for ``objects`` and ``tag`` (all entries dropped when full)."""
-        if len(self._entries) >= self._limit:
-            self._entries.clear()
-        self._entries[(tag, tuple(map(id, objects)))] = (objects, value)
+        self._keep(_key(objects, tag), objects, value)
 
     def _kept(self, key: int | tuple[Hashable, tuple[int, ...]], holds: object, compute: Callable[..., V], *args: object) -> V:
         hit = self._entries.get(key)  # the entry holds its objects, so ids that match are those very objects
         if hit is not None:
             return hit[1]
+        return self._keep(key, holds, compute(*args))
+
+    def _keep(self, key: int | tuple[Hashable, tuple[int, ...]], holds: object, value: V) -> V:
         if len(self._entries) >= self._limit:
             self._entries.clear()
-        result = compute(*args)
-        self._entries[key] = (holds, result)
-        return result
+        self._entries[key] = (holds, value)
+        return value
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _key(objects: tuple[object, ...], tag: Hashable) -> tuple[Hashable, tuple[int, ...]]:
+    return tag, tuple(map(id, objects))
