@@ -5,6 +5,7 @@
     .venv/bin/python proofs/mutation.py core/derive.py --jobs 1 --timeout 120
     .venv/bin/python proofs/mutation.py loop/stream.py --sample 5         # every 5th mutant only
     .venv/bin/python proofs/mutation.py core/surface.py --against vectors # the vectors' score
+    .venv/bin/python proofs/mutation.py conformance/vacuity.py --tests tests/edge/test_checker.py  # other tests
 
 mutmut skips every decorated function, so every icontract-decorated core function; this runner
 builds its mutants with ``ast`` instead. A mutant is one small change from ``OPERATORS``, made
@@ -27,6 +28,12 @@ an interrupted run resumes. A change elsewhere in the model does not invalidate 
 ``--sample N`` judges 1 mutant in N of each module in id order (positions 0, N, 2N, ...): a
 fixed, deterministic selection for a module whose full run does not fit; its score line says
 "sample" and is never the module's full score.
+
+``--tests ARG,...`` runs these pytest arguments (test files or node ids under ``tests/``) instead of the
+module's own tests: for a module whose rules its own chapter's tests reach only through another
+(conformance/vacuity.py through edge/checker.py), or to judge survivors against a wider suite. Its
+verdicts are kept apart from the default selection's (keyed by the selection and its files' hashes),
+and its score line names the selection.
 
 ``--only ID,...`` judges just the named mutants (to show that a new test kills a survivor); their
 verdicts are kept like any other, so a later full run does not judge them again.
@@ -340,11 +347,35 @@ def tests_of(module: Path) -> list[Path]:
     return found
 
 
-def _digest(paths: Sequence[Path]) -> str:
+def _digest(paths: Sequence[Path], selection: Sequence[str] = ()) -> str:
     h = hashlib.sha256()
     for path in paths:
         h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for argument in selection:
+        h.update(b"selection\0" + argument.encode() + b"\0")
     return h.hexdigest()
+
+
+def parse_selection(text: str) -> list[str]:
+    """Return the pytest arguments of ``--tests``: each a test file under ``tests/``, or a node id in one (``FILE::NAME``)."""
+    arguments = [a.strip() for a in text.split(",") if a.strip()]
+    if not arguments:
+        raise ValueError("--tests names no test file")
+    for argument in arguments:
+        file = (ROOT / argument.split("::", 1)[0]).resolve()
+        if TESTS.resolve() not in file.parents or not file.is_file() or file.suffix != ".py":
+            raise ValueError(f"--tests: {argument!r} is no test file under {TESTS.relative_to(ROOT)}/")
+    return arguments
+
+
+def selection_files(selection: Sequence[str]) -> list[Path]:
+    """Return the distinct test files of a ``--tests`` selection, in its order."""
+    files: list[Path] = []
+    for argument in selection:
+        file = (ROOT / argument.split("::", 1)[0]).resolve()
+        if file not in files:
+            files.append(file)
+    return files
 
 
 # --- judging --------------------------------------------------------------------------------------
@@ -408,9 +439,9 @@ def imported_from(model_tree: Path) -> Path:
     return Path(done.stdout.strip()).resolve()
 
 
-def run_tests(model_tree: Path, tests: Sequence[Path], timeout: float) -> Run:
-    """Run pytest on ``tests`` with ``model_tree`` first on PYTHONPATH; killed when it fails or times out."""
-    return run_command(model_tree, [sys.executable, "-m", "pytest", *PYTEST_ARGS, *(str(t) for t in tests)], tree_env(model_tree), timeout)
+def run_tests(model_tree: Path, tests: Sequence[str], timeout: float) -> Run:
+    """Run pytest on ``tests`` (files or node ids) with ``model_tree`` first on PYTHONPATH; killed when it fails or times out."""
+    return run_command(model_tree, [sys.executable, "-m", "pytest", *PYTEST_ARGS, *tests], tree_env(model_tree), timeout)
 
 
 def run_vectors(model_tree: Path, vectors: Path, timeout: float) -> Run:
@@ -518,6 +549,7 @@ class Tally:
     stale: list[str] = dataclasses.field(default_factory=list)
     sample: str = ""  # how the judged mutants were chosen, when not all of them
     against: str = "tests"
+    selection: str = ""  # the --tests selection, when not the module's own tests
     unjudged: int = 0  # --against vectors: mutants of the sample the tests have not judged yet
 
     def score(self) -> str:
@@ -562,13 +594,17 @@ def judge_module(
     every: int = 1,
     vectors: Vectors | None = None,
     only: frozenset[str] = frozenset(),
+    selection: Sequence[str] = (),
 ) -> Tally | None:
     """Judge the mutants of ``module`` (every ``every``-th) not judged already; ``None`` when the unmutated module fails.
 
-    Against its tests by default; with ``vectors``, the ones its tests killed, against the vectors.
+    Against its tests by default, or the pytest arguments of ``selection``; with ``vectors``, the ones its
+    tests killed, against the vectors.
     """
     key = module.relative_to(ROOT).as_posix()
-    tests = tests_of(module)
+    tests = selection_files(selection) if selection else tests_of(module)
+    arguments = list(selection) if selection else [str(t) for t in tests]
+    state_key = f"{key} [tests: {', '.join(selection)}]" if selection else key
     if not tests:
         say(f"FAIL {key}: no test file (tests/<package>/test_<module>.py, or README.md's layout table)")
         return None
@@ -579,10 +615,11 @@ def judge_module(
     if only:
         mutants = [m for m in everything if m.id in only]
         note = f"only the {len(mutants)} mutants named by --only, of {len(everything)}"
-    test_verdicts = state.verdicts(key, _digest([module, *tests]))
-    tally = Tally(key, sample=note)
+    test_verdicts = state.verdicts(state_key, _digest([module, *tests], selection))
+    tally = Tally(key, sample=note, selection=", ".join(selection))
     if vectors is None:
-        verdicts, judge, names = test_verdicts, (lambda tree, limit: run_tests(tree, tests, limit)), ", ".join(t.relative_to(ROOT).as_posix() for t in tests)
+        names = ", ".join(selection) if selection else ", ".join(t.relative_to(ROOT).as_posix() for t in tests)
+        verdicts, judge = test_verdicts, (lambda tree, limit: run_tests(tree, arguments, limit))
     else:
         # The behaviour-changing mutants: those the module's tests kill (a survivor changes nothing they see).
         tally.against = "vectors"
@@ -607,7 +644,7 @@ def judge_module(
 
         def judge_one(mutant: Mutant) -> None:
             run = trees.run(module, mutant.source, judge, limit)
-            state.record(tally.key if vectors is None else f"vectors:{key}", mutant, run)
+            state.record(state_key if vectors is None else f"vectors:{key}", mutant, run)
             done[0] += 1
             verdict = "timeout" if run.timed_out else "killed" if run.killed else "SURVIVED"
             say(f"  [{done[0]}/{len(pending)}] {mutant.id} {verdict} ({run.seconds:.1f} s)")
@@ -643,8 +680,9 @@ def report(tally: Tally, say: Callable[[str], None]) -> None:
             say(f"  PASSES THE VECTORS {tally.key}:{mutant.start_line}  {mutant.id}  {mutant.description}")
             say(f"      - {mutant.original_line.strip()}\n      + {mutant.mutated_line.strip()}")
         return
+    against = f" against {tally.selection}" if tally.selection else ""
     say(
-        f"{tally.key}: {tally.score()}; {tally.mutants} mutants, {len(tally.equivalent)} equivalent, {len(tally.survivors)} survived{sample}"
+        f"{tally.key}{against}: {tally.score()}; {tally.mutants} mutants, {len(tally.equivalent)} equivalent, {len(tally.survivors)} survived{sample}"
         f" ({tally.timed_out} killed by the timeout; {tally.judged_before} verdicts from {STATE.relative_to(ROOT)})"
     )
     for mutant in tally.survivors:
@@ -668,6 +706,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--sample", type=int, default=1, metavar="N", help="judge 1 mutant in N only, by position in id order (positions 0, N, 2N, ...; default 1: all)")
     parser.add_argument("--only", default="", metavar="ID,...", help="judge only these mutant ids (e.g. to show that a new test kills them)")
     parser.add_argument(
+        "--tests", default="", metavar="ARG,...", help="run these pytest arguments (test files or node ids under tests/) instead of each module's own tests"
+    )
+    parser.add_argument(
         "--against", choices=("tests", "vectors"), default="tests", help="tests (default): the module's tests; vectors: the killed mutants against the published vectors"
     )
     return parser.parse_args(argv)
@@ -688,6 +729,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         print(f"mutation.py: --only names no mutant of these modules: {', '.join(unknown)}", file=sys.stderr)
         return 2
+    try:
+        selection = parse_selection(args.tests) if args.tests else []
+    except ValueError as error:
+        print(f"mutation.py: {error}", file=sys.stderr)
+        return 2
+    if selection and args.against == "vectors":
+        print("mutation.py: --tests judges against tests; --against vectors judges the mutants the module's own tests killed", file=sys.stderr)
+        return 2
     lock = threading.Lock()
 
     def say(text: str) -> None:
@@ -700,7 +749,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.list:
         for module in modules:
-            tests = ", ".join(t.relative_to(ROOT).as_posix() for t in tests_of(module)) or "none"
+            tests = ", ".join(selection) or ", ".join(t.relative_to(ROOT).as_posix() for t in tests_of(module)) or "none"
             everything = mutants_of(module.read_text(encoding="utf-8"))
             chosen = sampled(everything, args.sample)
             note = _sample_note(len(everything), len(chosen), args.sample)
@@ -721,7 +770,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             for module in modules:
                 key = module.relative_to(ROOT).as_posix()
-                tally = judge_module(module, trees, pool, state, args.timeout, equivalent.get(key, {}), say, args.sample, vectors, only)
+                tally = judge_module(module, trees, pool, state, args.timeout, equivalent.get(key, {}), say, args.sample, vectors, only, selection)
                 if tally is None:
                     failed = True
                 else:

@@ -209,6 +209,19 @@ def test_a_sample_is_every_nth_mutant_in_id_order() -> None:
     assert [m.id for m in mutation.sampled(mutation.mutants_of(SAMPLE), 3)] == [m.id for m in third]  # the same every run
 
 
+def test_a_tests_selection_names_test_files_or_node_ids_and_keys_its_own_verdicts() -> None:
+    chosen = mutation.parse_selection("tests/edge/test_checker.py, tests/core/test_log.py::test_x,tests/edge/test_checker.py")
+    assert [p.relative_to(ROOT).as_posix() for p in mutation.selection_files(chosen)] == ["tests/edge/test_checker.py", "tests/core/test_log.py"]
+    for bad in ("", " , ", "tests/nowhere.py", "model/prefix_model/core/log.py", "tests/../proofs/run.py", "README.md"):
+        with pytest.raises(ValueError, match="--tests"):
+            mutation.parse_selection(bad)
+    files = mutation.selection_files(chosen)
+    assert mutation._digest(files, chosen) != mutation._digest(files, chosen[:2])  # another selection: other verdicts
+    lines: list[str] = []
+    mutation.report(mutation.Tally("m.py", mutants=2, killed=2, selection="tests/edge/test_checker.py"), lines.append)
+    assert lines[0].startswith("m.py against tests/edge/test_checker.py: 2 / 2 killed")
+
+
 def test_a_sampled_score_says_it_is_a_sample() -> None:
     lines: list[str] = []
     tally = mutation.Tally("m.py", mutants=4, killed=3, sample=mutation._sample_note(20, 4, 5))
