@@ -188,6 +188,10 @@ def test_the_vacuity_and_replay_rules_state_when_they_apply() -> None:
     for misuse, words in misuses:
         with pytest.raises(icontract.ViolationError, match=words):
             misuse()
+    # What the checker reports (exit 2), rule and wording, as the rules state them.
+    assert vacuity.no_event() == Rejection("CHK-1", "no event to check")
+    ambiguous = vacuity.ambiguous_session(["s2", "s1"], "child.jsonl")
+    assert ambiguous.rule == "CHK-1" and ambiguous.reason.startswith("holds the requests of sessions s1, s2, and child.jsonl names no session")
     assert vacuity.not_grown({"s1": [1]}, {}, ([], [])) == Rejection("LOG-4", "session s1's log changed an earlier event or lost one (logs only grow)")
     blind = broken_twin(vacuity.not_grown, lambda before, after, requests: None)
     with pytest.raises(icontract.ViolationError, match="LOG-4/LOOP-2: a session log lost"):

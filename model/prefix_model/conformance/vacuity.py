@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from prefix_model.core.contracts import ENABLED, Rejection, ensure, require
 
-__all__ = ["MAX_UNREAD_RUN", "unread_run", "contradicting_session", "no_event", "ambiguous_session", "nothing_checked", "vacuous_verdict", "not_grown", "applied_though_refused"]
+__all__ = ["MAX_UNREAD_RUN", "unread_run", "contradicting_session", "no_event", "ambiguous_session", "nothing_checked", "not_grown", "applied_though_refused"]
 
 
 @require(lambda given, named: given != named, "CHK-1: only a --session other than the header's contradicts it", enabled=ENABLED)
@@ -53,12 +53,6 @@ def nothing_checked(total: int, auxiliary: int, other_session: int, unmatched: i
     of = f"; the capture's are of session(s) {', '.join(sorted(sessions))}" if other_session else ""
     return Rejection("CHK-1", f"none of its {total} requests could be checked against the log ({auxiliary} auxiliary, "
                               f"{other_session} of other sessions than {session}, {unmatched} matched to no step{of})")  # fmt: skip
-
-
-# no contract: no input; the rejection is CHK-1's wording, stated once here
-def vacuous_verdict() -> Rejection:
-    """The rule a reader of a check's outcome names when the check was unusable rather than a verdict."""
-    return Rejection("CHK-1", "the check judged nothing")
 
 
 def _grown(before: Mapping[str, Sequence[object]], after: Mapping[str, Sequence[object]], requests: tuple[Sequence[object], Sequence[object]], result: Rejection | None) -> bool:
