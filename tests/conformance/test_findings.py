@@ -192,6 +192,17 @@ def test_the_vacuity_and_replay_rules_state_when_they_apply() -> None:
     assert vacuity.no_event() == Rejection("CHK-1", "no event to check")
     ambiguous = vacuity.ambiguous_session(["s2", "s1"], "child.jsonl")
     assert ambiguous.rule == "CHK-1" and ambiguous.reason.startswith("holds the requests of sessions s1, s2, and child.jsonl names no session")
+    # A replay step: logs and requests that only grew pass; an earlier one changed or lost is the rule's rejection.
+    assert vacuity.not_grown({}, {}, ([], [])) is None
+    assert vacuity.not_grown({"s1": [1, 2]}, {"s1": [1, 2, 3], "s2": [9]}, (["r0"], ["r0", "r1"])) is None
+    lost = Rejection("LOG-4", "session s1's log changed an earlier event or lost one (logs only grow)")
+    assert vacuity.not_grown({"s1": [1, 2]}, {"s1": [1, 5, 3]}, ([], [])) == lost
+    assert vacuity.not_grown({"s1": [1, 2]}, {"s1": [1]}, ([], [])) == lost
+    resent = Rejection("LOOP-2", "a request already sent changed or disappeared")
+    assert vacuity.not_grown({"s1": [1]}, {"s1": [1]}, (["r0", "r1"], ["r0"])) == resent
+    assert vacuity.not_grown({"s1": [1]}, {"s1": [1, 2]}, (["r0"], ["r9", "r1"])) == resent
+    applied = Rejection("LOOP-1", "action 3 (Cancel) must be refused (its guard does not hold) but was applied")
+    assert vacuity.applied_though_refused(3, "Cancel") == applied
     assert vacuity.not_grown({"s1": [1]}, {}, ([], [])) == Rejection("LOG-4", "session s1's log changed an earlier event or lost one (logs only grow)")
     blind = broken_twin(vacuity.not_grown, lambda before, after, requests: None)
     with pytest.raises(icontract.ViolationError, match="LOG-4/LOOP-2: a session log lost"):
