@@ -24,12 +24,21 @@ test: nothing here judges it.
 ``--instructions`` counts instructions instead of seconds (``valgrind --tool=callgrind``, which
 must be on PATH), a figure that load does not move: of ``python -c pass``, of importing just the
 standard-library modules the command imports (found by running it), and of the command. The
-difference of the last two is the model's own share of start-up.
+difference of the last two is the model's own share of start-up. Two breakdowns follow:
+
+- what the command spends parsing and compiling source text at run time (callgrind's inclusive
+  cost of CPython's ``_PyParser_ASTFromString`` and ``_PyAST_Compile``): with every module read
+  from its ``.pyc``, that is the methods ``dataclasses`` and ``namedtuple`` generate as text and
+  ``exec`` at each class definition (Python 3.11 compiles each method separately);
+- each library module the model imports itself, by what leaving it out would save: the
+  instructions of importing all of them, less those of importing all but that one (a module
+  another one imports anyway saves nothing).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import compileall
 import os
 import resource
@@ -149,6 +158,36 @@ def instructions(argv: Sequence[str], env: dict[str, str]) -> int:
     return int(counted[-1])
 
 
+_COMPILING = ("_PyParser_ASTFromString", "_PyAST_Compile")  # the parser and the compiler of source text
+
+
+def compiling_instructions(argv: Sequence[str], env: dict[str, str], folder: Path) -> tuple[int, int]:
+    """Return the instructions of one process of ``argv`` and, of them, those spent parsing and compiling source text."""
+    out = folder / "callgrind.out"
+    done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv], check=True, capture_output=True, text=True, env=env)
+    total = int([line.split("Collected :")[1] for line in done.stderr.splitlines() if "Collected :" in line][-1])
+    annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)], check=True, capture_output=True, text=True).stdout
+    spent = 0
+    for line in annotated.splitlines():
+        count, _, where = line.strip().partition(" ")
+        function = where.rsplit(":", 1)[-1].split(" ")[0]
+        if function in _COMPILING:  # the outermost call only: a recursive one is named NAME'2
+            spent += int(count.replace(",", ""))
+    return total, spent
+
+
+def imported_by_the_model(model: Path, library: Sequence[str]) -> list[str]:
+    """Return the modules of ``library`` that a module of the model imports itself (a top-level import statement)."""
+    named: set[str] = set()
+    for source in sorted(model.rglob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                named.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                named.add(node.module.split(".")[0])
+    return [m for m in library if m in named]
+
+
 def compiled_export(name: str, folder: Path) -> tuple[Path, str]:
     """Export revision ``name``'s ``model/`` into ``folder``, compiled as an installed wheel is; return it and its entry point."""
     revision = export("head", name, folder)
@@ -165,6 +204,10 @@ def counted_instructions(name: str) -> list[str]:
         env = environment(model, write_bytecode=False)
         argv = command(entry)
         library = library_modules(entry, env)
+        direct = imported_by_the_model(model, library)
+        everything = instructions([sys.executable, "-c", "import " + ", ".join(direct)], env)
+        saved = {m: everything - instructions([sys.executable, "-c", "import " + ", ".join(["sys", *(d for d in direct if d != m)])], env) for m in direct}
+        total_again, compiling = compiling_instructions(argv, env, Path(temporary))
         rows = [
             ("python -c pass (the floor)", instructions(FLOOR, env)),
             (f"import of its {len(library)} library modules", instructions([sys.executable, "-c", "import " + ", ".join(library)], env)),
@@ -174,6 +217,13 @@ def counted_instructions(name: str) -> list[str]:
     lines = [f"{name}'s model, compiled; instructions of one process each (callgrind: load does not move them)", f"library modules: {', '.join(library)}"]
     lines += [f"{label:<40} {count / 1e6:8.1f} M  ({count / total:6.1%})" for label, count in rows]
     lines.append(f"{'the model and the check itself':<40} {(total - library_total) / 1e6:8.1f} M  ({(total - library_total) / total:6.1%}); above the floor {(total - floor) / 1e6:.1f} M")
+    lines.append(f"{'parsing and compiling source text':<40} {compiling / 1e6:8.1f} M  ({compiling / total_again:6.1%} of that run's {total_again / 1e6:.1f} M): the methods dataclasses and namedtuple generate")
+    lines.append("library modules the model imports itself, by what leaving each out would save:")
+    ranked = sorted(saved.items(), key=lambda item: -item[1])
+    lines += [f"  {m:<38} {count / 1e6:8.1f} M  ({count / total:6.1%})" for m, count in ranked if count >= 100_000]
+    small = [m for m, count in ranked if count < 100_000]
+    if small:
+        lines.append(f"  under 0.1 M each (another module imports them anyway; within callgrind's run-to-run noise): {', '.join(sorted(small))}")
     return lines
 
 
