@@ -748,6 +748,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(line)
         return 0
     if args.list:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # a listing piped into head stops quietly
         for module in modules:
             tests = ", ".join(selection) or ", ".join(t.relative_to(ROOT).as_posix() for t in tests_of(module)) or "none"
             everything = mutants_of(module.read_text(encoding="utf-8"))
