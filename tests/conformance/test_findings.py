@@ -170,6 +170,27 @@ def test_a_findings_text_and_json_state_what_it_breaks() -> None:
         late((1, 2, 3), (1, 5))
 
 
+@pytest.mark.spec("CHK-3")
+def test_a_findings_text_and_json_name_each_place_in_its_own_file() -> None:
+    from prefix_model.conformance.findings import MISSING, Finding, shorten
+
+    dropped = Finding("REC-1", "the messages differ", seq=7, line=3, request=2, path="/messages/1", expected=("a",), actual=MISSING,
+                      implies=("REC-2", "REC-3"), turn=1, step=2, log_line=8, header_seq=4, expected_from=5)  # fmt: skip
+    assert dropped.describe("s.events.jsonl", "s.requests.jsonl") == (
+        "REC-1 [request 2: s.requests.jsonl line 3 | turn 1 step 2: s.events.jsonl line 8, seq 7 | header seq 4] the messages differ"
+        " (also breaks REC-2, REC-3)\n    at /messages/1: expected [\"a\"]  (from seq 5)\n                    actual   (missing)"
+    )
+    assert dropped.as_json() == {"rule": "REC-1", "status": "violated", "message": "the messages differ", "seq": 7, "line": 3, "request": 2,
+                                 "turn": 1, "step": 2, "logLine": 8, "headerSeq": 4, "path": "/messages/1", "expectedFrom": 5,
+                                 "expected": ["a"], "actual": None, "implies": ["REC-2", "REC-3"]}  # fmt: skip
+    # A request placed by its seq only; an event's finding by line and seq; a path with no values; a run of lines.
+    assert Finding("REC-3", "m", seq=7, request=0).describe("L", "C") == "REC-3 [request 0 | L seq 7] m"
+    assert Finding("LOG-1", "gap", seq=3, line=4, path="/x").describe("L", "C") == "LOG-1 [L line 4, seq 3] gap\n    at /x"
+    assert Finding("CHK-4", "no events", line=2, last_line=9).describe("L", "C") == "CHK-4 [L lines 2-9] no events"
+    assert repr(MISSING) == "MISSING"
+    assert shorten("x" * 160) == "x" * 160 and shorten("x" * 161) == "x" * 160 + "… (+1 chars)"  # the text form cuts past 160
+
+
 @pytest.mark.spec("CHK-1", "CHK-4", "LOOP-1", "LOG-4", "LOOP-2")
 def test_the_vacuity_and_replay_rules_state_when_they_apply() -> None:
     import icontract
