@@ -168,6 +168,14 @@ def test_a_findings_text_and_json_state_what_it_breaks() -> None:
     late = broken_twin(first_difference, lambda expected, actual: (2, 3, MISSING))
     with pytest.raises(icontract.ViolationError, match="REC-1: a finding's path names the first differing element"):
         late((1, 2, 3), (1, 5))
+    assert first_difference((1, 2), (1, 2)) == (0, (1, 2), (1, 2))  # nothing differs: both whole
+    assert first_difference((1, 2), (1, 2, 3)) == (2, MISSING, 3)
+    wrong_side = broken_twin(first_difference, lambda expected, actual: (1, 2, 9))
+    with pytest.raises(icontract.ViolationError, match="REC-1: a finding's path names the first differing element"):
+        wrong_side((1, 2, 3), (1, 5))
+    assert str(finding) == finding.describe()
+    with pytest.raises(icontract.ViolationError, match="JSON-1: a finding compares JSON values"):
+        Finding("REC-1", "m", expected=1, actual=object()).as_json()  # type: ignore[arg-type]
 
 
 @pytest.mark.spec("CHK-3")
