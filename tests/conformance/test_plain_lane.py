@@ -208,6 +208,24 @@ def test_the_fast_rules_pass_the_common_case() -> None:
     ordinary = [e for e in plain if e.type != "request/header"]
     assert ordinary and all(envelope_ok(e) for e in ordinary)
     assert all(append_provenance_ok(e) for e in plain if e.surface_op == APPEND)
+    headers = [e for e in plain if e.type == "request/header"]
+    assert headers and not any(envelope_ok(e) for e in headers)  # a header is always check_header_event's to judge
+
+
+@pytest.mark.spec("CHK-2", "JSON-3")
+def test_the_screens_own_contracts_each_fail_a_broken_screen() -> None:
+    import icontract
+
+    from proofs.bugs_detected import broken_twin
+
+    bad_header = from_event(Event("request/header", 3, 0, freeze({"config": {"provider": "p"}})))  # check_event passes it, HDR-1 not
+    assert check_event(to_event(bad_header), 3) is None and check_header_event(to_event(bad_header)) is not None
+    waving = broken_twin(envelope_ok, lambda event: True)
+    with pytest.raises(icontract.ViolationError, match="CHK-2: a plainly fine envelope is one check_event and check_header_event accept"):
+        waving(bad_header)
+    ordinary = next(e for e in (from_event(e) for e in model_events()) if e.type != "request/header")
+    with pytest.raises(icontract.ViolationError, match="JSON-3: a screened event's data is lossless JSON"):
+        envelope_ok(ordinary._replace(depth=MAX_DEPTH + 1))  # nested past JSON-7's limit: no reader hands it over
 
 
 @pytest.mark.spec("CHK-2", "FMT-7", "FMT-8", "FMT-9")
