@@ -226,6 +226,17 @@ def test_the_screens_own_contracts_each_fail_a_broken_screen() -> None:
     ordinary = next(e for e in (from_event(e) for e in model_events()) if e.type != "request/header")
     with pytest.raises(icontract.ViolationError, match="JSON-3: a screened event's data is lossless JSON"):
         envelope_ok(ordinary._replace(depth=MAX_DEPTH + 1))  # nested past JSON-7's limit: no reader hands it over
+    # SURF-7 on an append's sourceEventSeqs: empty only on an assistant message, no seq twice, each earlier.
+    plain = [from_event(e) for e in model_events()]
+    user = next(e for e in plain if e.type == "user/message" and e.seq > 1)
+    assistant = next(e for e in plain if e.type == "assistant/message")
+    assert append_provenance_ok(assistant._replace(source_event_seqs=()))
+    assert not append_provenance_ok(user._replace(source_event_seqs=()))
+    assert not append_provenance_ok(user._replace(source_event_seqs=(0, 0)))
+    assert append_provenance_ok(user._replace(source_event_seqs=(0, 1)))
+    misderived = broken_twin(derive_plain, lambda event: {"role": "user", "content": []})
+    with pytest.raises(icontract.ViolationError, match="CHK-2: the plain derivation is derive_event_message's"):
+        misderived(assistant)
 
 
 @pytest.mark.spec("CHK-2", "FMT-7", "FMT-8", "FMT-9")
