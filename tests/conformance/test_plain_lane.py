@@ -162,6 +162,12 @@ def model_events() -> tuple[Event, ...]:
     return tuple(e for s in run(WITNESS).sessions for e in s.log.events)
 
 
+@pytest.mark.spec("JSON-7")
+def test_a_spec_events_plain_form_nests_as_deep_as_its_line() -> None:
+    for event in model_events():
+        assert from_event(event).depth == depth(json.loads(event_to_line(event))), event  # the envelope is one level
+
+
 @pytest.mark.spec("CHK-2", "LOG-1", "LOG-2", "LOG-3", "SURF-3", "SURF-7")
 @given(st.sampled_from(model_events()), st.sampled_from(["", "drop-data", "seq-str", "time-neg", "op-null", "op-bad", "sources-str", "extra"]))
 def test_an_envelope_the_fast_lane_reads_is_the_event_the_spec_reads(event: Event, damage: str) -> None:
