@@ -143,7 +143,7 @@ def test_a_findings_text_and_json_state_what_it_breaks() -> None:
 
     finding = Finding("REC-1", "messages differ", seq=3, path="/messages/0", expected=MISSING, actual=1, implies=("REC-2",))
     assert finding.rules == ("REC-1", "REC-2") and finding.as_json()["expected"] is None
-    with pytest.raises(icontract.ViolationError, match="JSON-1: a finding compares JSON values"):
+    with pytest.raises(icontract.ViolationError, match="JSON-1: a finding compares two JSON values"):
         Finding("REC-1", "x", expected=float("nan")).as_json()
     twice = broken_twin(Finding.rules, lambda self: (self.rule, self.rule))
     with pytest.raises(icontract.ViolationError, match="CHK-3: one defect, one finding"):
@@ -174,8 +174,10 @@ def test_a_findings_text_and_json_state_what_it_breaks() -> None:
     with pytest.raises(icontract.ViolationError, match="REC-1: a finding's path names the first differing element"):
         wrong_side((1, 2, 3), (1, 5))
     assert str(finding) == finding.describe()
-    with pytest.raises(icontract.ViolationError, match="JSON-1: a finding compares JSON values"):
+    with pytest.raises(icontract.ViolationError, match="JSON-1: a finding compares two JSON values"):
         Finding("REC-1", "m", expected=1, actual=object()).as_json()  # type: ignore[arg-type]
+    with pytest.raises(icontract.ViolationError, match="JSON-1: a finding compares two JSON values"):
+        Finding("REC-1", "m", expected=1).describe()  # one side alone
 
 
 @pytest.mark.spec("CHK-3")

@@ -64,7 +64,7 @@ class Finding:
         """Return every requirement the defect breaks: its own first, then those it implies."""
         return (self.rule, *self.implies)
 
-    @require(lambda self: _values_ok(self), "JSON-1: a finding compares JSON values (or marks a side missing)", enabled=ENABLED)
+    @require(lambda self: _values_ok(self), "JSON-1: a finding compares two JSON values (or marks a side missing), or none", enabled=ENABLED)
     @ensure(
         lambda self, result: result["rule"] == self.rule and result["status"] == "violated" and result["message"] == self.message,
         "CHK-3: a finding's JSON names its rule and says what was seen",
@@ -89,7 +89,7 @@ class Finding:
             shown["implies"] = list(self.implies)
         return shown
 
-    @require(lambda self: _values_ok(self), "JSON-1: a finding compares JSON values (or marks a side missing)", enabled=ENABLED)
+    @require(lambda self: _values_ok(self), "JSON-1: a finding compares two JSON values (or marks a side missing), or none", enabled=ENABLED)
     @ensure(lambda self, result: result.startswith(f"{self.rule} ["), "CHK-3: the text of a finding starts with the rule it breaks", enabled=ENABLED)
     @ensure(lambda self, result: not self.implies or f"(also breaks {', '.join(self.implies)})" in result, "CHK-3: it names every other rule the defect breaks", enabled=ENABLED)
     def describe(self, log: str = "log", capture: str = "capture") -> str:
@@ -122,6 +122,9 @@ class Finding:
 
 
 def _values_ok(finding: Finding) -> bool:
+    """Both values are JSON (or a missing side's marker), or the finding compares none: never one side alone."""
+    if (finding.expected is NO_VALUE) != (finding.actual is NO_VALUE):
+        return False
     return all(v is NO_VALUE or v is MISSING or is_json_value(v) for v in (finding.expected, finding.actual))
 
 
