@@ -177,6 +177,8 @@ def test_a_findings_text_and_json_state_what_it_breaks() -> None:
     with pytest.raises(icontract.ViolationError, match="JSON-1: a finding compares two JSON values"):
         Finding("REC-1", "m", expected=1, actual=object()).as_json()  # type: ignore[arg-type]
     with pytest.raises(icontract.ViolationError, match="JSON-1: a finding compares two JSON values"):
+        Finding("REC-1", "m", expected=object(), actual=1).describe()  # type: ignore[arg-type]
+    with pytest.raises(icontract.ViolationError, match="JSON-1: a finding compares two JSON values"):
         Finding("REC-1", "m", expected=1).describe()  # one side alone
 
 
