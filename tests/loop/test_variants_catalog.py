@@ -84,6 +84,12 @@ def test_a_variant_is_found_by_name() -> None:
     assert all(variants.semantics_of(v.name) is v.semantics and v.semantics.name == v.name for v in VARIANTS)
 
 
+def test_a_design_shows_as_its_class_and_name() -> None:
+    """What a failing property's report and Hypothesis print for the semantics a run used."""
+    assert repr(HARNESS) == "<Semantics session-prefix>"
+    assert all(repr(v.semantics) == f"<{type(v.semantics).__name__} {v.name}>" for v in VARIANTS)
+
+
 def _has_variants_command() -> bool:
     parser = cli.build_parser()
     for action in parser._actions:  # argparse keeps its subcommands here

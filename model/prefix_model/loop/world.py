@@ -246,8 +246,8 @@ class Mark:
     instance_id: int
     kind: str
     at: int
-    value: JsonValue = None
-    turn: int = 0
+    value: JsonValue  # every mark is written by transitions._mark, which names all five fields
+    turn: int
 
 
 def _holds_header(log: Log) -> bool:
