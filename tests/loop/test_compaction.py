@@ -7,14 +7,14 @@ tests/loop/test_loop.py and, against the real harness's recorded sessions, tests
 from __future__ import annotations
 
 import pytest
-from prefix_model.core.events import COMPACT_END, COMPACT_START
+from prefix_model.core.events import APPEND, COMPACT_END, COMPACT_START, COMPACT_SUMMARY
 from prefix_model.core.headers import LlmCallConfig
-from prefix_model.core.log import EMPTY_LOG
+from prefix_model.core.log import EMPTY_LOG, Log
 from prefix_model.examples.streams import text_stream
 from prefix_model.loop import compaction
 from prefix_model.loop.actions import BeginStep, Compose, Dispatch, MountCompaction, PostStep, PreStep, Reply, SendPrompt
 from prefix_model.loop.compaction import Compaction, CompactPolicy, balanced_cuts, compact_if_needed, compact_region, select_range
-from prefix_model.loop.meter import node_prices
+from prefix_model.loop.meter import measure, node_prices
 
 from tests.loop_scripts import LONG_PROMPT, play, start, turn, types
 
@@ -133,3 +133,106 @@ def test_the_policy_budgets_and_the_framing_state_their_rules() -> None:
     unframed = broken_twin(compaction.frame_summary, lambda policy, summary: summary)
     with pytest.raises(icontract.ViolationError, match="CMP-6: the summary blocks sit unchanged between one opening and one closing framing block"):
         unframed(policy, summary)
+
+
+@pytest.mark.spec("CMP-3")
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"retain_ratio": 0.0},  # each ratio is above 0, the retained one too
+        {"retain_ratio": -0.1},
+    ],
+)
+def test_a_policy_retains_a_positive_share(fields: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="CMP-3"):
+        CompactPolicy(**fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.spec("CMP-3")
+def test_the_smallest_policy_the_service_loads() -> None:
+    """The edges CMP-3 allows: a window of one token, a retained tail of none, no retries, one summary token."""
+    assert CompactPolicy(context_window=1, retain_tokens=0, compaction_retries=0, max_tokens=1).budgets() is None  # threshold 0: no tail below it
+    assert CompactPolicy(context_window=100, retain_tokens=0).budgets() == (80, 0)
+
+
+@pytest.mark.spec("CMP-4")
+def test_a_range_never_ends_between_a_call_and_its_result_even_at_the_head() -> None:
+    """A surface whose first node is a tool call: the cut after it is unbalanced, so no range ends there."""
+    played = play(_tool_turn_world()).session("s1").log  # type: ignore[arg-type]
+    headless = EMPTY_LOG
+    for seq in played.surface.nodes[1:]:  # the call, its result, the reply: the prompt left out
+        headless = headless.append(played.events[seq].type, played.events[seq].data, surface_op=APPEND)
+    prices = node_prices(headless)
+    assert balanced_cuts(headless) == (True, False, True, True)
+    assert select_range(headless, prices[-1]) == (0, 1)
+    assert select_range(headless, prices[-1] + 1) is None  # the tail reaches the result, so it keeps its call: nothing is left to compact
+
+
+def _summarizer_of(log: Log, policy: CompactPolicy, fallback: LlmCallConfig) -> tuple[str, str]:
+    """Compact the first node of ``log``; return the summarizer request's (provider, model), checked against the summary event's."""
+    run = compact_region(log, 1, 0, 0, "short", policy, fallback, "s1")
+    assert run.error is None and run.request is not None
+    summary = next(e for e in run.log.events if e.type == COMPACT_SUMMARY)
+    assert (summary.field("provider"), summary.field("model")) == (run.request.header.config.provider, run.request.header.config.model)
+    return run.request.header.config.provider, run.request.header.config.model
+
+
+@pytest.mark.spec("CMP-2")
+def test_the_summarizer_is_the_configured_model_else_the_routed_one_else_the_agents() -> None:
+    routed = play((start(), *turn(0, LONG_PROMPT, compose=True))).session("s1").log  # routed mock / mock-model
+    unrouted = play((start(), SendPrompt(0, LONG_PROMPT))).session("s1").log  # no request yet: no header
+    agent = LlmCallConfig("agent-provider", "agent-model")
+    configured = CompactPolicy(summarization_provider="summary-provider", summarization_model="summary-model")
+    assert _summarizer_of(routed, configured, agent) == ("summary-provider", "summary-model")
+    assert _summarizer_of(routed, CompactPolicy(), agent) == ("mock", "mock-model")
+    assert _summarizer_of(unrouted, CompactPolicy(), agent) == ("agent-provider", "agent-model")
+
+
+@pytest.mark.spec("CMP-2")
+def test_without_a_summarizer_model_the_bracket_closes_with_the_error() -> None:
+    unrouted = play((start(), SendPrompt(0, LONG_PROMPT))).session("s1").log
+    run = compact_region(unrouted, 1, 0, 0, "short", CompactPolicy(), LlmCallConfig("agent-provider", ""), "s1")
+    assert run.request is None and run.error is not None and run.error.startswith("no provider/model available for summarization")
+    added = run.log.events[len(unrouted.events) :]
+    assert [e.type for e in added] == [COMPACT_START, COMPACT_END] and added[-1].field("error") == run.error
+
+
+@pytest.mark.spec("CMP-4")
+def test_a_range_that_starts_inside_a_tool_call_is_refused_before_the_bracket() -> None:
+    log = play(_tool_turn_world()).session("s1").log  # type: ignore[arg-type]
+    run = compact_region(log, 1, 2, 3, "short", CompactPolicy(), FALLBACK, "s1")  # position 2 is the call's result
+    result_seq = log.surface.nodes[2]
+    assert run.log == log and run.request is None
+    assert run.error == f"compactRegion: start seq {result_seq} is not a balanced boundary (would split a step's tool-call/result pair)"
+
+
+@pytest.mark.spec("CMP-5")
+def test_pressure_is_the_threshold_not_the_retained_tail() -> None:
+    """CMP-5's predicate: a total at or above the tail but below the threshold is no pressure."""
+    routed = play((start(), *turn(0, LONG_PROMPT, compose=True))).session("s1").log
+    total = measure(routed).total
+    policy = CompactPolicy(context_window=2 * total)
+    threshold, retain = policy.budgets() or (0, 0)
+    assert retain <= total < threshold and not compaction._pressed(routed, policy)
+    assert compaction._pressed(routed, CompactPolicy(context_window=total))
+
+
+@pytest.mark.spec("CMP-5", "CMP-4")
+def test_pressure_with_nothing_to_cut_compacts_nothing_and_throws_nothing() -> None:
+    routed = play((start(), *turn(0, LONG_PROMPT, compose=True))).session("s1").log
+    total, prices = measure(routed).total, node_prices(routed)
+    retain = sum(prices[1:]) + 1  # a tail that reaches the first node: the whole surface
+    policy = CompactPolicy(context_window=total, retain_tokens=retain)
+    assert compaction._pressed(routed, policy) and select_range(routed, retain) is None
+    assert compact_if_needed(routed, 1, policy, FALLBACK, "s1", ()) == ((), None)
+
+
+@pytest.mark.spec("CMP-5")
+def test_pressure_still_above_the_threshold_throws_with_the_attempts_it_made() -> None:
+    """What the listener logs (CB/index.ts:143-153); the loop goes on, so only the service's answer shows it."""
+    pressing = Reply(0, text="b" * 800, stream=text_stream("b" * 800, usage={"inputTokens": 900, "outputTokens": 800}))
+    log = play((start(), SendPrompt(0, "a" * 800), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), pressing)).session("s1").log
+    runs, thrown = compact_if_needed(log, 1, CompactPolicy(context_window=1000, compaction_retries=0), FALLBACK, "s1", ())
+    after = measure(runs[-1].log).total
+    assert len(runs) == 1 and runs[0].error is None
+    assert thrown == f"compaction still above threshold after 1 compaction attempts ({after} estimated tokens >= threshold 800)"
