@@ -1,0 +1,125 @@
+"""§10.1 the guards (``enabled``), clause by clause, and the instance state a transition leaves.
+
+``test_loop.py`` plays what the loop does; this file probes where it refuses. Each guard is a
+conjunction of clauses, so each refused case breaks exactly one clause of an action that is
+otherwise enabled (the case beside it, ``True``): a guard that skipped that clause, or joined its
+clauses with ``or``, would accept it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap
+from prefix_model.loop.actions import (
+    Action,
+    BeginStep,
+    Create,
+    Dispose,
+    ForkDrive,
+    Inject,
+    MutateContribution,
+    PlainReplace,
+    PostStep,
+    PreStep,
+    PromptContext,
+    Register,
+    Resume,
+    SendPrompt,
+)
+from prefix_model.loop.transitions import enabled
+from prefix_model.loop.world import AgentOptions, Listener, Prepend, World
+
+from tests.loop_scripts import msgs, play, prepend, start, tool, turn
+
+UNSAFE = MAX_SAFE_INTEGER + 2  # 2^53 + 1: no double holds it, so it is not a JSON value (JSON-3)
+NOT_JSON = FrozenMap({"kind": "plugin", "n": UNSAFE})
+NO_KIND = FrozenMap({"plugin": "manual"})  # a message source needs a string kind
+
+
+def _idle() -> World:
+    return play((start(), Register(prepend("ctx", "<P>"))))
+
+
+def _answered() -> World:
+    """Instance 0 idle over s1 after one turn: two surface nodes (the prompt and the reply)."""
+    return play(turn(0, "go", compose=True), _idle())
+
+
+def _at_pre_step() -> World:
+    """Instance 0 at pre-step of its second turn: three nodes."""
+    return play((SendPrompt(0, "again"), BeginStep(0)), _answered())
+
+
+def _at_post_step() -> World:
+    return play(turn(0, "go", compose=True)[:-1], _idle())
+
+
+CASES: list[tuple[str, object, Action, bool]] = [
+    # PreStep: the listener's own replacement (positions, then its source), then the service's range.
+    ("replace", _at_pre_step, PreStep(0, replace=PlainReplace(0, 1, "mine")), True),
+    ("replace without a kind", _at_pre_step, PreStep(0, replace=PlainReplace(0, 1, "mine", NO_KIND)), False),
+    ("replace reversed", _at_pre_step, PreStep(0, replace=PlainReplace(1, 0, "mine")), False),
+    ("replace past the end", _at_pre_step, PreStep(0, replace=PlainReplace(0, 3, "mine")), False),
+    ("compact", _at_pre_step, PreStep(0, compact=(0, 1)), True),
+    ("compact reversed", _at_pre_step, PreStep(0, compact=(1, 0)), False),
+    ("compact before the start", _at_pre_step, PreStep(0, compact=(-1, 0)), False),
+    ("compact what the replacement removed", _at_pre_step, PreStep(0, replace=PlainReplace(0, 1, "mine"), compact=(1, 2)), False),
+    ("post-step compact", _at_post_step, PostStep(0, compact=(0, 1)), True),
+    ("post-step compact reversed", _at_post_step, PostStep(0, compact=(1, 0)), False),
+    ("post-step compact past the end", _at_post_step, PostStep(0, compact=(0, 2)), False),
+    # SendPrompt: each context's source and meta.
+    ("contexts", _idle, SendPrompt(0, "x", contexts=(PromptContext("c", meta=FrozenMap({"k": 1})),), prompt_prefix=(PromptContext("p"),)), True),
+    ("context meta not JSON", _idle, SendPrompt(0, "x", contexts=(PromptContext("c", meta=NOT_JSON),)), False),
+    ("prefix context without a kind", _idle, SendPrompt(0, "x", prompt_prefix=(PromptContext("p", NO_KIND),)), False),
+    ("prompt to no instance", _idle, SendPrompt(1, "x"), False),
+    # Create, ForkDrive, Resume: a new session id, a config and tools the log can record.
+    ("create", _idle, Create("main", "s2", tools=(tool("echo"),)), True),
+    ("create tools not JSON", _idle, Create("main", "s2", tools=(UNSAFE,)), False),
+    ("create with an empty model", _idle, Create("main", "s2", AgentOptions(model="")), False),
+    ("create over a session", _idle, Create("main", "s1"), False),
+    ("fork", _answered, ForkDrive("s1", "s2", None, "main"), True),
+    ("fork from no session", _answered, ForkDrive("s9", "s2", None, "main"), False),
+    ("fork tools not JSON", _answered, ForkDrive("s1", "s2", None, "main", tools=(UNSAFE,)), False),
+    ("fork with an empty provider", _answered, ForkDrive("s1", "s2", None, "main", AgentOptions(provider="")), False),
+    ("fork onto its own id", _answered, ForkDrive("s1", "s1", None, "main"), False),
+    ("fork past the log", _answered, ForkDrive("s1", "s2", 99, "main"), False),
+    ("resume", _answered, Resume("s1", "main"), True),
+    ("resume a disposed driver's session", lambda: play((Dispose(0),), _answered()), Resume("s1", "main"), True),
+    ("resume while a driver runs", _at_pre_step, Resume("s1", "main"), False),
+    ("resume no session", _answered, Resume("s9", "main"), False),
+    ("resume tools not JSON", _answered, Resume("s1", "main", tools=(UNSAFE,)), False),
+    # Register and MutateContribution: a named, scripted listener of JSON messages.
+    ("register", _idle, Register(prepend("other", "<Q>")), True),
+    ("register a name twice", _idle, Register(prepend("ctx", "<Q>")), False),
+    ("register messages not JSON", _idle, Register(Listener("other", None, (Prepend((NOT_JSON,)),))), False),
+    ("mutate", _idle, MutateContribution("ctx", msgs("<Q>")), True),
+    ("mutate no listener", _idle, MutateContribution("nobody", msgs("<Q>")), False),
+    ("mutate messages not JSON", _idle, MutateContribution("ctx", (NOT_JSON,)), False),
+    # Inject: a source with a kind, JSON meta.
+    ("inject", _idle, Inject(0, "note"), True),
+    ("inject with source and meta", _idle, Inject(0, "note", FrozenMap({"kind": "plugin", "plugin": "notes"}), FrozenMap({"k": 1})), True),
+    ("inject meta not JSON", _idle, Inject(0, "note", None, NOT_JSON), False),
+    ("inject source without a kind", _idle, Inject(0, "note", NO_KIND), False),
+]
+
+
+@pytest.mark.spec("LOOP-1")
+@pytest.mark.parametrize(("case", "world", "action", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_each_clause_of_a_guard_refuses_on_its_own(case: str, world: object, action: Action, expected: bool) -> None:
+    assert callable(world)
+    assert enabled(world(), action) is expected, case
+
+
+@pytest.mark.spec("LOOP-1")
+def test_what_is_no_action_is_never_enabled() -> None:
+    assert enabled(_idle(), "SendPrompt(0, 'x')") is False  # type: ignore[arg-type]
+
+
+@pytest.mark.spec("FORK-6", "LOOP-12")
+def test_a_fork_and_a_resume_drive_their_new_instance_with_the_system_and_tools_they_name() -> None:
+    echo = (tool("echo"),)
+    forked = play((ForkDrive("s1", "s2", None, "main", system="the child's", tools=echo),), _answered())
+    resumed = play((Resume("s1", "main", system="the restart's", tools=echo),), _answered())
+    for world, session_id, system in ((forked, "s2", "the child's"), (resumed, "s1", "the restart's")):
+        new = world.instances[-1]
+        assert (new.id, new.session_id, new.system, new.tools) == (1, session_id, system, echo)
