@@ -9,6 +9,7 @@ clauses with ``or``, would accept it.
 from __future__ import annotations
 
 import pytest
+from prefix_model.core.events import COMPACT_START
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap
 from prefix_model.loop.actions import (
     Action,
@@ -29,7 +30,7 @@ from prefix_model.loop.actions import (
 from prefix_model.loop.transitions import enabled
 from prefix_model.loop.world import AgentOptions, Listener, Prepend, World
 
-from tests.loop_scripts import msgs, play, prepend, start, tool, turn
+from tests.loop_scripts import LONG_PROMPT, marks, msgs, play, prepend, start, tool, turn, types
 
 UNSAFE = MAX_SAFE_INTEGER + 2  # 2^53 + 1: no double holds it, so it is not a JSON value (JSON-3)
 NOT_JSON = FrozenMap({"kind": "plugin", "n": UNSAFE})
@@ -123,3 +124,15 @@ def test_a_fork_and_a_resume_drive_their_new_instance_with_the_system_and_tools_
     for world, session_id, system in ((forked, "s2", "the child's"), (resumed, "s1", "the restart's")):
         new = world.instances[-1]
         assert (new.id, new.session_id, new.system, new.tools) == (1, session_id, system, echo)
+
+
+@pytest.mark.spec("CMP-2", "LOOP-2")
+def test_the_summarizer_call_is_sent_by_its_instance_in_its_step_once_the_bracket_opened() -> None:
+    base = play((start(), *turn(0, LONG_PROMPT, compose=True), start("other", "s2"), SendPrompt(0, "again"), BeginStep(0)))
+    landed = play((PreStep(0, compact=(0, 1), summaries=("short",)),), base)
+    (summarizer,) = [r for r in landed.requests if not r.loop_request]
+    opened = types(landed).index(COMPACT_START)
+    assert (summarizer.instance_id, summarizer.session_id, summarizer.turn, summarizer.step, summarizer.log_length) == (0, "s1", 2, 1, opened + 1)
+    assert len(marks(landed, 0, "compacted")) == 1
+    refused = play((PreStep(0, compact=(0, 1), summaries=("  ",)),), base)  # a blank summary: the bracket closes with the error
+    assert len([r for r in refused.requests if not r.loop_request]) == 1 and marks(refused, 0, "compacted") == ()
