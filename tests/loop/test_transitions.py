@@ -9,15 +9,20 @@ clauses with ``or``, would accept it.
 from __future__ import annotations
 
 import pytest
-from prefix_model.core.events import COMPACT_START
-from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap
+from prefix_model.core.events import APPEND, COMPACT_START, TURN_START, USER_MESSAGE
+from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
+from prefix_model.core.log import EMPTY_LOG
 from prefix_model.loop.actions import (
     Action,
     BeginStep,
+    Cancel,
+    Compose,
     Create,
+    Dispatch,
     Dispose,
     ForkDrive,
     Inject,
+    MountCompaction,
     MutateContribution,
     PlainReplace,
     PostStep,
@@ -27,10 +32,12 @@ from prefix_model.loop.actions import (
     Resume,
     SendPrompt,
 )
-from prefix_model.loop.transitions import enabled
+from prefix_model.loop.compaction import CompactPolicy
+from prefix_model.loop.transitions import enabled, next_turn, run
+from prefix_model.loop.variants import semantics_of
 from prefix_model.loop.world import AgentOptions, Listener, Prepend, World
 
-from tests.loop_scripts import LONG_PROMPT, marks, msgs, play, prepend, start, tool, turn, types
+from tests.loop_scripts import LONG_PROMPT, events_of, marks, msgs, play, prepend, start, tool, turn, types
 
 UNSAFE = MAX_SAFE_INTEGER + 2  # 2^53 + 1: no double holds it, so it is not a JSON value (JSON-3)
 NOT_JSON = FrozenMap({"kind": "plugin", "n": UNSAFE})
@@ -136,3 +143,33 @@ def test_the_summarizer_call_is_sent_by_its_instance_in_its_step_once_the_bracke
     assert len(marks(landed, 0, "compacted")) == 1
     refused = play((PreStep(0, compact=(0, 1), summaries=("  ",)),), base)  # a blank summary: the bracket closes with the error
     assert len([r for r in refused.requests if not r.loop_request]) == 1 and marks(refused, 0, "compacted") == ()
+
+
+@pytest.mark.spec("LOOP-4")
+def test_the_next_turn_follows_the_last_turn_start_not_the_last_event() -> None:
+    started = EMPTY_LOG.append(TURN_START, freeze({"turn": 3, "trigger": {"kind": "message"}}))
+    answered = started.append(USER_MESSAGE, freeze({"content": [], "source": {"kind": "user"}}), surface_op=APPEND)
+    assert (next_turn(EMPTY_LOG), next_turn(started), next_turn(answered)) == (1, 4, 4)
+    unnumbered = EMPTY_LOG.append(TURN_START, freeze({"turn": "three", "trigger": {"kind": "message"}}))
+    assert next_turn(unnumbered) == 1  # a turn the log did not number counts as none
+
+
+@pytest.mark.spec("LOOP-1")
+def test_run_applies_what_is_enabled_under_its_semantics_from_its_world() -> None:
+    """``run`` (the variants' driver) skips a disabled action where ``play`` would fail on it."""
+    late = semantics_of("compose-after-pre-step")  # its step goes BeginStep -> PreStep: Compose is not enabled there
+    script = (Dispatch(0), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0))
+    base = play((start(), Register(prepend("ctx", "<P>"))))
+    assert run(script, late, base) == play((SendPrompt(0, "go"), BeginStep(0), PreStep(0), Dispatch(0)), base, late)
+    assert run(script, world=base) == play(script[1:], base)  # the harness composes before pre-step
+    assert run((start(),)) == play((start(),))
+
+
+@pytest.mark.spec("LOOP-6", "TOK-1")
+def test_a_post_step_under_a_cancel_prices_and_compacts_nothing() -> None:
+    replied = play((start(), *turn(0, LONG_PROMPT, LONG_PROMPT, compose=True)[:-1], MountCompaction(CompactPolicy(context_window=200))))
+    uncancelled = play((PostStep(0),), replied)
+    assert marks(uncancelled, 0, "measured") and COMPACT_START in types(uncancelled)  # pressed: it measures and compacts
+    cancelled = play((Cancel(0), PostStep(0, compact=(0, 1))), replied)
+    assert marks(cancelled, 0, "measured") == marks(replied, 0, "measured") and COMPACT_START not in types(cancelled)
+    assert json_text(events_of(cancelled)[-1].field("reason")) == '{"kind":"aborted"}'
