@@ -9,7 +9,7 @@ clauses with ``or``, would accept it.
 from __future__ import annotations
 
 import pytest
-from prefix_model.core.events import APPEND, COMPACT_START, TURN_START, USER_MESSAGE
+from prefix_model.core.events import APPEND, COMPACT_END, COMPACT_START, COMPACT_SUMMARY, REQUEST_HEADER, STEP_START, TURN_END, TURN_START, USER_MESSAGE
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
 from prefix_model.core.log import EMPTY_LOG
 from prefix_model.loop.actions import (
@@ -35,9 +35,9 @@ from prefix_model.loop.actions import (
 from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.transitions import enabled, next_turn, run
 from prefix_model.loop.variants import semantics_of
-from prefix_model.loop.world import AgentOptions, Listener, Prepend, World
+from prefix_model.loop.world import AgentOptions, Listener, Phase, Prepend, World
 
-from tests.loop_scripts import LONG_PROMPT, events_of, marks, msgs, play, prepend, start, tool, turn, types
+from tests.loop_scripts import LONG_PROMPT, events_of, marks, msgs, play, prepend, start, thrower, tool, turn, types
 
 UNSAFE = MAX_SAFE_INTEGER + 2  # 2^53 + 1: no double holds it, so it is not a JSON value (JSON-3)
 NOT_JSON = FrozenMap({"kind": "plugin", "n": UNSAFE})
@@ -173,3 +173,23 @@ def test_a_post_step_under_a_cancel_prices_and_compacts_nothing() -> None:
     cancelled = play((Cancel(0), PostStep(0, compact=(0, 1))), replied)
     assert marks(cancelled, 0, "measured") == marks(replied, 0, "measured") and COMPACT_START not in types(cancelled)
     assert json_text(events_of(cancelled)[-1].field("reason")) == '{"kind":"aborted"}'
+
+
+@pytest.mark.spec("CMP-1", "VAR-1")
+def test_a_design_that_logs_a_header_at_compaction_writes_it_just_before_compact_end_of_a_landed_one() -> None:
+    """The choice point ``compaction_header`` (§13): where the loop puts what a design returns there."""
+    design = semantics_of("compaction-logs-header")
+    base = play((start(), *turn(0, LONG_PROMPT, LONG_PROMPT, compose=True), SendPrompt(0, "again"), BeginStep(0)), semantics=design)
+    before = len(types(base))
+    landed = play((PreStep(0, compact=(0, 1), summaries=("short",)),), base, design)
+    assert types(landed)[before:] == (COMPACT_START, COMPACT_SUMMARY, USER_MESSAGE, REQUEST_HEADER, COMPACT_END, STEP_START)
+    refused = play((PreStep(0, compact=(0, 1), summaries=("  ",)),), base, design)
+    assert types(refused)[before:] == (COMPACT_START, COMPACT_END, TURN_END)  # a refused compaction logs none
+
+
+@pytest.mark.spec("LOOP-3", "VAR-1")
+def test_a_design_composing_at_pre_step_ends_the_turn_there_when_a_listener_throws() -> None:
+    design = semantics_of("compose-after-pre-step")
+    world = play((start(), Register(thrower("boom")), SendPrompt(0, "go"), BeginStep(0), PreStep(0)), semantics=design)
+    assert types(world) == (TURN_START, USER_MESSAGE, TURN_END) and world.instance(0).phase is Phase.IDLE
+    assert json_text(events_of(world)[-1].field("reason")) == '{"kind":"error","step":1,"message":"session-prefix listener boom threw"}'
