@@ -12,26 +12,8 @@ import pytest
 from prefix_model.core.events import APPEND, COMPACT_END, COMPACT_START, COMPACT_SUMMARY, REQUEST_HEADER, STEP_START, TURN_END, TURN_START, USER_MESSAGE
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
 from prefix_model.core.log import EMPTY_LOG
-from prefix_model.loop.actions import (
-    Action,
-    BeginStep,
-    Cancel,
-    Compose,
-    Create,
-    Dispatch,
-    Dispose,
-    ForkDrive,
-    Inject,
-    MountCompaction,
-    MutateContribution,
-    PlainReplace,
-    PostStep,
-    PreStep,
-    PromptContext,
-    Register,
-    Resume,
-    SendPrompt,
-)
+from prefix_model.loop.actions import Action, BeginStep, Cancel, Compose, Create, Dispatch, Dispose, ForkDrive, Inject, MountCompaction
+from prefix_model.loop.actions import MutateContribution, PlainReplace, PostStep, PreStep, PromptContext, Register, Resume, SendPrompt
 from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.transitions import enabled, next_turn, run
 from prefix_model.loop.variants import semantics_of
