@@ -17,13 +17,15 @@ from pathlib import Path
 
 import pytest
 from prefix_model.core.contracts import ENABLED
-from prefix_model.loop.actions import BeginStep, Cancel, Compose, Create, Dispatch, Inject, PreStep, SendPrompt
-from prefix_model.loop.explore import ACTION_KINDS, BEHAVIOURS, OUTCOMES, Budget, Node, explore, fingerprint, moves, outcomes, replay, roots, step
+from prefix_model.core.events import COMPACT_SUMMARY
+from prefix_model.core.headers import LlmCallConfig
+from prefix_model.loop.actions import Action, BeginStep, Cancel, Compose, Create, Dispatch, ForkDrive, Inject, PostStep, PreStep, Reply, Resume, RunTools, SendPrompt
+from prefix_model.loop.explore import ACTION_KINDS, BEHAVIOURS, OUTCOMES, PROMPTS, Budget, Exploration, Node, action_kind, explore, fingerprint, moves, outcomes, replay, roots, step
 from prefix_model.loop.properties import check_all
 from prefix_model.loop.semantics import HARNESS
 from prefix_model.loop.transitions import apply
 from prefix_model.loop.variants import VARIANTS
-from prefix_model.loop.world import EMPTY_WORLD, World
+from prefix_model.loop.world import EMPTY_WORLD, AgentOptions, World, message_text
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = json.loads((ROOT / "proofs" / "explore-counts.json").read_text(encoding="utf-8"))["bounds"]
@@ -251,3 +253,73 @@ def test_a_search_that_numbers_a_state_out_of_order_breaks_its_contract() -> Non
     assert Search.add(search, b"a" * 16, -1, (), 0) == 0
     with pytest.raises(icontract.ViolationError, match="EXP-1: states are numbered in the order first reached"):
         twin(search, b"b" * 16, 0, SendPrompt(0, "hello"), 1)
+
+
+# --- the alphabet is what ALPHABET_TEXT states, and the search reports what it counts ---
+
+
+def _walk(node: Node, *actions: Action) -> Node:
+    for action in actions:
+        assert action in moves(node), action
+        node = step(node, action)
+    return node
+
+
+@pytest.mark.spec("EXP-1")
+def test_the_alphabet_is_the_one_it_states() -> None:
+    # L1 is global and contributes before L2 (registration order): both are in the first composition.
+    composed = _walk(_root(), SendPrompt(0, "hello"), BeginStep(0), Compose(0))
+    assert [message_text(m) for m in composed.world.instance(0).prefix or ()] == ["<prefix L1 v1>", "<prefix L2 v1>"]
+    # "-once": on its first call only, then it prepends.
+    prepends = dict(BEHAVIOURS)["prepend"]
+    for name, script in BEHAVIOURS:
+        if name.endswith("-once"):
+            assert len(script) == 2 and script[1] == prepends[0], name
+    # The changed config sets reasoningEffort "max" and nothing else of the options.
+    at_request = _walk(composed, PreStep(0))
+    (changed,) = [m.config for m in moves(at_request) if isinstance(m, Dispatch) and m.config is not None]
+    options = AgentOptions().config()
+    assert (changed.provider, changed.model, changed.reasoning_effort) == (options.provider, options.model, "max")
+    # The long prompt's compaction lands; the short one's is refused (CMP-6).
+    for prompt, lands in ((PROMPTS[1], True), (PROMPTS[0], False)):
+        pre = _walk(_root(), SendPrompt(0, prompt), BeginStep(0), Compose(0))
+        (compacting,) = [m for m in moves(pre) if isinstance(m, PreStep) and m.compact is not None]
+        assert (COMPACT_SUMMARY in [e.type for e in step(pre, compacting).world.session("s1").log.events]) is lands
+
+
+@pytest.mark.spec("EXP-1")
+def test_each_once_per_run_input_spends_its_own_budget_and_a_plain_move_none() -> None:
+    at_request = _walk(_root(), SendPrompt(0, "hello"), BeginStep(0), Compose(0), PreStep(0))
+    assert step(at_request, Dispatch(0)).budget == Budget()
+    changing = next(m for m in moves(at_request) if isinstance(m, Dispatch) and m.config is not None)
+    assert step(at_request, changing).budget == Budget(changes=0)
+    ended = _walk(at_request, Dispatch(0), Reply(0, text="done"), PostStep(0))
+    fork = next(m for m in moves(ended) if isinstance(m, ForkDrive))
+    resume = next(m for m in moves(ended) if isinstance(m, Resume))
+    assert (step(ended, fork).budget, step(ended, resume).budget) == (Budget(forks=0), Budget(resumes=0))
+
+
+@pytest.mark.spec("EXP-1")
+def test_each_action_kind_names_its_move() -> None:
+    config = LlmCallConfig("mock", "mock-model", "max")
+    kinds = [action_kind(a) for a in (BeginStep(0), Compose(0), PreStep(0), PreStep(0, compact=(0, 0)), Dispatch(0), Dispatch(0, config),
+                                      Reply(0, text="t"), Reply(0, tool_calls=(("c", "n", "{}"),)), Reply(0, failure="f", retry=True),
+                                      Reply(0, failure="f"), RunTools(0), PostStep(0), PostStep(0, compact=(0, 0)))]  # fmt: skip
+    assert kinds == list(ACTION_KINDS[: len(kinds)])
+
+
+@pytest.mark.spec("EXP-1")
+def test_the_report_keeps_an_outcome_outside_the_catalogue_and_the_reached_depth_starts_at_0() -> None:
+    odd = Exploration(0)
+    odd.outcomes["an outcome no one listed"] += 1
+    outcomes_counted = odd.as_counts()["outcomes"]
+    assert isinstance(outcomes_counted, dict) and outcomes_counted["an outcome no one listed"] == 1
+    assert odd.reached == 0 and explore(0, behaviours=("prepend",)).reached == 0
+
+
+def test_progress_is_each_level_then_every_1024th_state() -> None:
+    """``edge/explore.py`` prints it: (the depth being expanded, the distinct states so far)."""
+    calls: list[tuple[int, int]] = []
+    run = explore(4, progress=lambda level, states: calls.append((level, states)))
+    assert run.levels == [6, 30, 126, 426, 1188]
+    assert calls == [(0, 6), (1, 36), (2, 162), (3, 588), (4, 1024)]  # the level starts (cumulative levels), then state 1024

@@ -72,7 +72,6 @@ from prefix_model.loop.world import (
 __all__ = [
     "BEHAVIOURS",
     "PROMPTS",
-    "REPLIES",
     "BUDGETS",
     "ACTION_KINDS",
     "OUTCOMES",
@@ -120,9 +119,6 @@ def _replies(instance: int) -> tuple[Reply, ...]:
         Reply(instance, failure="overloaded", retry=True),
         Reply(instance, failure="overloaded"),
     )
-
-
-REPLIES: tuple[str, ...] = ("text", "tool call", "failure then retry", "failure")
 
 
 @dataclass(frozen=True, slots=True)
