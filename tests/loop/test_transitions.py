@@ -8,6 +8,8 @@ clauses with ``or``, would accept it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from prefix_model.core.events import APPEND, COMPACT_END, COMPACT_START, COMPACT_SUMMARY, REQUEST_HEADER, STEP_START, TURN_END, TURN_START, USER_MESSAGE
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
@@ -44,7 +46,7 @@ def _at_post_step() -> World:
     return play(turn(0, "go", compose=True)[:-1], _idle())
 
 
-CASES: list[tuple[str, object, Action, bool]] = [
+CASES: list[tuple[str, Callable[[], World], Action, bool]] = [
     # PreStep: the listener's own replacement (positions, then its source), then the service's range.
     ("replace", _at_pre_step, PreStep(0, replace=PlainReplace(0, 1, "mine")), True),
     ("replace without a kind", _at_pre_step, PreStep(0, replace=PlainReplace(0, 1, "mine", NO_KIND)), False),
@@ -95,8 +97,7 @@ CASES: list[tuple[str, object, Action, bool]] = [
 
 @pytest.mark.spec("LOOP-1")
 @pytest.mark.parametrize(("case", "world", "action", "expected"), CASES, ids=[c[0] for c in CASES])
-def test_each_clause_of_a_guard_refuses_on_its_own(case: str, world: object, action: Action, expected: bool) -> None:
-    assert callable(world)
+def test_each_clause_of_a_guard_refuses_on_its_own(case: str, world: Callable[[], World], action: Action, expected: bool) -> None:
     assert enabled(world(), action) is expected, case
 
 
