@@ -7,17 +7,20 @@ reject it (VAR-1). The verdicts are computed once per session: the witness run i
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import cache
 
 import pytest
-from prefix_model.core.json_values import json_text
-from prefix_model.core.requests import request_to_json
+from prefix_model.core.headers import LlmCallConfig
+from prefix_model.core.json_values import JsonValue, freeze, freeze_object, json_text
+from prefix_model.core.requests import Request, request_to_json
 from prefix_model.edge import cli
 from prefix_model.loop import variants
 from prefix_model.loop.properties import PROPERTIES, check_all
 from prefix_model.loop.semantics import CHOICE_POINTS, HARNESS, Semantics
 from prefix_model.loop.variants import VARIANTS, WITNESS, Verdict, judge, run_witness
-from prefix_model.loop.world import Phase, World
+from prefix_model.loop.actions import Dispatch, MutateContribution
+from prefix_model.loop.world import Listener, Phase, Prepend, World, text_message
 
 from tests.loop_scripts import play
 
@@ -52,6 +55,47 @@ def test_every_variant_is_rejected_by_every_property_it_names(name: str) -> None
     result = verdict(name)
     assert result.detected, f"{name}: expected {result.expected}, rejected by {result.rejected_by}"
     assert set(result.expected) <= set(result.rejected_by) and result.first != ""
+
+
+# The catalogue as it is published (CLI-4 lists it, the vectors hold an invalid/variant case for most
+# entries): each design in order, the IDs it names, and every ID that rejects it on the witness run.
+# The last column is what the model reports, kept so that design review can read what else a design
+# breaks; a change in it is a change in what a property or the loop reaches, made on purpose or a bug.
+CATALOGUE = (
+    ("prefix-as-history", ("PFX-1",), ("PFX-1",)),
+    ("compose-per-request", ("PFX-2",), ("PFX-2",)),
+    ("compose-per-turn", ("PFX-2",), ("PFX-2",)),
+    ("cache-interrupted", ("PFX-4",), ("LOOP-3", "PFX-4", "PFX-5")),
+    ("prefix-not-logged", ("REC-1", "PFX-3"), ("PFX-3", "REC-1", "REC-2")),
+    ("prefix-after-history", ("REC-1",), ("PFX-3", "PFX-7", "REC-1", "REC-2", "REC-3")),
+    ("prefix-in-system", ("PFX-3",), ("PFX-3", "PFX-7")),
+    ("no-resume-anchor", ("PFX-5",), ("PFX-5",)),
+    ("empty-prefix-logged", ("PFX-6",), ("PFX-6",)),
+    ("boundary-after-step-start", ("REC-1",), ("REC-1", "REC-2")),
+    ("compose-after-pre-step", ("LOOP-3",), ("LOOP-3",)),
+    ("listeners-reversed", ("PFX-8",), ("PFX-8",)),
+    ("compaction-drops-prefix", ("PFX-2",), ("PFX-2", "PFX-3", "PFX-7")),
+    ("compaction-logs-header", ("CMP-1",), ("CMP-1",)),
+    ("meter-misses-prefix", ("TOK-1",), ("TOK-1",)),
+    ("meter-double-prefix", ("TOK-1",), ("TOK-1",)),
+    ("no-change-on-system", ("REC-1",), ("REC-1", "REC-2")),
+    ("cache-by-reference", ("PFX-7",), ("PFX-3", "PFX-7")),
+    ("effort-from-options", ("REC-2",), ("REC-2",)),
+    ("fork-drops-headers", ("FORK-8",), ("FORK-8",)),
+    ("history-window", ("REC-3",), ("REC-1", "REC-2", "REC-3")),
+    ("change-always", ("HDR-15",), ("HDR-15",)),
+)
+
+
+@pytest.mark.spec("VAR-1")
+def test_the_catalogue_is_the_published_one() -> None:
+    assert [(v.name, v.expected) for v in VARIANTS] == [(name, expected) for name, expected, _ in CATALOGUE]
+
+
+@pytest.mark.parametrize(("name", "rejected"), [(name, rejected) for name, _, rejected in CATALOGUE])
+@pytest.mark.spec("VAR-1")
+def test_each_variant_breaks_exactly_what_it_is_known_to_break(name: str, rejected: tuple[str, ...]) -> None:
+    assert verdict(name).rejected_by == rejected
 
 
 @pytest.mark.spec("VAR-1")
@@ -171,6 +215,86 @@ def test_a_verdict_and_the_witness_state_what_they_judge() -> None:
 
 
 def _unforked(world: World) -> World:
-    from dataclasses import replace
-
     return replace(world, sessions=tuple(replace(s, lineage=None) for s in world.sessions))
+
+
+# --- Each design is the one its summary names, not merely one the same property rejects ---
+
+
+def _witness_requests(name: str) -> list[Request]:
+    return [r.request for r in run_witness(variants.semantics_of(name)).requests if r.loop_request]
+
+
+@pytest.mark.spec("VAR-1")
+def test_compose_per_turn_recomposes_on_a_turns_first_step_only() -> None:
+    instance = _harness_witness().instances[0]
+    per_turn = variants.semantics_of("compose-per-turn")
+    assert [per_turn.recompose(replace(instance, step=n)) for n in (1, 2, 3)] == [True, False, False]
+    assert [HARNESS.recompose(replace(instance, step=n)) for n in (1, 2)] == [False, False]
+
+
+_PREFIX = (text_message("<a>"), text_message("<b>"))
+_TOOL = freeze([{"name": "t", "description": "d", "parameters": {"type": "object"}}])
+_CONFIG = LlmCallConfig("p", "m", "high")
+
+
+@pytest.mark.spec("VAR-1", "PFX-3")
+def test_the_placement_variants_keep_the_header_but_log_no_message_prefix() -> None:
+    assert isinstance(_TOOL, tuple)
+    for name in ("prefix-not-logged", "prefix-after-history"):
+        header = variants.semantics_of(name).header(_CONFIG, "S", _TOOL, _PREFIX)
+        assert (header.config, header.system, header.tools, header.message_prefix) == (_CONFIG, "S", _TOOL, None), name
+    folded = variants.semantics_of("prefix-in-system").header(_CONFIG, "S", _TOOL, _PREFIX)
+    assert (folded.config, folded.system, folded.tools, folded.message_prefix) == (_CONFIG, "S\n\n<a>\n\n<b>", _TOOL, None)
+    assert HARNESS.header(_CONFIG, "S", _TOOL, _PREFIX).message_prefix == _PREFIX
+
+
+@pytest.mark.spec("VAR-1")
+def test_the_system_prompt_takes_one_paragraph_per_prefix_message() -> None:
+    assert variants.system_with("S", _PREFIX) == "S\n\n<a>\n\n<b>"
+    assert variants.system_with("", _PREFIX) == "<a>\n\n<b>"
+    assert variants.system_with("S", ()) == "S"
+
+
+@pytest.mark.spec("VAR-1", "REC-1")
+def test_the_placement_variants_send_the_prefix_before_or_after_the_history() -> None:
+    instance = _harness_witness().instances[0]
+    history = (freeze_object({"role": "user", "content": "h"}),)
+    header = HARNESS.header(_CONFIG, "S", (), ())
+    before = variants.semantics_of("prefix-not-logged").request(header, _PREFIX, history, instance)
+    after = variants.semantics_of("prefix-after-history").request(header, _PREFIX, history, instance)
+    assert (before.messages, before.session_id) == (_PREFIX + history, instance.session_id)
+    assert (after.messages, after.session_id) == (history + _PREFIX, instance.session_id)
+
+
+@pytest.mark.spec("VAR-1", "TOK-1")
+def test_the_meter_variants_misprice_each_measurement_by_the_prefix_once_each_way() -> None:
+    def pressures(semantics: Semantics) -> list[JsonValue]:
+        return [m.value for m in run_witness(semantics).trace if m.kind == "measured"]
+
+    right = pressures(HARNESS)
+    low, high = pressures(variants.semantics_of("meter-misses-prefix")), pressures(variants.semantics_of("meter-double-prefix"))
+    assert len(right) == len(low) == len(high) > 0
+    for exact, missed, doubled in zip(right, low, high):
+        assert isinstance(exact, int) and isinstance(missed, int) and isinstance(doubled, int)
+        assert exact - missed == doubled - exact
+    assert any(exact != missed for exact, missed in zip(right, low))
+
+
+@pytest.mark.spec("VAR-1", "REC-3")
+def test_the_history_window_sends_at_most_its_last_three_messages() -> None:
+    sizes = [len(r.messages) - len(r.header.message_prefix or ()) for r in _witness_requests("history-window")]
+    assert max(sizes) == 3 and max(len(r.messages) for r in _witness_requests("session-prefix")) > 3
+
+
+@pytest.mark.spec("VAR-1", "PFX-7")
+def test_the_cache_by_reference_sends_what_the_listeners_hold_now() -> None:
+    by_reference = variants.semantics_of("cache-by-reference")
+    listeners = (Listener("l", "main", (Prepend(_PREFIX),)),)
+    assert by_reference.sent_prefix((text_message("<old>"),), listeners, "main") == _PREFIX
+    assert by_reference.sent_prefix((text_message("<old>"),), listeners, "solo") == ()
+    # So it agrees with the harness until a contribution is mutated after composition.
+    mutated = WITNESS.index(next(a for a in WITNESS if isinstance(a, MutateContribution)))
+    before = sum(isinstance(a, Dispatch) for a in WITNESS[:mutated])
+    ours, harness = _witness_requests("cache-by-reference"), _witness_requests("session-prefix")
+    assert ours[:before] == harness[:before] and ours[before] != harness[before]
