@@ -121,6 +121,34 @@ def test_a_companion_field_is_REC_1_and_another_field_is_REC_2_alone() -> None:
     assert {f.header_seq for f in findings} == {f.expected_from for f in findings} == {_last(REQUEST_HEADER, sent)}
 
 
+# Each field REC-1 compares beside the messages (the header's companions), changed alone: a value the
+# witness's request has another of, or one it leaves out (temperature, maxTokens, stop).
+COMPANIONS = [
+    ("model", "another-model"),
+    ("system", "another system prompt"),
+    ("temperature", 0.5),
+    ("maxTokens", 77),
+    ("stop", ["END"]),
+    ("tools", [{"name": "other", "description": "another tool", "parameters": {"type": "object"}}]),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), COMPANIONS)
+@pytest.mark.spec("CHK-3", "REC-1")
+def test_each_companion_field_changed_alone_is_one_REC_1_finding_at_its_path(name: str, value: object) -> None:
+    k = _same_instance_neighbours()
+    findings = _fold(k, lambda fields: fields.__setitem__(name, value))
+    assert [(f.rule, f.path, f.implies) for f in findings] == [("REC-1", f"/{name}", ("REC-2",))]
+    assert not isinstance(findings[0].actual, Marker) and thaw(findings[0].actual) == value
+
+
+@pytest.mark.spec("CHK-3", "REC-1")
+def test_no_tools_and_an_empty_tool_list_are_one_value() -> None:
+    k = _same_instance_neighbours()
+    assert _fold(k, lambda fields: fields.pop("tools")) == _fold(k, lambda fields: fields.__setitem__("tools", []))
+    assert [(f.rule, f.path) for f in _fold(k, lambda fields: fields.pop("tools"))] == [("REC-1", "/tools")]
+
+
 @pytest.mark.spec("CHK-3")
 def test_the_text_names_both_files_and_what_the_finding_implies() -> None:
     k = _same_instance_neighbours()

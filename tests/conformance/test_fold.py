@@ -1,0 +1,156 @@
+"""§14 the fold's arms one at a time: a captured request's text screen, the enclosure and matching
+arms on logs the loop never writes, and the text lane taking the common case.
+
+Each log is the witness run's (the harness's semantics) with a few events changed in place (a
+dropped one becomes a log-only ``todo/write`` at its seq, so that no other rule fires); the
+expected findings are read off that change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from functools import cache
+
+import pytest
+from prefix_model.conformance.fold import Captured, LogChecker, StepResult, captured_request, check_events
+from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, STEP_END, STEP_START, TODO_WRITE, TOOL_RESULT, TURN_END, Event
+from prefix_model.core.contracts import RejectedError
+from prefix_model.core.json_values import MAX_DEPTH, FrozenMap, freeze_object
+from prefix_model.core.requests import request_to_json
+from prefix_model.loop.semantics import HARNESS
+from prefix_model.loop.variants import run_witness
+from prefix_model.loop.world import SentRequest, World
+
+
+@cache
+def witness() -> World:
+    return run_witness(HARNESS)
+
+
+def _events(session: str) -> tuple[Event, ...]:
+    return witness().session(session).log.events
+
+
+def _numbered(events: Iterable[Event]) -> tuple[tuple[int, Event], ...]:
+    """Each event on line seq + 1."""
+    return tuple((e.seq + 1, e) for e in events)
+
+
+def _blank(event: Event) -> Event:
+    """The event at its seq made a log-only ``todo/write``: it leaves the turn's surface, steps and requests alone."""
+    return replace(event, type=TODO_WRITE, data=freeze_object({"todos": []}), surface_op=None, source_event_seqs=None)
+
+
+def _with(event: Event, **data: object) -> Event:
+    assert isinstance(event.data, FrozenMap)
+    return replace(event, data=freeze_object(dict(event.data) | data))
+
+
+def _sent(session: str) -> list[SentRequest]:
+    return [r for r in witness().requests if r.loop_request and r.session_id == session]
+
+
+def _unnamed(session: str) -> tuple[Captured, ...]:
+    return tuple(captured_request(n, request_to_json(r.request)) for n, r in enumerate(_sent(session)))
+
+
+def _step(session: str, kind: str, turn: int, step: int) -> int:
+    """Return the position of the ``kind`` event of ``turn``/``step`` in the session's log."""
+    return next(n for n, e in enumerate(_events(session)) if e.type == kind and (e.field("turn"), e.field("step")) == (turn, step))
+
+
+@pytest.mark.spec("CHK-2")
+def test_a_fields_own_text_in_the_line_is_taken_and_nothing_else_is() -> None:
+    text = '{"model":"m1","n":1}'
+    request = Captured(0, 1, {"model": "m1", "n": 1}, text=text, spans={"model": (9, 13), "n": (18, 19)})
+    assert request.same("model", '"m1"') and request.same("n", "1")
+    # Not a prefix of the field's text, not the empty text, not what follows the field in the line.
+    assert not request.same("model", '"m') and not request.same("model", "") and not request.same("n", "}")
+    assert not request.same("n", "2")
+    assert Captured(0, 1, {"model": "m1"}).same("model", '"m1"')  # no line: the field's compact text
+
+
+@pytest.mark.parametrize(("turn", "step", "named"), [(1, 1, True), (1, None, False), (None, 1, False), (None, None, False)])
+@pytest.mark.spec("MATCH-1", "MATCH-2")
+def test_a_capture_names_its_step_only_with_both_turn_and_step(turn: int | None, step: int | None, named: bool) -> None:
+    assert Captured(0, 1, {}, turn, step).named is named
+
+
+@pytest.mark.spec("ENC-3")
+def test_an_assistant_message_of_another_step_is_an_ENC_3_finding() -> None:
+    events = list(_events("s3"))
+    at = next(n for n, e in enumerate(events) if e.type == ASSISTANT_MESSAGE)
+    events[at] = _with(events[at], step=2)
+    assert [(f.rule, f.seq) for f in check_events(_numbered(events)).findings] == [("ENC-3", at)]
+
+
+@pytest.mark.spec("ENC-1", "ENC-3")
+def test_a_turn_end_closes_the_open_step_and_forgets_its_tool_calls() -> None:
+    """Turn 2's first step calls c1 and its turn ends with the step open; a result for c1 in turn 3 answers nothing of its step."""
+    events = list(_events("s1"))
+    for n in range(_step("s1", STEP_END, 2, 1), _step("s1", STEP_END, 2, 2) + 1):  # step 1's end and all of step 2
+        events[n] = _blank(events[n])
+    late = _step("s1", TOOL_RESULT, 3, 1)
+    events[late] = _with(events[late], callId="c1")
+    turn_end = next(n for n, e in enumerate(events) if e.type == TURN_END and e.field("turn") == 2)
+    assert [(f.rule, f.seq) for f in check_events(_numbered(events)).findings] == [("ENC-1", turn_end), ("ENC-3", late)]
+
+
+@pytest.mark.spec("MATCH-2")
+def test_a_step_shown_dispatched_only_by_chunks_off_the_fast_screen_takes_its_request() -> None:
+    """Turn 3's second step writes no header: its chunks prove it sent, even when each is out of seq (LOG-2)."""
+    events = _events("s1")
+    first = _step("s1", ASSISTANT_CHUNK, 3, 2)
+    assert events[first + 1].type == ASSISTANT_CHUNK
+    numbered = [(e.seq + 1, e) for e in events]
+    # Each of the step's two chunks a seq ahead of the one expected: off the chunk screen, folded by the full arm.
+    shifted = [(line, replace(e, seq=e.seq + (1 if n == first else 2 if n > first else 0))) for n, (line, e) in enumerate(numbered)]
+    checker = check_events(shifted, _unnamed("s1"), "s1")
+    assert [f.rule for f in checker.findings] == ["LOG-2", "LOG-2"]
+    assert [(m.turn, m.step) for m in checker.in_order] == [(r.turn, r.step) for r in _sent("s1")]
+
+
+@pytest.mark.spec("MATCH-2")
+def test_a_step_with_no_header_and_no_chunk_stops_the_matching_in_order() -> None:
+    """Turn 3's second step without its chunks may or may not have sent: the requests after it are not guessed at."""
+    events = list(_events("s1"))
+    first = _step("s1", ASSISTANT_CHUNK, 3, 2)
+    events[first], events[first + 1] = _blank(events[first]), _blank(events[first + 1])
+    checker = check_events(_numbered(events), _unnamed("s1"), "s1")
+    assert [(f.rule, f.seq) for f in checker.findings] == [("MATCH-2", _step("s1", STEP_START, 3, 2))]
+    matched = [(m.turn, m.step) for m in checker.in_order]
+    assert matched == [(2, 1), (2, 2), (3, 1)] and checker.requests_unmatched == len(_sent("s1")) - 3
+
+
+@pytest.mark.spec("JSON-7", "MATCH-1")
+def test_a_request_no_step_takes_is_still_read_whole() -> None:
+    nested: object = "leaf"
+    for _ in range(MAX_DEPTH + 1):
+        nested = [nested]
+    deep = Captured(0, 1, {"messages": nested}, 9, 9, shallow=False)
+    with pytest.raises(RejectedError):
+        check_events(_numbered(_events("s3")), (deep,), "s3")
+
+
+@pytest.mark.spec("CHK-2", "REC-1", "REC-2")
+def test_every_request_of_a_conforming_run_passes_on_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text lane takes the common case: no request of the witness run is compared field by field."""
+    slow: list[int] = []
+    compare = LogChecker._compare_exactly
+
+    def counted(self: LogChecker, result: StepResult, request: Captured) -> tuple[bool, int | None]:
+        slow.append(request.index)
+        return compare(self, result, request)
+
+    monkeypatch.setattr(LogChecker, "_compare_exactly", counted)
+    for session in ("s1", "s2", "s3"):
+        named = tuple(captured_request(n, request_to_json(r.request), r.turn, r.step) for n, r in enumerate(_sent(session)))
+        checker = check_events(((e.seq + 1, e) for e in _events(session)), named, session, seed_length=_seed(session))
+        assert checker.findings == [] and checker.requests_checked == len(named) > 0, session
+    assert slow == []
+
+
+def _seed(session: str) -> int:
+    lineage = witness().session(session).lineage
+    return 0 if lineage is None else lineage.seed_length
