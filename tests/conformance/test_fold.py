@@ -13,9 +13,11 @@ from dataclasses import replace
 from functools import cache
 
 import pytest
+from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.fold import Captured, LogChecker, StepResult, captured_request, check_events
-from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, STEP_END, STEP_START, TODO_WRITE, TOOL_RESULT, TURN_END, Event
+from prefix_model.conformance.plain import from_event
 from prefix_model.core.contracts import RejectedError
+from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, STEP_END, STEP_START, TODO_WRITE, TOOL_RESULT, TURN_END, Event
 from prefix_model.core.json_values import MAX_DEPTH, FrozenMap, freeze_object
 from prefix_model.core.requests import request_to_json
 from prefix_model.loop.semantics import HARNESS
@@ -154,3 +156,39 @@ def test_every_request_of_a_conforming_run_passes_on_its_text(monkeypatch: pytes
 def _seed(session: str) -> int:
     lineage = witness().session(session).lineage
     return 0 if lineage is None else lineage.seed_length
+
+
+@pytest.mark.spec("CHK-1", "MATCH-1", "MATCH-2")
+def test_the_fold_counts_what_it_read_and_how_each_request_was_matched() -> None:
+    events, sent = _events("s1"), _sent("s1")
+    named = tuple(captured_request(n, request_to_json(r.request), r.turn, r.step) for n, r in enumerate(sent))
+    for capture, by_step in ((named, len(sent)), (_unnamed("s1"), 0)):
+        checker = check_events(_numbered(events), capture, "s1")
+        counts = (checker.events, checker.steps, checker.requests_checked, checker.requests_by_step, len(checker.in_order), checker.requests_unmatched)
+        assert counts == (len(events), sum(e.type == STEP_START for e in events), len(sent), by_step, len(sent) - by_step, 0)
+
+
+@pytest.mark.spec("LOG-2")
+def test_a_log_is_numbered_from_0() -> None:
+    events = _events("s3")
+    later = [(e.seq + 1, replace(e, seq=e.seq + 1)) for e in events]
+    assert [(f.rule, f.line) for f in check_events(later).findings] == [("LOG-2", 1)]
+
+
+@pytest.mark.spec("CHK-2")
+def test_the_feed_contract_wants_the_spec_rule_itself_at_the_events_line() -> None:
+    import icontract
+
+    from proofs.bugs_detected import broken_twin
+
+    bad_seq = from_event(_events("s3")[0])._replace(seq=-1)  # LOG-2: no safe non-negative integer
+    renamed = broken_twin(LogChecker.feed, lambda self, line, event: self.findings.append(Finding("LOG-1", "renamed", seq=event.seq, line=line)))
+    with pytest.raises(icontract.ViolationError, match="CHK-2: the rule check_event or check_header_event finds in an event is a finding at its line"):
+        renamed(LogChecker(), 1, bad_seq)
+
+
+@pytest.mark.spec("ENC-2")
+def test_a_step_outside_any_turn_is_told_the_step_it_should_have_been() -> None:
+    start = next(e for e in _events("s3") if e.type == STEP_START)
+    found = check_events([(1, replace(start, seq=0))]).findings
+    assert [(f.rule, f.message) for f in found] == [("ENC-2", "step/start 1/1: expected step 1 of open turn None")]
