@@ -192,3 +192,76 @@ def test_a_step_outside_any_turn_is_told_the_step_it_should_have_been() -> None:
     start = next(e for e in _events("s3") if e.type == STEP_START)
     found = check_events([(1, replace(start, seq=0))]).findings
     assert [(f.rule, f.message) for f in found] == [("ENC-2", "step/start 1/1: expected step 1 of open turn None")]
+
+
+def _fold_of(events: Iterable[Event], captured: tuple[Captured, ...]) -> tuple[object, ...]:
+    checker = LogChecker("s1", captured)
+    for line, event in _numbered(events):
+        checker.feed(line, from_event(event))
+    checker.finish()
+    return _outcome(checker)
+
+
+def _outcome(checker: LogChecker) -> tuple[object, ...]:
+    return ([str(f) for f in checker.findings], checker.events, checker.steps, checker.requests_checked, checker.requests_unmatched, checker.requests_by_step)
+
+
+@pytest.mark.spec("CHK-2", "REC-1", "REC-3")
+def test_a_fork_of_an_unfinished_fold_goes_on_as_the_fold_of_the_longer_capture_and_leaves_the_first_alone() -> None:
+    """As the loop properties use it: a fold over a log so far and the requests sent so far, forked when more were sent."""
+    events, sent = _events("s1"), _sent("s1")
+    requests = []
+    for n, r in enumerate(sent):
+        fields = request_to_json(r.request)
+        if n == 2:  # one request off the log: findings, and the REC-3 state of its instance, to carry over
+            fields = freeze_object(dict(fields) | {"system": "another system prompt"})
+        requests.append(captured_request(n, fields, r.turn, r.step))
+    whole = _fold_of(events, tuple(requests))
+    forked = 0
+    for cut in range(len(events) + 1):
+        given = tuple(q for q, r in zip(requests, sent) if r.log_length <= cut)
+        checker = LogChecker("s1", given)
+        for line, event in _numbered(events[:cut]):
+            checker.feed(line, from_event(event))
+        copy = checker.fork(tuple(requests))
+        if copy is None:
+            continue
+        forked += 1
+        for line, event in _numbered(events[cut:]):
+            copy.feed(line, from_event(event))
+            checker.feed(line, from_event(event))  # the first fold goes on too: nothing of it is shared with the copy
+        copy.finish()
+        checker.finish()
+        assert _outcome(copy) == whole, cut
+        assert _outcome(checker) == _fold_of(events, given), cut
+    assert 0 < forked < len(events)  # where the capture so far ran out before the cut, the fold cannot fork
+
+
+@pytest.mark.spec("CHK-2")
+def test_a_fold_that_saw_its_capture_end_or_reports_each_step_does_not_fork() -> None:
+    events = _events("s3")
+    exhausted = LogChecker("s3")
+    for line, event in _numbered(events):
+        exhausted.feed(line, from_event(event))  # its step is matched against no request: the capture has ended
+    assert exhausted.fork(_unnamed("s3")) is None
+    assert LogChecker("s3").fork(()) is not None
+    assert LogChecker("s3", resolved=lambda step: None).fork(()) is None
+
+
+@pytest.mark.spec("CHK-2", "ENC-3")
+def test_a_fork_keeps_its_own_pending_tool_calls() -> None:
+    """Forked between c1's call and its result: the first fold closing its step leaves the copy's call pending."""
+    events, sent = _events("s1"), _sent("s1")
+    result = _step("s1", TOOL_RESULT, 2, 1)
+    requests = tuple(captured_request(n, request_to_json(r.request), r.turn, r.step) for n, r in enumerate(sent))
+    checker = LogChecker("s1", tuple(q for q, r in zip(requests, sent) if r.log_length <= result))
+    for line, event in _numbered(events[:result]):
+        checker.feed(line, from_event(event))
+    copy = checker.fork(requests)
+    assert copy is not None
+    step_end = events[result + 1]
+    checker.feed(result + 1, from_event(replace(step_end, seq=result)))  # the first fold's step ends without the result
+    for line, event in _numbered(events[result:]):
+        copy.feed(line, from_event(event))
+    copy.finish()
+    assert _outcome(copy) == _fold_of(events, requests)
