@@ -16,7 +16,7 @@ import pytest
 from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.fold import Captured, LogChecker, StepResult, captured_request, check_events
 from prefix_model.conformance.plain import from_event
-from prefix_model.core.contracts import RejectedError
+from prefix_model.core.contracts import RejectedError, Rejection
 from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, STEP_END, STEP_START, TODO_WRITE, TOOL_RESULT, TURN_END, Event
 from prefix_model.core.json_values import MAX_DEPTH, FrozenMap, freeze_object
 from prefix_model.core.requests import request_to_json
@@ -266,3 +266,23 @@ def test_a_fork_keeps_its_own_pending_tool_calls() -> None:
         copy.feed(line, from_event(event))
     copy.finish()
     assert _outcome(copy) == _fold_of(events, requests)
+
+
+@pytest.mark.spec("CHK-4", "CHK-3")
+def test_lines_in_a_row_that_are_no_event_are_one_finding_over_their_range() -> None:
+    checker = LogChecker()
+    checker.feed(1, from_event(_events("s3")[0])._replace(seq=-1))  # an event's own finding first (LOG-2, with its seq)
+    for line in (2, 3, 4):
+        checker.unreadable(line, Rejection("LOG-1", f"line {line} is no JSON"))
+    checker.unreadable(6, Rejection("LOG-1", "line 6 is no JSON"))  # not in a row with 4
+    checker.unreadable(7, Rejection("JSON-1", "line 7 holds a lone surrogate"))  # another rule
+    checker.feed(8, from_event(_events("s3")[0]))
+    checker.unreadable(9, Rejection("JSON-1", "line 9 holds a lone surrogate"))  # an event between: a new run
+    found = [(f.rule, f.line, f.last_line, f.message) for f in checker.findings]
+    assert [f[:2] for f in found if f[1] in (1, 8)] == [("LOG-2", 1), ("LOG-2", 1), ("LOG-2", 8), ("ENC-1", 8)]  # the events' own
+    assert [f for f in found if f[1] not in (1, 8)] == [
+        ("LOG-1", 2, 4, "3 lines in a row are no event; the first: line 2 is no JSON"),
+        ("LOG-1", 6, None, "line 6 is no JSON"),
+        ("JSON-1", 7, None, "line 7 holds a lone surrogate"),
+        ("JSON-1", 9, None, "line 9 holds a lone surrogate"),
+    ]
