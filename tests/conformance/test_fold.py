@@ -286,3 +286,10 @@ def test_lines_in_a_row_that_are_no_event_are_one_finding_over_their_range() -> 
         ("JSON-1", 7, None, "line 7 holds a lone surrogate"),
         ("JSON-1", 9, None, "line 9 holds a lone surrogate"),
     ]
+
+
+@pytest.mark.spec("LOG-2")
+def test_past_a_seq_that_goes_back_the_numbering_goes_on_from_the_one_expected() -> None:
+    events = list(_events("s3"))
+    events[3] = replace(events[3], seq=2)  # a repeated seq: one finding, the next event is in order again
+    assert [(f.rule, f.line) for f in check_events(_numbered(events)).findings] == [("LOG-2", 3)]
