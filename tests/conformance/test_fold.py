@@ -15,9 +15,21 @@ from functools import cache
 import pytest
 from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.fold import Captured, LogChecker, StepResult, captured_request, check_events
-from prefix_model.conformance.plain import from_event
+from prefix_model.conformance.plain import PlainEvent, from_event
 from prefix_model.core.contracts import RejectedError, Rejection
-from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, STEP_END, STEP_START, TODO_WRITE, TOOL_RESULT, TURN_END, Event
+from prefix_model.core.events import (
+    ASSISTANT_CHUNK,
+    ASSISTANT_MESSAGE,
+    COMPACT_END,
+    COMPACT_START,
+    REQUEST_HEADER,
+    STEP_END,
+    STEP_START,
+    TODO_WRITE,
+    TOOL_RESULT,
+    TURN_END,
+    Event,
+)
 from prefix_model.core.json_values import MAX_DEPTH, FrozenMap, freeze_object
 from prefix_model.core.requests import request_to_json
 from prefix_model.loop.semantics import HARNESS
@@ -292,4 +304,33 @@ def test_lines_in_a_row_that_are_no_event_are_one_finding_over_their_range() -> 
 def test_past_a_seq_that_goes_back_the_numbering_goes_on_from_the_one_expected() -> None:
     events = list(_events("s3"))
     events[3] = replace(events[3], seq=2)  # a repeated seq: one finding, the next event is in order again
-    assert [(f.rule, f.line) for f in check_events(_numbered(events)).findings] == [("LOG-2", 3)]
+    assert [(f.rule, f.line, f.message) for f in check_events(_numbered(events)).findings] == [("LOG-2", 3, "seq 2 is not contiguous; expected 3")]
+
+
+@pytest.mark.spec("CMP-1")
+def test_a_header_written_between_compact_start_and_end_is_a_CMP_1_finding() -> None:
+    events = list(_events("s1"))
+    start = next(n for n, e in enumerate(events) if e.type == COMPACT_START)
+    end = next(n for n, e in enumerate(events) if e.type == COMPACT_END)
+    header = next(e for e in reversed(events[:start]) if e.type == REQUEST_HEADER)
+    inside = [*events[:end], replace(header, seq=end), *(replace(e, seq=e.seq + 1) for e in events[end:])]
+    after = [*events[: end + 1], replace(header, seq=end + 1), *(replace(e, seq=e.seq + 1) for e in events[end + 1 :])]
+    found = [(f.rule, f.seq, f.message) for f in check_events(_numbered(inside)).findings if f.rule == "CMP-1"]
+    assert found == [("CMP-1", end, "a request/header was written during compaction")]
+    assert not [f for f in check_events(_numbered(after)).findings if f.rule == "CMP-1"]
+
+
+@pytest.mark.spec("CHK-2")
+def test_every_chunk_of_a_conforming_run_is_folded_on_the_chunk_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chunk screen takes the common case: each chunk of the witness run, in order and in its step, passes it."""
+    taken: list[bool] = []
+    screen = LogChecker._plain_chunk
+
+    def counted(self: LogChecker, event: PlainEvent, expected: int) -> bool:
+        taken.append(screen(self, event, expected))
+        return taken[-1]
+
+    monkeypatch.setattr(LogChecker, "_plain_chunk", counted)
+    events = _events("s1")
+    assert check_events(_numbered(events)).findings == []
+    assert taken == [True] * sum(e.type == ASSISTANT_CHUNK for e in events)
