@@ -334,3 +334,16 @@ def test_every_chunk_of_a_conforming_run_is_folded_on_the_chunk_screen(monkeypat
     events = _events("s1")
     assert check_events(_numbered(events)).findings == []
     assert taken == [True] * sum(e.type == ASSISTANT_CHUNK for e in events)
+
+
+@pytest.mark.spec("MATCH-2")
+def test_each_step_is_reported_as_it_resolves_dispatched_by_its_header_or_its_first_chunk() -> None:
+    events = _events("s1")
+    reported: list[StepResult] = []
+    checker = LogChecker("s1", resolved=reported.append)
+    for line, event in _numbered(events):
+        checker.feed(line, from_event(event))
+    checker.finish()
+    steps = [(e.field("turn"), e.field("step")) for e in events if e.type == STEP_START]
+    assert [(s.turn, s.step, s.dispatched) for s in reported] == [(*step, True) for step in steps]
+    assert steps == [(r.turn, r.step) for r in _sent("s1")]  # each step sent a request; two of them wrote no header
