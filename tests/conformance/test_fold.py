@@ -336,14 +336,23 @@ def test_every_chunk_of_a_conforming_run_is_folded_on_the_chunk_screen(monkeypat
     assert taken == [True] * sum(e.type == ASSISTANT_CHUNK for e in events)
 
 
-@pytest.mark.spec("MATCH-2")
-def test_each_step_is_reported_as_it_resolves_dispatched_by_its_header_or_its_first_chunk() -> None:
+@pytest.mark.spec("MATCH-2", "REQ-4")
+def test_each_step_is_reported_at_its_first_chunk_dispatched_by_its_header_or_that_chunk() -> None:
     events = _events("s1")
-    reported: list[StepResult] = []
-    checker = LogChecker("s1", resolved=reported.append)
+    reported: list[tuple[int, int, bool | None, int]] = []
+    checker = LogChecker("s1", resolved=lambda s: reported.append((s.turn, s.step, s.dispatched, checker.events)))
     for line, event in _numbered(events):
         checker.feed(line, from_event(event))
     checker.finish()
-    steps = [(e.field("turn"), e.field("step")) for e in events if e.type == STEP_START]
-    assert [(s.turn, s.step, s.dispatched) for s in reported] == [(*step, True) for step in steps]
-    assert steps == [(r.turn, r.step) for r in _sent("s1")]  # each step sent a request; two of them wrote no header
+    steps = [(r.turn, r.step) for r in _sent("s1")]  # each step sent a request; two of them wrote no header
+    first_chunks = [_step("s1", ASSISTANT_CHUNK, *step) + 1 for step in steps]  # events read by then
+    assert reported == [(*step, True, read) for step, read in zip(steps, first_chunks)]
+    assert steps == [(e.field("turn"), e.field("step")) for e in events if e.type == STEP_START]
+
+
+@pytest.mark.parametrize("turn", [2, True])
+@pytest.mark.spec("ENC-1", "JSON-5")
+def test_a_turn_end_naming_another_turn_is_an_ENC_1_finding(turn: object) -> None:
+    events = list(_events("s3"))
+    events[-1] = _with(events[-1], turn=turn)
+    assert [(f.rule, f.seq) for f in check_events(_numbered(events)).findings] == [("ENC-1", len(events) - 1)]
