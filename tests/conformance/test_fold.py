@@ -356,3 +356,27 @@ def test_a_turn_end_naming_another_turn_is_an_ENC_1_finding(turn: object) -> Non
     events = list(_events("s3"))
     events[-1] = _with(events[-1], turn=turn)
     assert [(f.rule, f.seq) for f in check_events(_numbered(events)).findings] == [("ENC-1", len(events) - 1)]
+
+
+@pytest.mark.spec("ENC-1")
+def test_a_turn_opened_under_another_number_is_one_finding_and_its_events_belong_to_it() -> None:
+    events = [_with(e, turn=5) if isinstance(e.data, FrozenMap) and "turn" in e.data else e for e in _events("s3")]
+    assert [(f.rule, f.seq) for f in check_events(_numbered(events)).findings] == [("ENC-1", 0)]
+
+
+@pytest.mark.spec("ENC-3")
+def test_an_event_outside_any_turn_is_an_ENC_3_finding_at_its_line() -> None:
+    events = [*_events("s3"), _blank(replace(_events("s3")[1], seq=len(_events("s3"))))]
+    found = [(f.rule, f.seq, f.line, f.message) for f in check_events(_numbered(events)).findings]
+    assert found == [("ENC-3", len(events) - 1, len(events), "todo/write outside any open turn")]
+
+
+@pytest.mark.parametrize(("field", "empty"), [("system", ""), ("tools", []), ("messagePrefix", [])])
+@pytest.mark.spec("PFX-6")
+def test_a_snapshot_writing_an_empty_field_is_a_PFX_6_finding(field: str, empty: object) -> None:
+    events = list(_events("s3"))
+    at = next(n for n, e in enumerate(events) if e.type == REQUEST_HEADER)
+    header = events[at].field("header")
+    assert isinstance(header, FrozenMap)
+    events[at] = _with(events[at], header=freeze_object(dict(header) | {field: empty}))
+    assert [(f.rule, f.seq) for f in check_events(_numbered(events)).findings if f.rule == "PFX-6"] == [("PFX-6", at)]
