@@ -380,3 +380,44 @@ def test_a_snapshot_writing_an_empty_field_is_a_PFX_6_finding(field: str, empty:
     assert isinstance(header, FrozenMap)
     events[at] = _with(events[at], header=freeze_object(dict(header) | {field: empty}))
     assert [(f.rule, f.seq) for f in check_events(_numbered(events)).findings if f.rule == "PFX-6"] == [("PFX-6", at)]
+
+
+def _headers() -> list[int]:
+    return [n for n, e in enumerate(_events("s1")) if e.type == REQUEST_HEADER]
+
+
+def _record_findings(events: list[Event], rule: str) -> list[tuple[str, int | None, int | None, str]]:
+    return [(f.rule, f.seq, f.line, f.message) for f in check_events(_numbered(events)).findings if f.rule == rule]
+
+
+@pytest.mark.spec("HDR-9")
+def test_a_snapshot_whose_reason_contradicts_the_log_before_it_is_an_HDR_9_finding() -> None:
+    first, second = _headers()[:2]
+    events = list(_events("s1"))
+    events[first], events[second] = _with(events[first], reason="change"), _with(events[second], reason="initial")
+    assert _record_findings(events, "HDR-9") == [
+        ("HDR-9", first, first + 1, 'reason "change" with no header earlier in the log'),
+        ("HDR-9", second, second + 1, 'reason "initial" with a header earlier in the log'),
+    ]
+
+
+@pytest.mark.spec("HDR-15")
+def test_a_change_snapshot_equal_to_the_header_in_force_is_an_HDR_15_finding() -> None:
+    first, second = _headers()[:2]
+    events = list(_events("s1"))
+    events[second] = _with(events[second], header=events[first].field("header"))
+    assert _record_findings(events, "HDR-15") == [("HDR-15", second, second + 1, "a change snapshot equal to the header in force")]
+
+
+@pytest.mark.spec("PFX-3")
+def test_a_change_snapshot_with_another_prefix_than_its_anchor_is_a_PFX_3_finding() -> None:
+    first, second = _headers()[:2]
+    events = list(_events("s1"))
+    header = events[second].field("header")
+    assert isinstance(header, FrozenMap) and header.get("messagePrefix")
+    other = freeze_object(dict(header) | {"messagePrefix": [{"role": "user", "content": [{"type": "text", "text": "<another>"}]}]})
+    events[second] = _with(events[second], header=other)
+    found = [f for f in check_events(_numbered(events)).findings if f.rule == "PFX-3"]
+    anchor = events[first].field("header")
+    assert isinstance(anchor, FrozenMap)
+    assert [(f.seq, f.path, f.expected) for f in found] == [(second, "/messagePrefix", anchor.get("messagePrefix"))]
