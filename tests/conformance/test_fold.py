@@ -420,4 +420,40 @@ def test_a_change_snapshot_with_another_prefix_than_its_anchor_is_a_PFX_3_findin
     found = [f for f in check_events(_numbered(events)).findings if f.rule == "PFX-3"]
     anchor = events[first].field("header")
     assert isinstance(anchor, FrozenMap)
-    assert [(f.seq, f.path, f.expected) for f in found] == [(second, "/messagePrefix", anchor.get("messagePrefix"))]
+    assert [(f.seq, f.path, f.expected, f.actual) for f in found] == [(second, "/messagePrefix", anchor.get("messagePrefix"), other.get("messagePrefix"))]
+
+
+@pytest.mark.spec("SURF-7")
+def test_an_appended_message_citing_itself_is_a_SURF_7_finding() -> None:
+    events = list(_events("s3"))
+    at = next(n for n, e in enumerate(events) if e.type == ASSISTANT_MESSAGE)
+    events[at] = replace(events[at], source_event_seqs=(at,))
+    found = [(f.rule, f.seq, f.line, f.message) for f in check_events(_numbered(events)).findings]
+    assert found == [("SURF-7", at, at + 1, f"sourceEventSeqs must reference earlier events: {at} >= {at}")]
+
+
+@pytest.mark.spec("SURF-3")
+def test_an_unknown_surface_op_is_a_SURF_3_finding() -> None:
+    events = list(_events("s3"))
+    events[1] = replace(events[1], surface_op="bogus")  # what a foreign log may hold
+    found = [(f.rule, f.seq, f.line, f.message) for f in check_events(_numbered(events)).findings]
+    assert found == [("SURF-3", 1, 2, "user/message carries an invalid surfaceOp 'bogus'")]
+
+
+@pytest.mark.spec("DER-1")
+def test_a_node_that_derives_no_message_is_folded_and_sends_nothing() -> None:
+    events = list(_events("s3"))
+    at = next(n for n, e in enumerate(events) if e.type == ASSISTANT_MESSAGE)
+    events[at] = _with(events[at], content=[])  # an empty reply: on the surface, in no request
+    assert check_events(_numbered(events)).findings == []
+
+
+@pytest.mark.spec("MATCH-2")
+def test_a_step_whose_header_was_written_sent_its_request_without_a_chunk() -> None:
+    """Turn 2's second step writes a header: with its chunks gone it still takes its request in order."""
+    events = list(_events("s1"))
+    first = _step("s1", ASSISTANT_CHUNK, 2, 2)
+    assert events[first - 1].type == REQUEST_HEADER
+    events[first], events[first + 1] = _blank(events[first]), _blank(events[first + 1])
+    checker = check_events(_numbered(events), _unnamed("s1"), "s1")
+    assert checker.findings == [] and [(m.turn, m.step) for m in checker.in_order] == [(r.turn, r.step) for r in _sent("s1")]
