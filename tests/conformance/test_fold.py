@@ -29,7 +29,9 @@ from prefix_model.core.events import (
     TODO_WRITE,
     TOOL_RESULT,
     TURN_END,
+    USER_MESSAGE,
     Event,
+    Replace,
 )
 from prefix_model.core.json_values import MAX_DEPTH, FrozenMap, freeze_object, thaw
 from prefix_model.core.requests import request_to_json
@@ -499,3 +501,43 @@ def test_an_exact_requests_messages_are_checked_while_a_message_without_a_conten
         assert checker.requests_checked == len(implied) and not [f for f in checker.findings if f.rule.startswith("REC")]
         sent_before = [n for n, (turn, step, _) in enumerate(implied) if _step("s1", STEP_START, turn, step) < odd_until]
         assert _Recording.asked == sent_before and (odd_until == 0 or 0 < len(sent_before) < len(implied))
+
+
+def _surface_findings(events: list[Event]) -> list[tuple[str, int | None, str]]:
+    return [(f.rule, f.seq, f.message) for f in check_events(_numbered(events)).findings if f.rule.startswith("SURF")]
+
+
+def _compaction() -> int:
+    """The position of the witness compaction's replacement (a user/message over nodes 1..12 of s1)."""
+    return next(n for n, e in enumerate(_events("s1")) if isinstance(e.surface_op, Replace))
+
+
+@pytest.mark.spec("SURF-4")
+def test_a_replacement_ending_off_the_surface_is_a_SURF_4_finding() -> None:
+    events, at = list(_events("s1")), _compaction()
+    op = events[at].surface_op
+    assert isinstance(op, Replace) and events[op.end + 1].surface_op is None  # the next seq is no node
+    events[at] = replace(events[at], surface_op=Replace(op.start, op.end + 1))
+    assert _surface_findings(events) == [("SURF-4", at, f"replace end seq {op.end + 1} is not on the surface")]
+
+
+@pytest.mark.spec("SURF-8")
+def test_a_replacement_not_citing_its_last_shadowed_node_is_a_SURF_8_finding() -> None:
+    events, at = list(_events("s1")), _compaction()
+    op, cited = events[at].surface_op, events[at].source_event_seqs
+    assert isinstance(op, Replace) and cited is not None and cited[-1] == op.end
+    events[at] = replace(events[at], source_event_seqs=cited[:-1])
+    assert _surface_findings(events) == [("SURF-8", at, f"sourceEventSeqs must include every shadowed node; missing [{op.end}]")]
+
+
+@pytest.mark.spec("SURF-9")
+def test_a_tool_result_may_rewrite_a_live_tool_result_and_nothing_else() -> None:
+    events = list(_events("s1"))
+    result, prompt = _step("s1", TOOL_RESULT, 3, 1), next(n for n, e in enumerate(events) if e.type == USER_MESSAGE and e.field("turn") is None and n > _compaction())
+    pruned = _with(events[result], content=[{"type": "text", "text": "pruned"}])
+
+    def rewrite(target: int) -> Event:
+        return replace(pruned, seq=len(events), surface_op=Replace(target, target), source_event_seqs=(target,))
+
+    assert _surface_findings([*events, rewrite(result)]) == []
+    assert _surface_findings([*events, rewrite(prompt)]) == [("SURF-9", len(events), "a tool/result replacement must target a current tool/result")]
