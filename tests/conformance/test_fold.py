@@ -123,9 +123,14 @@ def test_a_step_shown_dispatched_only_by_chunks_off_the_fast_screen_takes_its_re
     numbered = [(e.seq + 1, e) for e in events]
     # Each of the step's two chunks a seq ahead of the one expected: off the chunk screen, folded by the full arm.
     shifted = [(line, replace(e, seq=e.seq + (1 if n == first else 2 if n > first else 0))) for n, (line, e) in enumerate(numbered)]
-    checker = check_events(shifted, _unnamed("s1"), "s1")
+    reported: list[tuple[int, int, bool | None]] = []
+    checker = LogChecker("s1", _unnamed("s1"), resolved=lambda s: reported.append((s.turn, s.step, s.dispatched)))
+    for line, event in shifted:
+        checker.feed(line, from_event(event))
+    checker.finish()
     assert [f.rule for f in checker.findings] == ["LOG-2", "LOG-2"]
     assert [(m.turn, m.step) for m in checker.in_order] == [(r.turn, r.step) for r in _sent("s1")]
+    assert (3, 2, True) in reported
 
 
 @pytest.mark.spec("MATCH-2")
@@ -541,3 +546,13 @@ def test_a_tool_result_may_rewrite_a_live_tool_result_and_nothing_else() -> None
 
     assert _surface_findings([*events, rewrite(result)]) == []
     assert _surface_findings([*events, rewrite(prompt)]) == [("SURF-9", len(events), "a tool/result replacement must target a current tool/result")]
+
+
+@pytest.mark.spec("MATCH-1", "MATCH-2")
+def test_a_request_naming_its_step_leaves_the_next_unnamed_one_to_the_next_step() -> None:
+    sent = _sent("s1")
+    first, second = sent[0], sent[1]
+    capture = (captured_request(0, request_to_json(first.request), first.turn, first.step), captured_request(1, request_to_json(second.request)))
+    checker = check_events(_numbered(_events("s1")), capture, "s1")
+    assert checker.findings == [] and checker.requests_by_step == 1
+    assert [(m.request, m.turn, m.step) for m in checker.in_order] == [(1, second.turn, second.step)]
