@@ -556,3 +556,24 @@ def test_a_request_naming_its_step_leaves_the_next_unnamed_one_to_the_next_step(
     checker = check_events(_numbered(_events("s1")), capture, "s1")
     assert checker.findings == [] and checker.requests_by_step == 1
     assert [(m.request, m.turn, m.step) for m in checker.in_order] == [(1, second.turn, second.step)]
+
+
+@pytest.mark.spec("MATCH-2", "REC-1")
+def test_with_no_header_in_force_a_step_without_a_chunk_sent_nothing_and_one_with_a_chunk_did() -> None:
+    events = list(_events("s3"))
+    header = next(n for n, e in enumerate(events) if e.type == REQUEST_HEADER)
+    events[header] = _blank(events[header])
+    silent = [_blank(e) if e.type == ASSISTANT_CHUNK else e for e in events]
+    checker = check_events(_numbered(silent), _unnamed("s3"), "s3")
+    assert (checker.findings, checker.requests_checked, checker.requests_unmatched) == ([], 0, 1)
+    checker = check_events(_numbered(events), _unnamed("s3"), "s3")
+    assert [(f.rule, f.request) for f in checker.findings] == [("REC-1", 0)] and checker.requests_checked == 1
+
+
+@pytest.mark.spec("MATCH-1")
+def test_a_request_naming_a_step_the_log_lacks_is_a_MATCH_1_finding_at_its_line() -> None:
+    sent = _sent("s3")[0]
+    ghost = captured_request(0, request_to_json(sent.request), sent.turn, sent.step + 1)
+    found = [(f.rule, f.request, f.line, f.message) for f in check_events(_numbered(_events("s3")), (ghost,), "s3").findings]
+    expected = f"the log has no dispatching step turn {sent.turn} step {sent.step + 1} where the capture's order puts this request"
+    assert found == [("MATCH-1", 0, 1, expected)]
