@@ -16,7 +16,7 @@ from typing import cast
 import pytest
 from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.fold import Captured, LogChecker, StepResult, captured_request, check_events
-from prefix_model.conformance.plain import PlainEvent, from_event
+from prefix_model.conformance.plain import PlainEvent, from_event, plain_text
 from prefix_model.core.contracts import RejectedError, Rejection
 from prefix_model.core.events import (
     ASSISTANT_CHUNK,
@@ -476,7 +476,7 @@ class _Recording(Captured):
         _Recording.asked.append(self.index)
 
 
-def _implied(events: list[Event]) -> list[tuple[int, int, FrozenMap]]:
+def _implied(events: list[Event], session: str = "s1") -> list[tuple[int, int, FrozenMap]]:
     """Each step's request as the log implies it (turn, step, request), read off a first fold."""
     implied: list[tuple[int, int, FrozenMap]] = []
 
@@ -485,7 +485,7 @@ def _implied(events: list[Event]) -> list[tuple[int, int, FrozenMap]]:
         if request is not None:
             implied.append((step.turn, step.step, request_to_json(request)))
 
-    checker = LogChecker("s1", resolved=take)
+    checker = LogChecker(session, resolved=take)
     for line, event in _numbered(events):
         checker.feed(line, from_event(event))
     checker.finish()
@@ -577,3 +577,23 @@ def test_a_request_naming_a_step_the_log_lacks_is_a_MATCH_1_finding_at_its_line(
     found = [(f.rule, f.request, f.line, f.message) for f in check_events(_numbered(_events("s3")), (ghost,), "s3").findings]
     expected = f"the log has no dispatching step turn {sent.turn} step {sent.step + 1} where the capture's order puts this request"
     assert found == [("MATCH-1", 0, 1, expected)]
+
+
+@pytest.mark.spec("CHK-2", "SURF-4")
+def test_the_guessed_history_after_a_replacement_is_the_requests_history() -> None:
+    """s3 with its prompt replaced before the step (one replacement, one node): the guess at each chunk is what was sent."""
+    events = _events("s3")
+    summary = replace(events[1], seq=2, surface_op=Replace(1, 1), source_event_seqs=(1,))
+    later = [replace(e, seq=e.seq + 1, source_event_seqs=None if e.source_event_seqs is None else tuple(s + 1 for s in e.source_event_seqs)) for e in events[2:]]
+    log = [events[0], events[1], summary, *later]
+    [(turn, step, request)] = _implied(log, "s3")
+    checker = LogChecker("s3", (captured_request(0, request, turn, step),))
+    guesses = []
+    for line, event in _numbered(log):
+        checker.feed(line, from_event(event))
+        if event.type == ASSISTANT_CHUNK:
+            guesses.append(checker.known_messages())
+    checker.finish()
+    assert checker.findings == [] and checker.requests_checked == 1
+    messages = thaw(request.get("messages"))
+    assert isinstance(messages, list) and guesses == [(plain_text(messages)[:-1], messages)] * 2
