@@ -617,3 +617,12 @@ def test_a_broken_extension_joins_the_messages_finding_of_the_earlier_request(se
     extra = len(cast(list[object], captured[first].fields["messages"])) - 1
     later = [] if second == "exact" else [("REC-1", first + 1, "/system", ("REC-2",))]
     assert found == [("REC-1", first, f"/messages/{extra}", ("REC-2", "REC-3")), *later]
+
+
+@pytest.mark.spec("REC-2")
+def test_a_field_the_log_implies_no_value_for_is_a_REC_2_finding() -> None:
+    sent = _sent("s3")[0]
+    fields = cast(dict[str, object], thaw(request_to_json(sent.request))) | {"topP": 0.9}
+    found = check_events(_numbered(_events("s3")), (Captured(0, 1, fields, sent.turn, sent.step),), "s3").findings
+    assert [(f.rule, f.path, f.actual) for f in found] == [("REC-2", "/topP", 0.9)]
+    assert "(1 field(s) differ: topP)" in found[0].message
