@@ -14,7 +14,7 @@ from functools import cache
 from typing import cast
 
 import pytest
-from prefix_model.conformance.findings import Finding
+from prefix_model.conformance.findings import MISSING, Finding
 from prefix_model.conformance.fold import Captured, LogChecker, StepResult, captured_request, check_events
 from prefix_model.conformance.plain import PlainEvent, from_event, plain_text
 from prefix_model.core.contracts import RejectedError, Rejection
@@ -619,10 +619,12 @@ def test_a_broken_extension_joins_the_messages_finding_of_the_earlier_request(se
     assert found == [("REC-1", first, f"/messages/{extra}", ("REC-2", "REC-3")), *later]
 
 
+@pytest.mark.parametrize(("name", "value", "implied"), [("topP", 0.9, MISSING), ("provider", "another-provider", "mock")])
 @pytest.mark.spec("REC-2")
-def test_a_field_the_log_implies_no_value_for_is_a_REC_2_finding() -> None:
+def test_a_field_other_than_the_log_implies_is_a_REC_2_finding_with_both_values(name: str, value: object, implied: object) -> None:
     sent = _sent("s3")[0]
-    fields = cast(dict[str, object], thaw(request_to_json(sent.request))) | {"topP": 0.9}
-    found = check_events(_numbered(_events("s3")), (Captured(0, 1, fields, sent.turn, sent.step),), "s3").findings
-    assert [(f.rule, f.path, f.actual) for f in found] == [("REC-2", "/topP", 0.9)]
-    assert "(1 field(s) differ: topP)" in found[0].message
+    fields = cast(dict[str, object], thaw(request_to_json(sent.request)))
+    assert fields.get(name, MISSING) == implied
+    found = check_events(_numbered(_events("s3")), (Captured(0, 1, fields | {name: value}, sent.turn, sent.step),), "s3").findings
+    assert [(f.rule, f.path, f.expected, f.actual) for f in found] == [("REC-2", f"/{name}", implied, value)]
+    assert f"(1 field(s) differ: {name})" in found[0].message
