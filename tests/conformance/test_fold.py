@@ -599,10 +599,12 @@ def test_the_guessed_history_after_a_replacement_is_the_requests_history() -> No
     assert isinstance(messages, list) and guesses == [(plain_text(messages)[:-1], messages)] * 2
 
 
+@pytest.mark.parametrize("earlier", [False, True])
 @pytest.mark.parametrize("second", ["exact", "another system prompt"])
 @pytest.mark.spec("REC-3", "CHK-3")
-def test_a_broken_extension_joins_the_messages_finding_of_the_earlier_request(second: str) -> None:
-    """Turn 3's two requests share a header: the first sends a message too many; the second is exact, or has another system prompt."""
+def test_a_broken_extension_joins_the_messages_finding_of_the_earlier_request(second: str, earlier: bool) -> None:
+    """Turn 3's two requests share a header: the first sends a message too many; the second is exact, or has another
+    system prompt; with or without a finding in an earlier request (a finding's place in the list is no flag)."""
     sent, captured = _sent("s1"), []
     first = next(n for n, r in enumerate(sent) if (r.turn, r.step) == (3, 1))
     assert (sent[first + 1].turn, sent[first + 1].step) == (3, 2) and sent[first].request.header == sent[first + 1].request.header
@@ -612,11 +614,14 @@ def test_a_broken_extension_joins_the_messages_finding_of_the_earlier_request(se
             fields["messages"] = [*cast(list[object], fields["messages"]), {"role": "user", "content": [{"type": "text", "text": "extra"}]}]
         if n == first + 1 and second != "exact":
             fields["system"] = second
+        if n == 0 and earlier:
+            fields["system"] = "an unrelated system prompt"
         captured.append(Captured(n, n + 1, fields, r.turn, r.step))
     found = [(f.rule, f.request, f.path, f.implies) for f in check_events(_numbered(_events("s1")), captured, "s1").findings]
     extra = len(cast(list[object], captured[first].fields["messages"])) - 1
     later = [] if second == "exact" else [("REC-1", first + 1, "/system", ("REC-2",))]
-    assert found == [("REC-1", first, f"/messages/{extra}", ("REC-2", "REC-3")), *later]
+    before = [("REC-1", 0, "/system", ("REC-2",))] if earlier else []
+    assert found == [*before, ("REC-1", first, f"/messages/{extra}", ("REC-2", "REC-3")), *later]
 
 
 @pytest.mark.parametrize(("name", "value", "implied"), [("topP", 0.9, MISSING), ("provider", "another-provider", "mock")])
