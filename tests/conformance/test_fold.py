@@ -633,3 +633,25 @@ def test_a_field_other_than_the_log_implies_is_a_REC_2_finding_with_both_values(
     found = check_events(_numbered(_events("s3")), (Captured(0, 1, fields | {name: value}, sent.turn, sent.step),), "s3").findings
     assert [(f.rule, f.path, f.expected, f.actual) for f in found] == [("REC-2", f"/{name}", implied, value)]
     assert f"(1 field(s) differ: {name})" in found[0].message
+
+
+@pytest.mark.spec("CHK-1")
+def test_where_the_log_ends_inside_a_turn_the_fold_says_which_turn_and_step() -> None:
+    events = _events("s3")
+    step_end = next(n for n, e in enumerate(events) if e.type == STEP_END)
+    ends = {len(events): None, len(events) - 1: (1, None), step_end: (1, 1)}
+    for length, open_at_end in ends.items():
+        assert check_events(_numbered(events[:length])).open_at_end == open_at_end, length
+
+
+@pytest.mark.spec("CHK-1", "CHK-4")
+def test_requests_left_where_the_reading_stopped_are_counted_not_judged() -> None:
+    events, sent = _events("s1"), _sent("s1")
+    named = tuple(captured_request(n, request_to_json(r.request), r.turn, r.step) for n, r in enumerate(sent))
+    stop = _step("s1", STEP_START, 3, 1)
+    checker = LogChecker("s1", named)
+    for line, event in _numbered(events[:stop]):
+        checker.feed(line, from_event(event))
+    checker.finish(stopped=True)
+    done = sum(r.log_length <= stop for r in sent)
+    assert (checker.requests_checked, checker.requests_after_stop, checker.requests_unmatched, checker.findings) == (done, len(sent) - done, 0, [])
