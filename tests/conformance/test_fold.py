@@ -655,3 +655,12 @@ def test_requests_left_where_the_reading_stopped_are_counted_not_judged() -> Non
     checker.finish(stopped=True)
     done = sum(r.log_length <= stop for r in sent)
     assert (checker.requests_checked, checker.requests_after_stop, checker.requests_unmatched, checker.findings) == (done, len(sent) - done, 0, [])
+
+
+@pytest.mark.parametrize(("is_error", "code", "found"), [(True, "TOOL_NOT_STARTED", []), (False, "TOOL_NOT_STARTED", ["ENC-3"]), (True, "FAILED", ["ENC-3"])])
+@pytest.mark.spec("ENC-3")
+def test_a_result_for_no_call_of_its_step_is_an_ENC_3_finding_unless_it_is_a_synthetic_not_started_error(is_error: bool, code: str, found: list[str]) -> None:
+    events = list(_events("s1"))
+    at = _step("s1", TOOL_RESULT, 3, 1)
+    events[at] = _with(events[at], callId="c9", isError=is_error, error={"code": code, "message": "never started"})
+    assert [f.rule for f in check_events(_numbered(events)).findings] == found
