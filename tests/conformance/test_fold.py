@@ -664,3 +664,13 @@ def test_a_result_for_no_call_of_its_step_is_an_ENC_3_finding_unless_it_is_a_syn
     at = _step("s1", TOOL_RESULT, 3, 1)
     events[at] = _with(events[at], callId="c9", isError=is_error, error={"code": code, "message": "never started"})
     assert [f.rule for f in check_events(_numbered(events)).findings] == found
+
+
+@pytest.mark.spec("MATCH-2", "FORK-1")
+def test_with_no_seed_a_step_at_seq_0_takes_its_request_in_order() -> None:
+    """s3 from its step/start on (its turn/start and prompt cut off): no event is a seed's, so the step's request is matched."""
+    events = _events("s3")
+    start = next(n for n, e in enumerate(events) if e.type == STEP_START)
+    cut = [replace(e, seq=e.seq - start, source_event_seqs=None if e.source_event_seqs is None else tuple(s - start for s in e.source_event_seqs)) for e in events[start:]]
+    checker = check_events(_numbered(cut), _unnamed("s3"), "s3")
+    assert [(m.turn, m.step) for m in checker.in_order] == [(1, 1)] and checker.requests_unmatched == 0
