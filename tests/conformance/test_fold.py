@@ -72,6 +72,21 @@ def _unnamed(session: str) -> tuple[Captured, ...]:
     return tuple(captured_request(n, request_to_json(r.request)) for n, r in enumerate(_sent(session)))
 
 
+def _named(session: str) -> tuple[Captured, ...]:
+    return tuple(captured_request(n, request_to_json(r.request), r.turn, r.step) for n, r in enumerate(_sent(session)))
+
+
+def _feed(checker: LogChecker, events: Iterable[Event]) -> None:
+    """Feed ``events`` to an unfinished fold, each on line seq + 1."""
+    for line, event in _numbered(events):
+        checker.feed(line, from_event(event))
+
+
+def _moved(events: Iterable[Event], by: int) -> list[Event]:
+    """``events`` renumbered ``by`` seqs on, their sourceEventSeqs with them."""
+    return [replace(e, seq=e.seq + by, source_event_seqs=None if e.source_event_seqs is None else tuple(s + by for s in e.source_event_seqs)) for e in events]
+
+
 def _step(session: str, kind: str, turn: int, step: int) -> int:
     """Return the position of the ``kind`` event of ``turn``/``step`` in the session's log."""
     return next(n for n, e in enumerate(_events(session)) if e.type == kind and (e.field("turn"), e.field("step")) == (turn, step))
@@ -167,7 +182,7 @@ def test_every_request_of_a_conforming_run_passes_on_its_text(monkeypatch: pytes
 
     monkeypatch.setattr(LogChecker, "_compare_exactly", counted)
     for session in ("s1", "s2", "s3"):
-        named = tuple(captured_request(n, request_to_json(r.request), r.turn, r.step) for n, r in enumerate(_sent(session)))
+        named = _named(session)
         checker = check_events(((e.seq + 1, e) for e in _events(session)), named, session, seed_length=_seed(session))
         assert checker.findings == [] and checker.requests_checked == len(named) > 0, session
     assert slow == []
@@ -181,8 +196,7 @@ def _seed(session: str) -> int:
 @pytest.mark.spec("CHK-1", "MATCH-1", "MATCH-2")
 def test_the_fold_counts_what_it_read_and_how_each_request_was_matched() -> None:
     events, sent = _events("s1"), _sent("s1")
-    named = tuple(captured_request(n, request_to_json(r.request), r.turn, r.step) for n, r in enumerate(sent))
-    for capture, by_step in ((named, len(sent)), (_unnamed("s1"), 0)):
+    for capture, by_step in ((_named("s1"), len(sent)), (_unnamed("s1"), 0)):
         checker = check_events(_numbered(events), capture, "s1")
         counts = (checker.events, checker.steps, checker.requests_checked, checker.requests_by_step, len(checker.in_order), checker.requests_unmatched)
         assert counts == (len(events), sum(e.type == STEP_START for e in events), len(sent), by_step, len(sent) - by_step, 0)
@@ -216,8 +230,7 @@ def test_a_step_outside_any_turn_is_told_the_step_it_should_have_been() -> None:
 
 def _fold_of(events: Iterable[Event], captured: tuple[Captured, ...]) -> tuple[object, ...]:
     checker = LogChecker("s1", captured)
-    for line, event in _numbered(events):
-        checker.feed(line, from_event(event))
+    _feed(checker, events)
     checker.finish()
     return _outcome(checker)
 
@@ -241,8 +254,7 @@ def test_a_fork_of_an_unfinished_fold_goes_on_as_the_fold_of_the_longer_capture_
     for cut in range(len(events) + 1):
         given = tuple(q for q, r in zip(requests, sent) if r.log_length <= cut)
         checker = LogChecker("s1", given)
-        for line, event in _numbered(events[:cut]):
-            checker.feed(line, from_event(event))
+        _feed(checker, events[:cut])
         copy = checker.fork(tuple(requests))
         if copy is None:
             continue
@@ -273,17 +285,15 @@ def test_a_fork_keeps_its_own_pending_tool_calls() -> None:
     """Forked between c1's call and its result: the first fold closing its step leaves the copy's call pending."""
     events, sent = _events("s1"), _sent("s1")
     result = _step("s1", TOOL_RESULT, 2, 1)
-    requests = tuple(captured_request(n, request_to_json(r.request), r.turn, r.step) for n, r in enumerate(sent))
+    requests = _named("s1")
     # Given one request more than were sent by the cut: a capture seen to end cannot fork.
     checker = LogChecker("s1", requests[: 1 + sum(r.log_length <= result for r in sent)])
-    for line, event in _numbered(events[:result]):
-        checker.feed(line, from_event(event))
+    _feed(checker, events[:result])
     copy = checker.fork(requests)
     assert copy is not None
     step_end = events[result + 1]
     checker.feed(result + 1, from_event(replace(step_end, seq=result)))  # the first fold's step ends without the result
-    for line, event in _numbered(events[result:]):
-        copy.feed(line, from_event(event))
+    _feed(copy, events[result:])
     copy.finish()
     assert _outcome(copy) == _fold_of(events, requests)
 
@@ -349,8 +359,7 @@ def test_each_step_is_reported_at_its_first_chunk_dispatched_by_its_header_or_th
     events = _events("s1")
     reported: list[tuple[int, int, bool | None, int]] = []
     checker = LogChecker("s1", resolved=lambda s: reported.append((s.turn, s.step, s.dispatched, checker.events)))
-    for line, event in _numbered(events):
-        checker.feed(line, from_event(event))
+    _feed(checker, events)
     checker.finish()
     steps = [(r.turn, r.step) for r in _sent("s1")]  # each step sent a request; two of them wrote no header
     first_chunks = [_step("s1", ASSISTANT_CHUNK, *step) + 1 for step in steps]  # events read by then
@@ -486,8 +495,7 @@ def _implied(events: list[Event], session: str = "s1") -> list[tuple[int, int, F
             implied.append((step.turn, step.step, request_to_json(request)))
 
     checker = LogChecker(session, resolved=take)
-    for line, event in _numbered(events):
-        checker.feed(line, from_event(event))
+    _feed(checker, events)
     checker.finish()
     return implied
 
@@ -584,8 +592,7 @@ def test_the_guessed_history_after_a_replacement_is_the_requests_history() -> No
     """s3 with its prompt replaced before the step (one replacement, one node): the guess at each chunk is what was sent."""
     events = _events("s3")
     summary = replace(events[1], seq=2, surface_op=Replace(1, 1), source_event_seqs=(1,))
-    later = [replace(e, seq=e.seq + 1, source_event_seqs=None if e.source_event_seqs is None else tuple(s + 1 for s in e.source_event_seqs)) for e in events[2:]]
-    log = [events[0], events[1], summary, *later]
+    log = [events[0], events[1], summary, *_moved(events[2:], 1)]
     [(turn, step, request)] = _implied(log, "s3")
     checker = LogChecker("s3", (captured_request(0, request, turn, step),))
     guesses = []
@@ -647,11 +654,9 @@ def test_where_the_log_ends_inside_a_turn_the_fold_says_which_turn_and_step() ->
 @pytest.mark.spec("CHK-1", "CHK-4")
 def test_requests_left_where_the_reading_stopped_are_counted_not_judged() -> None:
     events, sent = _events("s1"), _sent("s1")
-    named = tuple(captured_request(n, request_to_json(r.request), r.turn, r.step) for n, r in enumerate(sent))
     stop = _step("s1", STEP_START, 3, 1)
-    checker = LogChecker("s1", named)
-    for line, event in _numbered(events[:stop]):
-        checker.feed(line, from_event(event))
+    checker = LogChecker("s1", _named("s1"))
+    _feed(checker, events[:stop])
     checker.finish(stopped=True)
     done = sum(r.log_length <= stop for r in sent)
     assert (checker.requests_checked, checker.requests_after_stop, checker.requests_unmatched, checker.findings) == (done, len(sent) - done, 0, [])
@@ -671,6 +676,5 @@ def test_with_no_seed_a_step_at_seq_0_takes_its_request_in_order() -> None:
     """s3 from its step/start on (its turn/start and prompt cut off): no event is a seed's, so the step's request is matched."""
     events = _events("s3")
     start = next(n for n, e in enumerate(events) if e.type == STEP_START)
-    cut = [replace(e, seq=e.seq - start, source_event_seqs=None if e.source_event_seqs is None else tuple(s - start for s in e.source_event_seqs)) for e in events[start:]]
-    checker = check_events(_numbered(cut), _unnamed("s3"), "s3")
+    checker = check_events(_numbered(_moved(events[start:], -start)), _unnamed("s3"), "s3")
     assert [(m.turn, m.step) for m in checker.in_order] == [(1, 1)] and checker.requests_unmatched == 0
