@@ -39,11 +39,16 @@ and its score line names the selection.
 verdicts are kept like any other, so a later full run does not judge them again.
 
 ``--against vectors`` gives the vectors' score instead: the share of the behaviour-changing mutants
-(those the module's tests kill; judged before, without ``--against``) that make the model fail the
-published conformance vectors. The vectors are written once by the unmutated model
-(``prefix-model vectors``); each mutant then runs them through the reference consumer
-(``edge/vectors/consumer.py``: the model's adapter, checker and reader) with contracts off, as a
-foreign implementation runs them. Killed: a case fails, the run crashes or times out.
+that make the model fail the published conformance vectors. The vectors are written once by the
+unmutated model (``prefix-model vectors``); each mutant the module's tests kill (judged before,
+without ``--against``) then runs them through the reference consumer (``edge/vectors/consumer.py``:
+the model's adapter, checker and reader) with contracts off, as a foreign implementation runs them.
+Killed: a case fails, the run crashes or times out. A mutant that passes every vector is run
+against the module's tests once more with contracts off (less the tests that fail so on the
+unmutated model: they test the contracts): if they pass, it changes only what a contract computes,
+which a foreign implementation never runs, and it leaves the denominator. So does one listed in
+``proofs/mutation-vectors-scope.json``, which changes only what the vectors leave out by design
+(an event's ``time``). What is left passes every vector and changes behaviour: a gap of the vectors.
 
 Survivors listed in ``proofs/mutation-equivalent.json`` (id, the mutated line, a one-line reason)
 are reported apart and left out of the score's denominator; an entry whose id no longer gives
@@ -79,9 +84,11 @@ PACKAGE_DIR = MODEL / "prefix_model"
 TESTS = ROOT / "tests"
 STATE = ROOT / ".mutation" / "results.json"
 EQUIVALENT = ROOT / "proofs" / "mutation-equivalent.json"
+OUT_OF_SCOPE = ROOT / "proofs" / "mutation-vectors-scope.json"  # what the vectors leave out by design, per mutant
 README_LAYOUT = ROOT / "README.md"
 JOBS = 2  # the machine has 2 cores
 PYTEST_ARGS: tuple[str, ...] = ("-x", "-q", "-p", "no:cacheprovider")
+CONTRACTS_OFF = {"PREFIX_MODEL_CONTRACTS": "0"}  # read when the core is first imported
 # A mutant against the vectors: the reference consumer over a vectors directory, contracts off.
 CONSUME = (
     "import sys; from pathlib import Path; from prefix_model.edge.vectors.consumer import consume_report; "
@@ -439,14 +446,25 @@ def imported_from(model_tree: Path) -> Path:
     return Path(done.stdout.strip()).resolve()
 
 
-def run_tests(model_tree: Path, tests: Sequence[str], timeout: float) -> Run:
+def run_tests(model_tree: Path, tests: Sequence[str], timeout: float, contracts: bool = True) -> Run:
     """Run pytest on ``tests`` (files or node ids) with ``model_tree`` first on PYTHONPATH; killed when it fails or times out."""
-    return run_command(model_tree, [sys.executable, "-m", "pytest", *PYTEST_ARGS, *tests], tree_env(model_tree), timeout)
+    env = tree_env(model_tree) | ({} if contracts else CONTRACTS_OFF)
+    return run_command(model_tree, [sys.executable, "-m", "pytest", *PYTEST_ARGS, *tests], env, timeout)
+
+
+def contract_tests(tests: Sequence[str], timeout: float) -> list[str]:
+    """Return the node ids of ``tests`` that fail on the unmutated model with contracts off: they test the contracts themselves.
+
+    Most such tests skip themselves when contracts are off; these are the ones that do not.
+    """
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf", "--tb=no", *tests]
+    done = subprocess.run(command, cwd=ROOT, env=tree_env(MODEL) | CONTRACTS_OFF, capture_output=True, text=True, timeout=timeout)
+    return re.findall(r"^FAILED (\S+)", done.stdout, re.MULTILINE)
 
 
 def run_vectors(model_tree: Path, vectors: Path, timeout: float) -> Run:
     """Run the reference consumer over ``vectors`` with ``model_tree`` first on PYTHONPATH and contracts off."""
-    env = tree_env(model_tree) | {"PREFIX_MODEL_CONTRACTS": "0"}
+    env = tree_env(model_tree) | CONTRACTS_OFF
     return run_command(model_tree, [sys.executable, "-c", CONSUME, str(vectors)], env, timeout)
 
 
@@ -494,7 +512,7 @@ class State:
 
 
 def load_equivalent(path: Path = EQUIVALENT) -> dict[str, dict[str, dict[str, str]]]:
-    """Return the survivors judged equivalent: module (from the repo root) -> id -> {"line", "reason"}."""
+    """Return the survivors judged equivalent (or, from ``OUT_OF_SCOPE``, out of the vectors' scope): module -> id -> {"line", "reason"}."""
     if not path.is_file():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -551,12 +569,22 @@ class Tally:
     against: str = "tests"
     selection: str = ""  # the --tests selection, when not the module's own tests
     unjudged: int = 0  # --against vectors: mutants of the sample the tests have not judged yet
+    # --against vectors, of the mutants that pass every vector: those whose tests pass with contracts off (they change
+    # only what a contract computes), the tests deselected for that (they fail unmutated with contracts off), and those
+    # proofs/mutation-vectors-scope.json says the vectors leave out by design
+    contract_only: list[Mutant] = dataclasses.field(default_factory=list)
+    deselected: list[str] = dataclasses.field(default_factory=list)
+    out_of_scope: list[tuple[Mutant, str]] = dataclasses.field(default_factory=list)
+
+    @property
+    def denominator(self) -> int:
+        """The mutants the score counts: neither equivalent, nor contract-only, nor out of the vectors' scope."""
+        return self.mutants - len(self.equivalent) - len(self.contract_only) - len(self.out_of_scope)
 
     def score(self) -> str:
-        denominator = self.mutants - len(self.equivalent)
-        percent = 100.0 * self.killed / denominator if denominator else 100.0
+        percent = 100.0 * self.killed / self.denominator if self.denominator else 100.0
         what = "fail the vectors" if self.against == "vectors" else "killed"
-        return f"{self.killed} / {denominator} {what} ({percent:.1f} %)"
+        return f"{self.killed} / {self.denominator} {what} ({percent:.1f} %)"
 
 
 def sampled(mutants: Sequence[Mutant], every: int) -> list[Mutant]:
@@ -595,11 +623,12 @@ def judge_module(
     vectors: Vectors | None = None,
     only: frozenset[str] = frozenset(),
     selection: Sequence[str] = (),
+    out_of_scope: dict[str, dict[str, str]] | None = None,
 ) -> Tally | None:
     """Judge the mutants of ``module`` (every ``every``-th) not judged already; ``None`` when the unmutated module fails.
 
     Against its tests by default, or the pytest arguments of ``selection``; with ``vectors``, the ones its
-    tests killed, against the vectors.
+    tests killed, against the vectors, and those that pass every vector against its tests with contracts off.
     """
     key = module.relative_to(ROOT).as_posix()
     tests = selection_files(selection) if selection else tests_of(module)
@@ -617,52 +646,76 @@ def judge_module(
         note = f"only the {len(mutants)} mutants named by --only, of {len(everything)}"
     test_verdicts = state.verdicts(state_key, _digest([module, *tests], selection))
     tally = Tally(key, sample=note, selection=", ".join(selection))
-    if vectors is None:
-        names = ", ".join(selection) if selection else ", ".join(t.relative_to(ROOT).as_posix() for t in tests)
-        verdicts, judge = test_verdicts, (lambda tree, limit: run_tests(tree, arguments, limit))
-    else:
-        # The behaviour-changing mutants: those the module's tests kill (a survivor changes nothing they see).
-        tally.against = "vectors"
-        tally.unjudged = sum(1 for m in mutants if m.id not in test_verdicts)
-        mutants = [m for m in mutants if test_verdicts.get(m.id, {}).get("verdict") in ("killed", "timeout")]
-        verdicts = state.verdicts(f"vectors:{key}", hashlib.sha256(bytes.fromhex(_digest([module])) + vectors.manifest.read_bytes()).hexdigest())
-        judge, names = (lambda tree, limit: run_vectors(tree, vectors.directory, limit)), "the vectors (contracts off)"
-    pending = [m for m in mutants if m.id not in verdicts]
-    tally.mutants, tally.judged_before = len(mutants), len(mutants) - len(pending)
     chosen = f" ({tally.sample})" if tally.sample else ""
-    say(f"{key}: {len(everything)} mutants{chosen}, {len(mutants)} to judge, {len(pending)} to run, against {names}")
-    if tally.unjudged:
-        say(f"  {tally.unjudged} mutants not yet judged by the tests are left out: run without --against first")
-    if pending:
+
+    def judge_all(judged: list[Mutant], verdicts: dict[str, dict[str, object]], judge: Judge, names: str, record_key: str) -> bool:
+        """Judge those of ``judged`` without a verdict (after the unmutated module); False when the unmutated module fails."""
+        pending = [m for m in judged if m.id not in verdicts]
+        tally.judged_before += len(judged) - len(pending)
+        say(f"{key}: {len(everything)} mutants{chosen}, {len(judged)} to judge, {len(pending)} to run, against {names}")
+        if not pending:
+            return True
         baseline = trees.run(module, source, judge, timeout or 3600.0)
         if baseline.killed:
             say(f"FAIL {key}: the unmutated module fails against {names} in the copy ({baseline.seconds:.1f} s)\n{baseline.tail}")
-            return None
+            return False
         limit = timeout or TIMEOUT_FACTOR * baseline.seconds + TIMEOUT_MARGIN
         say(f"  unmutated: passes in {baseline.seconds:.1f} s; per-mutant timeout {limit:.0f} s")
         done = [0]
 
         def judge_one(mutant: Mutant) -> None:
             run = trees.run(module, mutant.source, judge, limit)
-            state.record(state_key if vectors is None else f"vectors:{key}", mutant, run)
+            state.record(record_key, mutant, run)
             done[0] += 1
             verdict = "timeout" if run.timed_out else "killed" if run.killed else "SURVIVED"
             say(f"  [{done[0]}/{len(pending)}] {mutant.id} {verdict} ({run.seconds:.1f} s)")
 
         list(pool.map(judge_one, pending))
-    for mutant in mutants:
-        verdict = verdicts[mutant.id]["verdict"]
-        if verdict != "survived":
-            tally.killed += 1
-            tally.timed_out += verdict == "timeout"
-            continue
-        entry = equivalent.get(mutant.id) if vectors is None else None  # a killed mutant is no equivalent one
+        return True
+
+    def survived(verdicts: dict[str, dict[str, object]], mutant: Mutant) -> bool:
+        return verdicts[mutant.id]["verdict"] == "survived"
+
+    if vectors is None:
+        names = ", ".join(selection) if selection else ", ".join(t.relative_to(ROOT).as_posix() for t in tests)
+        if not judge_all(mutants, test_verdicts, lambda tree, limit: run_tests(tree, arguments, limit), names, state_key):
+            return None
+        tally.mutants = len(mutants)
+        verdicts, unsorted = test_verdicts, [m for m in mutants if survived(test_verdicts, m)]
+        excluded, kind = equivalent, tally.equivalent
+    else:
+        # The behaviour-changing mutants: those the module's tests kill (a survivor changes nothing they see).
+        tally.against = "vectors"
+        tally.unjudged = sum(1 for m in mutants if m.id not in test_verdicts)
+        mutants = [m for m in mutants if test_verdicts.get(m.id, {}).get("verdict") in ("killed", "timeout")]
+        tally.mutants = len(mutants)
+        verdicts = state.verdicts(f"vectors:{key}", hashlib.sha256(bytes.fromhex(_digest([module])) + vectors.manifest.read_bytes()).hexdigest())
+        if tally.unjudged:
+            say(f"  {tally.unjudged} mutants not yet judged by the tests are left out: run without --against first")
+        if not judge_all(mutants, verdicts, lambda tree, limit: run_vectors(tree, vectors.directory, limit), "the vectors (contracts off)", f"vectors:{key}"):
+            return None
+        # Of those that pass every vector, the ones whose tests also pass with contracts off change only a contract.
+        passing = [m for m in mutants if survived(verdicts, m)]
+        if passing:
+            tally.deselected = contract_tests(arguments, 3600.0)
+            off = [part for test in tally.deselected for part in ("--deselect", test)] + arguments
+            off_verdicts = state.verdicts(f"contracts-off:{key}", _digest([module, *tests]))
+            names = f"{', '.join(t.relative_to(ROOT).as_posix() for t in tests)} with contracts off ({len(tally.deselected)} tests of the contracts deselected)"
+            if not judge_all(passing, off_verdicts, lambda tree, limit: run_tests(tree, off, limit, contracts=False), names, f"contracts-off:{key}"):
+                return None
+            tally.contract_only = [m for m in passing if survived(off_verdicts, m)]
+        unsorted = [m for m in passing if m not in tally.contract_only]
+        excluded, kind = out_of_scope or {}, tally.out_of_scope
+    tally.killed = sum(1 for m in mutants if not survived(verdicts, m))
+    tally.timed_out = sum(1 for m in mutants if verdicts[m.id]["verdict"] == "timeout")
+    for mutant in unsorted:
+        entry = excluded.get(mutant.id)
         if entry is not None and entry.get("line") == mutant.mutated_line.strip():
-            tally.equivalent.append((mutant, entry.get("reason", "")))
+            kind.append((mutant, entry.get("reason", "")))
         else:
             tally.survivors.append(mutant)
     by_id = {m.id: m for m in everything}
-    for mutant_id, entry in equivalent.items():
+    for mutant_id, entry in excluded.items():
         if mutant_id not in by_id or by_id[mutant_id].mutated_line.strip() != entry.get("line"):
             tally.stale.append(mutant_id)
     return tally
@@ -670,28 +723,40 @@ def judge_module(
 
 def report(tally: Tally, say: Callable[[str], None]) -> None:
     sample = f"; {tally.sample} (NOT the full score)" if tally.sample else ""
+
+    def show(label: str, mutant: Mutant, reason: str = "") -> None:
+        say(f"  {label} {tally.key}:{mutant.start_line}  {mutant.id}  {mutant.description}{f': {reason}' if reason else ''}")
+        if not reason:
+            say(f"      - {mutant.original_line.strip()}\n      + {mutant.mutated_line.strip()}")
+
     if tally.against == "vectors":
         say(
-            f"{tally.key} against the vectors: {tally.score()}: of {tally.mutants} behaviour-changing mutants (killed by its tests),"
-            f" {len(tally.survivors)} pass every vector{sample} ({tally.timed_out} by the timeout; {tally.judged_before} verdicts from"
-            f" {STATE.relative_to(ROOT)}{f'; {tally.unjudged} not judged by the tests yet' if tally.unjudged else ''})"
+            f"{tally.key} against the vectors: {tally.score()}: of {tally.mutants} mutants its tests kill,"
+            f" {len(tally.contract_only)} change only what a contract computes (its tests pass with contracts off,"
+            f" {len(tally.deselected)} tests of the contracts deselected), {len(tally.out_of_scope)} change what the vectors leave out"
+            f" by design, {len(tally.survivors)} pass every vector{sample} ({tally.timed_out} by the timeout; {tally.judged_before}"
+            f" verdicts from {STATE.relative_to(ROOT)}{f'; {tally.unjudged} not judged by the tests yet' if tally.unjudged else ''})"
         )
         for mutant in tally.survivors:
-            say(f"  PASSES THE VECTORS {tally.key}:{mutant.start_line}  {mutant.id}  {mutant.description}")
-            say(f"      - {mutant.original_line.strip()}\n      + {mutant.mutated_line.strip()}")
-        return
-    against = f" against {tally.selection}" if tally.selection else ""
-    say(
-        f"{tally.key}{against}: {tally.score()}; {tally.mutants} mutants, {len(tally.equivalent)} equivalent, {len(tally.survivors)} survived{sample}"
-        f" ({tally.timed_out} killed by the timeout; {tally.judged_before} verdicts from {STATE.relative_to(ROOT)})"
-    )
-    for mutant in tally.survivors:
-        say(f"  SURVIVED {tally.key}:{mutant.start_line}  {mutant.id}  {mutant.description}")
-        say(f"      - {mutant.original_line.strip()}\n      + {mutant.mutated_line.strip()}")
-    for mutant, reason in tally.equivalent:
-        say(f"  equivalent {tally.key}:{mutant.start_line}  {mutant.id}  {mutant.description}: {reason}")
+            show("PASSES THE VECTORS", mutant)
+        for mutant in tally.contract_only:
+            say(f"  contract only {tally.key}:{mutant.start_line}  {mutant.id}  {mutant.mutated_line.strip()}")
+        for mutant, reason in tally.out_of_scope:
+            show("out of the vectors' scope", mutant, reason)
+        listed = OUT_OF_SCOPE
+    else:
+        against = f" against {tally.selection}" if tally.selection else ""
+        say(
+            f"{tally.key}{against}: {tally.score()}; {tally.mutants} mutants, {len(tally.equivalent)} equivalent, {len(tally.survivors)} survived{sample}"
+            f" ({tally.timed_out} killed by the timeout; {tally.judged_before} verdicts from {STATE.relative_to(ROOT)})"
+        )
+        for mutant in tally.survivors:
+            show("SURVIVED", mutant)
+        for mutant, reason in tally.equivalent:
+            show("equivalent", mutant, reason)
+        listed = EQUIVALENT
     for mutant_id in tally.stale:
-        say(f"  STALE entry of {EQUIVALENT.relative_to(ROOT)}: {mutant_id} no longer gives its line; it excludes nothing")
+        say(f"  STALE entry of {listed.relative_to(ROOT)}: {mutant_id} no longer gives its line; it excludes nothing")
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -701,7 +766,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=None, help=f"seconds per mutant (default {TIMEOUT_FACTOR:g} x the unmutated run + {TIMEOUT_MARGIN:g})")
     parser.add_argument("--list", action="store_true", help="print each module's mutants and their tests, and run nothing")
     parser.add_argument(
-        "--relocate-equivalent", action="store_true", help="give the equivalent entries of these modules the ids their lines have now (after an edit above them), and run nothing"
+        "--relocate-equivalent", action="store_true", help="give the entries of these modules in proofs/mutation-equivalent.json and proofs/mutation-vectors-scope.json the ids their lines have now (after an edit above them), and run nothing"
     )
     parser.add_argument("--sample", type=int, default=1, metavar="N", help="judge 1 mutant in N only, by position in id order (positions 0, N, 2N, ...; default 1: all)")
     parser.add_argument("--only", default="", metavar="ID,...", help="judge only these mutant ids (e.g. to show that a new test kills them)")
@@ -744,8 +809,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(text, flush=True)
 
     if args.relocate_equivalent:
-        for line in relocate_equivalent(modules) or ["every equivalent entry names its mutant"]:
-            say(line)
+        for listed in (EQUIVALENT, OUT_OF_SCOPE):
+            for line in relocate_equivalent(modules, listed) or [f"every entry of {listed.relative_to(ROOT)} names its mutant"]:
+                say(line)
         return 0
     if args.list:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # a listing piped into head stops quietly
@@ -761,7 +827,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     against = "the published vectors, contracts off" if args.against == "vectors" else f"pytest {' '.join(PYTEST_ARGS)}"
     say(f"operators: {', '.join(OPERATORS)}; {against}; {args.jobs} at a time{f'; 1 mutant in {args.sample}' if args.sample > 1 else ''}")
-    equivalent = load_equivalent()
+    equivalent, out_of_scope = load_equivalent(), load_equivalent(OUT_OF_SCOPE)
     state = State(STATE)
     vectors = Vectors() if args.against == "vectors" else None
     trees = Trees(args.jobs)
@@ -771,7 +837,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             for module in modules:
                 key = module.relative_to(ROOT).as_posix()
-                tally = judge_module(module, trees, pool, state, args.timeout, equivalent.get(key, {}), say, args.sample, vectors, only, selection)
+                tally = judge_module(
+                    module, trees, pool, state, args.timeout, equivalent.get(key, {}), say, args.sample, vectors, only, selection, out_of_scope.get(key, {})
+                )
                 if tally is None:
                     failed = True
                 else:
@@ -785,7 +853,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report(tally, say)
     if len(tallies) > 1:
         killed = sum(t.killed for t in tallies)
-        denominator = sum(t.mutants - len(t.equivalent) for t in tallies)
+        denominator = sum(t.denominator for t in tallies)
         say(f"all {len(tallies)} modules: {killed} / {denominator} ({100.0 * killed / denominator if denominator else 100.0:.1f} %)")
     say(f"total {time.monotonic() - started:.1f} s wall")
     return 1 if failed else 0

@@ -192,13 +192,37 @@ def test_a_module_is_run_against_its_chapters_tests() -> None:
     assert tests("model/prefix_model/core/headers.py") == ["tests/core/test_headers.py", "tests/core/test_request_log.py"]
 
 
-def test_every_equivalent_mutant_is_still_there() -> None:
-    for module, entries in mutation.load_equivalent().items():
+@pytest.mark.parametrize("listed", [mutation.EQUIVALENT, mutation.OUT_OF_SCOPE], ids=lambda p: p.name)
+def test_every_equivalent_or_out_of_scope_mutant_is_still_there(listed: Path) -> None:
+    for module, entries in mutation.load_equivalent(listed).items():
         by_id = {m.id: m for m in mutation.mutants_of((ROOT / module).read_text(encoding="utf-8"), only=frozenset(entries))}
         for mutant_id, entry in entries.items():
             moved = f"{module} {mutant_id}: an edit moved it? proofs/mutation.py --relocate-equivalent {module}"
             assert mutant_id in by_id and by_id[mutant_id].mutated_line.strip() == entry["line"], moved
             assert entry["reason"].strip(), (module, mutant_id)
+
+
+def test_the_vectors_score_leaves_out_contract_only_and_out_of_scope_mutants() -> None:
+    by_id = {m.id: m for m in mutation.mutants_of(SAMPLE)}
+    first, second, third = list(by_id.values())[:3]
+    tally = mutation.Tally("m.py", mutants=10, killed=6, against="vectors", survivors=[first], contract_only=[second], deselected=["t.py::a"])
+    tally.out_of_scope.append((third, "a field the vectors leave out"))
+    lines: list[str] = []
+    mutation.report(tally, lines.append)
+    assert lines[0].startswith("m.py against the vectors: 6 / 8 fail the vectors (75.0 %): of 10 mutants its tests kill, 1 change only what a contract")
+    assert "1 tests of the contracts deselected), 1 change what the vectors leave out by design, 1 pass every vector" in lines[0]
+    assert lines[1] == f"  PASSES THE VECTORS m.py:{first.start_line}  {first.id}  {first.description}"
+    assert lines[3] == f"  contract only m.py:{second.start_line}  {second.id}  {second.mutated_line.strip()}"
+    assert lines[4].endswith(f"{third.id}  {third.description}: a field the vectors leave out")
+
+
+def test_the_tests_of_the_contracts_are_those_that_fail_with_contracts_off(tmp_path: Path) -> None:
+    tests = tmp_path / "test_probe.py"
+    tests.write_text(
+        "from prefix_model.core.contracts import ENABLED\n\ndef test_on():\n    assert ENABLED\n\ndef test_either():\n    pass\n", encoding="utf-8"
+    )
+    [found] = mutation.contract_tests([str(tests)], 120.0)
+    assert found.endswith("test_probe.py::test_on")
 
 
 def test_a_sample_is_every_nth_mutant_in_id_order() -> None:
