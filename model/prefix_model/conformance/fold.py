@@ -48,7 +48,7 @@ from prefix_model.core.events import (
     seq_gap,
 )
 from prefix_model.core.headers import CHANGE, INITIAL, EpochHeader, canonical_header, check_header_event, header_equals, header_of
-from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze, json_text, thaw
+from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze, is_json_value, json_text, thaw
 from prefix_model.core.requests import Request, build_request, is_step_number, request_to_json
 from prefix_model.core.surface import check_provenance, check_tool_result_rewrite, replacement_range
 
@@ -76,6 +76,7 @@ class Captured:
     spans: Spans = field(default_factory=dict)  # where each field's value sits in ``text`` (a compact line)
     messages_checked: bool = True  # the reader checked each message's shape (else ``check_messages`` does)
 
+    @require(lambda self, name: name in self.fields, "CHK-2: a field the request has (the caller compared the field names first)", enabled=ENABLED)
     @ensure(
         lambda self, name, want, result: result == (plain_text(self.fields[name]) == want),
         "CHK-2: a field's own text in the line passes only when it is the field's compact text",
@@ -809,6 +810,7 @@ def check_events(
     return checker
 
 
+@require(lambda request: is_json_value(request), "JSON-6: a model-built request is a frozen lossless value", enabled=ENABLED)
 @ensure(lambda request, result: json_text(result.exact()) == json_text(request), "CAP-1: a model-built request is captured whole, key order included", enabled=ENABLED)
 def captured_request(index: int, request: FrozenMap, turn: int | None = None, step: int | None = None) -> Captured:
     """Return a model-built request as the capture would hold it (line ``index + 1``)."""

@@ -234,7 +234,10 @@ for _variant in VARIANTS:
 
 @ensure(lambda name, result: result.name == name, "VAR-1: the semantics of the variant of that name", enabled=ENABLED)
 def semantics_of(name: str) -> Semantics:
-    """Return the semantics of the variant named ``name`` (``session-prefix``: the harness's); KeyError for no such variant."""
+    """Return the semantics of the variant named ``name`` (``session-prefix``: the harness's).
+
+    :raises KeyError: for no such variant
+    """
     if name == HARNESS.name:
         return HARNESS
     for variant in VARIANTS:
