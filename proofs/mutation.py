@@ -95,6 +95,12 @@ CONSUME = (
     "failed = [r.ident for r in consume_report(Path(sys.argv[1])) if not r.passed]; "
     "print(f'{len(failed)} cases failed: {failed[:5]}'); sys.exit(1 if failed else 0)"
 )
+# The lines of one module (argv[2]) the reference consumer runs over a vectors directory (argv[1]), contracts off.
+REACH = (
+    "import json, sys, coverage; from pathlib import Path; cov = coverage.Coverage(data_file=None, include=[sys.argv[2]]); cov.start(); "
+    "from prefix_model.edge.vectors.consumer import consume_report; consume_report(Path(sys.argv[1])); cov.stop(); "
+    "print(json.dumps(sorted(cov.get_data().lines(sys.argv[2]) or [])))"
+)
 # The per-mutant timeout, unless --timeout: this many times the unmutated run's wall time, plus a
 # margin for a loaded machine. A mutant past it is killed (an endless loop is a detected change).
 TIMEOUT_FACTOR = 3.0
@@ -575,6 +581,7 @@ class Tally:
     contract_only: list[Mutant] = dataclasses.field(default_factory=list)
     deselected: list[str] = dataclasses.field(default_factory=list)
     out_of_scope: list[tuple[Mutant, str]] = dataclasses.field(default_factory=list)
+    unreached: set[str] = dataclasses.field(default_factory=set)  # survivors on a line no vector runs
 
     @property
     def denominator(self) -> int:
@@ -606,6 +613,12 @@ class Vectors:
         command = [sys.executable, "-c", "import sys; from pathlib import Path; from prefix_model.edge.vectors.generate import generate; sys.exit(generate(Path(sys.argv[1])))", str(self.directory)]
         subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=600)
         self.manifest = self.directory / "manifest.json"
+
+    def reach(self, module: Path) -> frozenset[int]:
+        """Return the lines of ``module`` that run while the unmutated model consumes the vectors (contracts off)."""
+        command = [sys.executable, "-c", REACH, str(self.directory), str(module)]
+        done = subprocess.run(command, cwd=ROOT, env=tree_env(MODEL) | CONTRACTS_OFF, capture_output=True, text=True, check=True, timeout=600)
+        return frozenset(json.loads(done.stdout.splitlines()[-1]))
 
     def close(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
@@ -706,6 +719,8 @@ def judge_module(
             tally.contract_only = [m for m in passing if survived(off_verdicts, m)]
         unsorted = [m for m in passing if m not in tally.contract_only]
         excluded, kind = out_of_scope or {}, tally.out_of_scope
+        reached = vectors.reach(module) if unsorted else frozenset()
+        tally.unreached = {m.id for m in unsorted if m.start_line not in reached and m.line not in reached}
     tally.killed = sum(1 for m in mutants if not survived(verdicts, m))
     tally.timed_out = sum(1 for m in mutants if verdicts[m.id]["verdict"] == "timeout")
     for mutant in unsorted:
@@ -734,11 +749,12 @@ def report(tally: Tally, say: Callable[[str], None]) -> None:
             f"{tally.key} against the vectors: {tally.score()}: of {tally.mutants} mutants its tests kill,"
             f" {len(tally.contract_only)} change only what a contract computes (its tests pass with contracts off,"
             f" {len(tally.deselected)} tests of the contracts deselected), {len(tally.out_of_scope)} change what the vectors leave out"
-            f" by design, {len(tally.survivors)} pass every vector{sample} ({tally.timed_out} by the timeout; {tally.judged_before}"
+            f" by design, {len(tally.survivors)} pass every vector ({sum(m.id in tally.unreached for m in tally.survivors)} on lines no vector runs)"
+            f"{sample} ({tally.timed_out} by the timeout; {tally.judged_before}"
             f" verdicts from {STATE.relative_to(ROOT)}{f'; {tally.unjudged} not judged by the tests yet' if tally.unjudged else ''})"
         )
         for mutant in tally.survivors:
-            show("PASSES THE VECTORS", mutant)
+            show("PASSES THE VECTORS" + (" (a line no vector runs)" if mutant.id in tally.unreached else ""), mutant)
         for mutant in tally.contract_only:
             say(f"  contract only {tally.key}:{mutant.start_line}  {mutant.id}  {mutant.mutated_line.strip()}")
         for mutant, reason in tally.out_of_scope:

@@ -215,11 +215,12 @@ def test_the_vectors_score_leaves_out_contract_only_and_out_of_scope_mutants() -
     first, second, third = list(by_id.values())[:3]
     tally = mutation.Tally("m.py", mutants=10, killed=6, against="vectors", survivors=[first], contract_only=[second], deselected=["t.py::a"])
     tally.out_of_scope.append((third, "a field the vectors leave out"))
+    tally.unreached.add(first.id)
     lines: list[str] = []
     mutation.report(tally, lines.append)
     assert lines[0].startswith("m.py against the vectors: 6 / 8 fail the vectors (75.0 %): of 10 mutants its tests kill, 1 change only what a contract")
-    assert "1 tests of the contracts deselected), 1 change what the vectors leave out by design, 1 pass every vector" in lines[0]
-    assert lines[1] == f"  PASSES THE VECTORS m.py:{first.start_line}  {first.id}  {first.description}"
+    assert "1 tests of the contracts deselected), 1 change what the vectors leave out by design, 1 pass every vector (1 on lines no vector runs)" in lines[0]
+    assert lines[1] == f"  PASSES THE VECTORS (a line no vector runs) m.py:{first.start_line}  {first.id}  {first.description}"
     assert lines[3] == f"  contract only m.py:{second.start_line}  {second.id}  {second.mutated_line.strip()}"
     assert lines[4].endswith(f"{third.id}  {third.description}: a field the vectors leave out")
 
