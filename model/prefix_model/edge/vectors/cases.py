@@ -235,15 +235,24 @@ class _Mutant:
     session: str = "s1"
 
 
-def _tool_result_rewrite(events: Events) -> Events:
-    n = _index(events, "tool/result")
-    original = events[n]
-    data = _edit(original["data"], ("content",), _set((FrozenMap({"type": "text", "text": "a (redacted)"}),)))
-    assert isinstance(data, FrozenMap)
-    seq = original["seq"]
-    fields: dict[str, JsonValue] = {"type": "tool/result", "seq": 0, "time": 0, "data": data, "sourceEventSeqs": (seq,),
-                                    "surfaceOp": FrozenMap({"op": "replace", "start": seq, "end": seq})}  # fmt: skip
-    return _insert_before_last(FrozenMap(fields))(events)
+def _rewrite(target: str, *changes: tuple[Path, JsonValue]) -> Edit:
+    """Append a tool/result that replaces the first ``target`` node: the first tool/result's data, changed at each path."""
+
+    def edit(events: Events) -> Events:
+        data: object = events[_index(events, "tool/result")]["data"]
+        for path, value in changes:
+            assert isinstance(data, FrozenMap)
+            data = _edit(data, path, _set(value))
+        assert isinstance(data, FrozenMap)
+        seq = events[_index(events, target)]["seq"]
+        fields: dict[str, JsonValue] = {"type": "tool/result", "seq": 0, "time": 0, "data": data, "sourceEventSeqs": (seq,),
+                                        "surfaceOp": FrozenMap({"op": "replace", "start": seq, "end": seq})}  # fmt: skip
+        return _insert_before_last(FrozenMap(fields))(events)
+
+    return edit
+
+
+_REDACTED = (("content",), (FrozenMap({"type": "text", "text": "a (redacted)"}),))
 
 
 def _plugin_records(events: Events) -> Events:
@@ -284,7 +293,7 @@ def _mutants() -> tuple[_Mutant, ...]:
         _Mutant("log/unknown-types-accepted", nl, None, ("LOG-9", "LOG-12", "FMT-1", "MATCH-1"),
                 "a plugin's own event type and the retired context/message are log-only records", _plugin_records, capture=True),
         _Mutant("log/tool-result-rewrite", tc, None, ("SURF-9", "SURF-3", "SURF-6", "SURF-8", "DER-6", "JSON-5"),
-                "a tool/result replaces the first tool/result, changing only its content", _tool_result_rewrite, capture=True),
+                "a tool/result replaces the first tool/result, changing only its content", _rewrite("tool/result", _REDACTED), capture=True),
         _Mutant("log/real-clock-times", nl, None, ("LOG-3", "JSON-3"), "events carry epoch-millisecond times", _clock, capture=True),
         _Mutant("log/duplicate-keys-last-wins", nl, None, ("FMT-4",),
                 'the first line spells "type" twice; JSON.parse keeps the last value', raw=_duplicate_type, capture=True),
@@ -332,15 +341,25 @@ def _mutants() -> tuple[_Mutant, ...]:
                 _on("user/message", ("surfaceOp", "extra"), _set(0), nth=3)),
         _Mutant("invalid/surf-4/replace-start-not-on-surface", cp, "SURF-4", ("SURF-4",), "the compaction replaces from seq 0 (turn/start)",
                 _on("user/message", ("surfaceOp", "start"), _set(0), nth=3)),
+        _Mutant("invalid/surf-4/replace-end-not-on-surface", cp, "SURF-4", ("SURF-4",), "the compaction replaces up to seq 999, which is no event",
+                _on("user/message", ("surfaceOp", "end"), _set(999), nth=3)),
         _Mutant("invalid/surf-5/replace-start-after-end", cp, "SURF-5", ("SURF-5",), "the compaction's start and end are swapped",
                 _then(_on("user/message", ("surfaceOp", "start"), _set(10), nth=3), _on("user/message", ("surfaceOp", "end"), _set(1), nth=3))),
         _Mutant("invalid/surf-7/source-not-earlier", tc, "SURF-7", ("SURF-7",), "a tool/result names itself as its source",
                 lambda events: _on("tool/result", ("sourceEventSeqs",), _set((events[_index(events, "tool/result")]["seq"],)))(events)),
+        _Mutant("invalid/surf-7/sources-empty", tc, "SURF-7", ("SURF-7",), "a tool/result's sourceEventSeqs is empty",
+                _on("tool/result", ("sourceEventSeqs",), _set(()))),
+        _Mutant("invalid/surf-7/source-named-twice", tc, "SURF-7", ("SURF-7",), "a tool/result names its tool/call twice as its source",
+                lambda events: _on("tool/result", ("sourceEventSeqs",), _set((events[_index(events, "tool/call")]["seq"],) * 2))(events)),
         _Mutant("invalid/surf-8/provenance-misses-shadowed", cp, "SURF-8", ("SURF-8",), "the compaction's provenance leaves out the last shadowed node",
                 _on("user/message", ("sourceEventSeqs", 4), _drop, nth=3)),
         _Mutant("invalid/surf-9/tool-result-replaces-messages", cp, "SURF-9", ("SURF-9",), "the compaction summary is written as a tool/result",
                 _then(_on("user/message", ("data", "callId"), _set("c1"), nth=3), _on("user/message", ("data", "isError"), _set(False), nth=3),
                       _on("user/message", ("type",), _set("tool/result"), nth=3))),
+        _Mutant("invalid/surf-9/tool-result-replaces-a-message", tc, "SURF-9", ("SURF-9",),
+                "a tool/result replaces the first assistant/message, not a tool/result", _rewrite("assistant/message", _REDACTED)),
+        _Mutant("invalid/surf-9/rewrite-changes-is-error", tc, "SURF-9", ("SURF-9",),
+                "a tool/result replaces the first tool/result, changing its content and isError", _rewrite("tool/result", _REDACTED, (("isError",), True))),
         # Headers (§5) and the record rule (§11).
         _Mutant("invalid/hdr-1/header-without-config", nl, "HDR-1", ("HDR-1",), "the snapshot has no config",
                 _on("request/header", ("data", "header"), _set(FrozenMap({"system": "You are careful."})))),
