@@ -97,9 +97,10 @@ CONSUME = (
 )
 # The lines of one module (argv[2]) the reference consumer runs over a vectors directory (argv[1]), contracts off.
 REACH = (
-    "import json, sys, coverage; from pathlib import Path; cov = coverage.Coverage(data_file=None, include=[sys.argv[2]]); cov.start(); "
+    "import json, sys, coverage; from pathlib import Path; module = str(Path(sys.argv[2]).resolve()); "
+    "cov = coverage.Coverage(data_file=None, include=[module]); cov.start(); "
     "from prefix_model.edge.vectors.consumer import consume_report; consume_report(Path(sys.argv[1])); cov.stop(); "
-    "print(json.dumps(sorted(cov.get_data().lines(sys.argv[2]) or [])))"
+    "print(json.dumps(sorted(cov.get_data().lines(module) or [])))"
 )
 # The per-mutant timeout, unless --timeout: this many times the unmutated run's wall time, plus a
 # margin for a loaded machine. A mutant past it is killed (an endless loop is a detected change).

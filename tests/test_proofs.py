@@ -7,6 +7,7 @@ the driver's path cap must be what stops the search, and two runs must explore t
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -223,6 +224,24 @@ def test_the_vectors_score_leaves_out_contract_only_and_out_of_scope_mutants() -
     assert lines[1] == f"  PASSES THE VECTORS (a line no vector runs) m.py:{first.start_line}  {first.id}  {first.description}"
     assert lines[3] == f"  contract only m.py:{second.start_line}  {second.id}  {second.mutated_line.strip()}"
     assert lines[4].endswith(f"{third.id}  {third.description}: a field the vectors leave out")
+
+
+def test_the_lines_the_vectors_run_are_those_the_consumer_runs() -> None:
+    vectors = mutation.Vectors()
+    try:
+        requests = mutation.resolve_module("core/requests.py")
+        reached = vectors.reach(requests)
+        assert reached == vectors.reach(Path(os.path.relpath(requests)))  # a relative path names the same module
+    finally:
+        vectors.close()
+    lines = requests.read_text(encoding="utf-8").splitlines()
+
+    def line_of(text: str) -> int:
+        [number] = [n for n, line in enumerate(lines, 1) if line.strip().startswith(text)]
+        return number
+    assert line_of("def build_request(") in reached  # run at import
+    assert line_of("return Request(header, (header.message_prefix or ()) + boundary, session_id)") in reached  # every request sent
+    assert line_of("span = find_step(log, turn, step)") not in reached  # the request command's path: no vector takes it
 
 
 def test_the_tests_of_the_contracts_are_those_that_fail_with_contracts_off(tmp_path: Path) -> None:
