@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
+from prefix_model.core.events import KNOWN_TYPES, STEP_END, is_surface_type
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
 from prefix_model.core.requests import request_to_json
 from prefix_model.edge.vectors import FORMAT_VERSION, VECTOR_SCHEMA
@@ -255,6 +256,12 @@ def _rewrite(target: str, *changes: tuple[Path, JsonValue]) -> Edit:
 _REDACTED = (("content",), (FrozenMap({"type": "text", "text": "a (redacted)"}),))
 
 
+def _array_data(kind: str) -> FrozenMap:
+    """An event of type ``kind`` whose data is an array (with the surfaceOp a surface type needs, so LOG-5 does not come first)."""
+    marker: dict[str, JsonValue] = {"surfaceOp": "append"} if is_surface_type(kind) else {}
+    return FrozenMap({"type": kind, "seq": 0, "time": 0, "data": (1,), **marker})
+
+
 def _plugin_records(events: Events) -> Events:
     note = FrozenMap({"type": "plugin/note", "seq": 0, "time": 0, "data": FrozenMap({"note": "a plugin's own record"})})
     context = freeze({"type": "context/message", "seq": 0, "time": 0, "data": {"content": [{"type": "text", "text": "a type only older design notes name (SPEC D-1)"}]}})
@@ -311,6 +318,8 @@ def _mutants() -> tuple[_Mutant, ...]:
                 _on("user/message", ("surfaceOp",), _drop)),
         _Mutant("invalid/log-6/surface-op-on-log-only", nl, "LOG-6", ("LOG-6",), 'turn/start carries surfaceOp "append"',
                 _on("turn/start", ("surfaceOp",), _set("append"))),
+        _Mutant("invalid/log-6/sources-on-log-only", nl, "LOG-6", ("LOG-6",), "step/start carries sourceEventSeqs [0]",
+                _on("step/start", ("sourceEventSeqs",), _set((0,)))),
         _Mutant("invalid/log-7/header-delta", nl, "LOG-7", ("LOG-7",), "the snapshot is a legacy request/header-delta",
                 _on("request/header", ("type",), _set("request/header-delta"))),
         _Mutant("invalid/log-7/mode-set", nl, "LOG-7", ("LOG-7",), "the snapshot is a legacy mode/set", _on("request/header", ("type",), _set("mode/set"))),
@@ -318,12 +327,17 @@ def _mutants() -> tuple[_Mutant, ...]:
                 _on("request/header", ("data", "reason"), _set("fallback"))),
         _Mutant("invalid/log-11/data-not-an-object", nl, "LOG-11", ("LOG-11",), "step/end data is an array",
                 _on("step/end", ("data",), _set((1, 1)))),
+        *(_Mutant(f"invalid/log-11/{kind.replace('/', '-')}-data-is-an-array", nl, "LOG-11", ("LOG-11",),
+                  f"a {kind} whose data is an array is inserted before the last event", _insert_before_last(_array_data(kind)))
+          for kind in KNOWN_TYPES if kind != STEP_END),
         _Mutant("invalid/log-13/assistant-without-provenance", nl, "LOG-13", ("LOG-13",), "the assistant/message has no provenance",
                 _on("assistant/message", ("data", "provenance"), _drop)),
         _Mutant("invalid/log-14/aborted-with-extra-key", "cancel/during-compose-then-new-turn", "LOG-14", ("LOG-14",),
                 "the aborted turn/end reason also names a step", _on("turn/end", ("data", "reason", "step"), _set(1))),
         _Mutant("invalid/log-15/content-not-an-array", nl, "LOG-15", ("LOG-15",), "the user/message content is a string",
                 _on("user/message", ("data", "content"), _set("hello"))),
+        _Mutant("invalid/log-15/tool-result-without-is-error", tc, "LOG-15", ("LOG-15",), "a tool/result's data has no isError",
+                _on("tool/result", ("data", "isError"), _drop)),
         _Mutant("invalid/json-1/infinite-number", nl, "JSON-1", ("JSON-1",), "turn/start data holds 1e400, which reads as Infinity",
                 raw=lambda events: _number_line(events, 0, "1e400")),
         _Mutant("invalid/json-2/negative-zero", nl, "JSON-2", ("JSON-2",), "turn/start data holds -0",
