@@ -293,6 +293,33 @@ _SYSTEM_CHANGE = "header/system-change-between-steps"
 FILE_BASE = "stream/text-tools-usage"  # the log files' session: two turns, a two-step first turn, streamed text and tool-call deltas that pack
 
 
+# A snapshot's header with one member of the wrong shape: (rule, case name, what, path under data.header, value).
+_HEADER_SHAPES: tuple[tuple[str, str, str, Path, JsonValue], ...] = (
+    ("HDR-1", "header-not-an-object", "header is a string", (), "a header"),
+    ("HDR-1", "system-not-a-string", "system is a number", ("system",), 1),
+    ("HDR-1", "tools-not-an-array", "tools is an object", ("tools",), FrozenMap()),
+    ("HDR-1", "message-prefix-not-an-array", "messagePrefix is an object", ("messagePrefix",), FrozenMap()),
+    ("HDR-2", "empty-model", "model is empty", ("config", "model"), ""),
+    ("HDR-2", "empty-reasoning-effort", "reasoningEffort is empty", ("config", "reasoningEffort"), ""),
+    ("HDR-2", "temperature-not-a-number", 'temperature is "hot"', ("config", "temperature"), "hot"),
+    ("HDR-2", "max-tokens-a-boolean", "maxTokens is true", ("config", "maxTokens"), True),
+    ("HDR-2", "stop-not-strings", "stop holds a number", ("config", "stop"), (1,)),
+)
+# A change snapshot equal to the header in force but for one member: (case name, what, path under the header, value).
+_ONE_FIELD_CHANGES: tuple[tuple[str, str, Path, JsonValue], ...] = (
+    ("reasoning-effort", "reasoningEffort", ("config", "reasoningEffort"), "high"),
+    ("temperature", "temperature", ("config", "temperature"), 0.5),
+    ("max-tokens", "maxTokens", ("config", "maxTokens"), 256),
+    ("stop", "stop", ("config", "stop"), ("END",)),
+    ("tools", "a tool's description", ("tools", 0, "description"), "another echo"),
+)
+
+
+def _change_only(path: Path, value: JsonValue) -> Edit:
+    """The second snapshot becomes the first's header with the member at ``path`` set to ``value``."""
+    return lambda events: _on("request/header", ("data", "header"), lambda _: _edit(_header_of(events, 0), path, _set(value)), nth=1)(events)
+
+
 def _mutants() -> tuple[_Mutant, ...]:
     nl, tc, cp = "loop/no-listener", "loop/tool-calls-multi-step", "compaction/pre-step"
     return (
@@ -379,6 +406,8 @@ def _mutants() -> tuple[_Mutant, ...]:
                 _on("request/header", ("data", "header"), _set(FrozenMap({"system": "You are careful."})))),
         _Mutant("invalid/hdr-2/empty-provider", nl, "HDR-2", ("HDR-2",), "the snapshot's provider is empty",
                 _on("request/header", ("data", "header", "config", "provider"), _set(""))),
+        *(_Mutant(f"invalid/hdr-{rule[-1]}/{name}", nl, rule, (rule,), f"the snapshot's {what}", _on("request/header", ("data", "header", *path), _set(value)))
+          for rule, name, what, path, value in _HEADER_SHAPES),
         _Mutant("invalid/hdr-9/first-snapshot-not-initial", nl, "HDR-9", ("HDR-9", "PFX-5"), 'the first snapshot says "resume"',
                 _on("request/header", ("data", "reason"), _set("resume"))),
         _Mutant("invalid/hdr-9/resume-anchor-says-initial", "resume/same-prefix", "HDR-9", ("HDR-9", "PFX-5"),
@@ -387,6 +416,8 @@ def _mutants() -> tuple[_Mutant, ...]:
                 _on("request/header", ("data", "reason"), _set("start"))),
         _Mutant("invalid/hdr-15/change-equal-to-fold", _SYSTEM_CHANGE, "HDR-15", ("HDR-15", "HDR-10"),
                 "the change snapshot repeats the header in force", lambda events: _on("request/header", ("data", "header"), _set(_header_of(events, 0)), nth=1)(events)),
+        *(_Mutant(f"log/change-in-{name}-only", _SYSTEM_CHANGE, None, ("HDR-10", "HDR-15"), f"the change snapshot differs from the one in force only in {what}",
+                  _change_only(path, value)) for name, what, path, value in _ONE_FIELD_CHANGES),
         _Mutant("invalid/pfx-3/change-carries-another-prefix", _SYSTEM_CHANGE, "PFX-3", ("PFX-3", "PFX-2"),
                 "the change snapshot carries another prefix than the instance's anchor",
                 _on("request/header", ("data", "header", "messagePrefix"), _set(_ANY_PREFIX), nth=1)),
