@@ -67,6 +67,7 @@ import json
 import os
 import re
 import shutil
+import shlex
 import signal
 import subprocess
 import sys
@@ -89,12 +90,9 @@ README_LAYOUT = ROOT / "README.md"
 JOBS = 2  # the machine has 2 cores
 PYTEST_ARGS: tuple[str, ...] = ("-x", "-q", "-p", "no:cacheprovider")
 CONTRACTS_OFF = {"PREFIX_MODEL_CONTRACTS": "0"}  # read when the core is first imported
-# A mutant against the vectors: the reference consumer over a vectors directory, contracts off.
-CONSUME = (
-    "import sys; from pathlib import Path; from prefix_model.edge.vectors.consumer import consume_report; "
-    "failed = [r.ident for r in consume_report(Path(sys.argv[1])) if not r.passed]; "
-    "print(f'{len(failed)} cases failed: {failed[:5]}'); sys.exit(1 if failed else 0)"
-)
+# A mutant against the vectors as a foreign implementation meets them: ``prefix-model conform`` run by the unmutated
+# model (the consumer and its comparisons), the mutant behind the adapter protocol in a process of its own; contracts off.
+LAUNCH = "import sys; from prefix_model.edge.launch import main; sys.argv[0] = 'prefix-model'; sys.exit(main())"
 # The lines of one module (argv[2]) the reference consumer runs over a vectors directory (argv[1]), contracts off.
 REACH = (
     "import json, sys, coverage; from pathlib import Path; module = str(Path(sys.argv[2]).resolve()); "
@@ -470,9 +468,11 @@ def contract_tests(tests: Sequence[str], timeout: float) -> list[str]:
 
 
 def run_vectors(model_tree: Path, vectors: Path, timeout: float) -> Run:
-    """Run the reference consumer over ``vectors`` with ``model_tree`` first on PYTHONPATH and contracts off."""
-    env = tree_env(model_tree) | CONTRACTS_OFF
-    return run_command(model_tree, [sys.executable, "-c", CONSUME, str(vectors)], env, timeout)
+    """Run ``prefix-model conform`` over ``vectors``: the unmutated model consumes, ``model_tree`` is the adapter; contracts off."""
+    adapter = ["env", f"PYTHONPATH={os.pathsep.join([str(model_tree), str(ROOT)])}", "PYTHONDONTWRITEBYTECODE=1", "PREFIX_MODEL_CONTRACTS=0"]
+    adapter += [sys.executable, "-c", LAUNCH, "adapter"]
+    command = [sys.executable, "-c", LAUNCH, "conform", "--vectors", str(vectors), "--adapter", shlex.join(adapter)]
+    return run_command(model_tree, command, tree_env(MODEL) | CONTRACTS_OFF, timeout)
 
 
 def run_command(model_tree: Path, command: Sequence[str], env: dict[str, str], timeout: float) -> Run:
@@ -703,10 +703,11 @@ def judge_module(
         tally.unjudged = sum(1 for m in mutants if m.id not in test_verdicts)
         mutants = [m for m in mutants if test_verdicts.get(m.id, {}).get("verdict") in ("killed", "timeout")]
         tally.mutants = len(mutants)
-        verdicts = state.verdicts(f"vectors:{key}", hashlib.sha256(bytes.fromhex(_digest([module])) + vectors.manifest.read_bytes()).hexdigest())
+        judged_by = b"prefix-model conform, the mutant as the adapter\0"  # not the in-process consumer of earlier verdicts
+        verdicts = state.verdicts(f"vectors:{key}", hashlib.sha256(judged_by + bytes.fromhex(_digest([module])) + vectors.manifest.read_bytes()).hexdigest())
         if tally.unjudged:
             say(f"  {tally.unjudged} mutants not yet judged by the tests are left out: run without --against first")
-        if not judge_all(mutants, verdicts, lambda tree, limit: run_vectors(tree, vectors.directory, limit), "the vectors (contracts off)", f"vectors:{key}"):
+        if not judge_all(mutants, verdicts, lambda tree, limit: run_vectors(tree, vectors.directory, limit), "the vectors (prefix-model conform; the mutant as the adapter, contracts off)", f"vectors:{key}"):
             return None
         # Of those that pass every vector, the ones whose tests also pass with contracts off change only a contract.
         passing = [m for m in mutants if survived(verdicts, m)]
