@@ -41,9 +41,10 @@ verdicts are kept like any other, so a later full run does not judge them again.
 ``--against vectors`` gives the vectors' score instead: the share of the behaviour-changing mutants
 that make the model fail the published conformance vectors. The vectors are written once by the
 unmutated model (``prefix-model vectors``); each mutant the module's tests kill (judged before,
-without ``--against``) then runs them through the reference consumer (``edge/vectors/consumer.py``:
-the model's adapter, checker and reader) with contracts off, as a foreign implementation runs them.
-Killed: a case fails, the run crashes or times out. A mutant that passes every vector is run
+without ``--against``) then runs them as a foreign implementation does: ``prefix-model conform``,
+run by the unmutated model (the consumer and its JSON comparisons), drives the mutant behind the
+adapter protocol in a process of its own (``prefix-model adapter``: the model's loop, checker and
+reader), contracts off. Killed: a case fails, the run crashes or times out. A mutant that passes every vector is run
 against the module's tests once more with contracts off (less the tests that fail so on the
 unmutated model: they test the contracts): if they pass, it changes only what a contract computes,
 which a foreign implementation never runs, and it leaves the denominator. So does one listed in
