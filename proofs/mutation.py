@@ -49,7 +49,8 @@ against the module's tests once more with contracts off (less the tests that fai
 unmutated model: they test the contracts): if they pass, it changes only what a contract computes,
 which a foreign implementation never runs, and it leaves the denominator. So does one listed in
 ``proofs/mutation-vectors-scope.json``, which changes only what the vectors leave out by design
-(an event's ``time``). What is left passes every vector and changes behaviour: a gap of the vectors.
+(an event's ``time``, which rule refuses an action, an append the loop never makes). What is left
+passes every vector and changes behaviour: a gap of the vectors, marked when no vector runs its line.
 
 Survivors listed in ``proofs/mutation-equivalent.json`` (id, the mutated line, a one-line reason)
 are reported apart and left out of the score's denominator; an entry whose id no longer gives
