@@ -473,7 +473,7 @@ def run_vectors(model_tree: Path, vectors: Path, timeout: float) -> Run:
     """Run ``prefix-model conform`` over ``vectors``: the unmutated model consumes, ``model_tree`` is the adapter; contracts off."""
     adapter = ["env", f"PYTHONPATH={os.pathsep.join([str(model_tree), str(ROOT)])}", "PYTHONDONTWRITEBYTECODE=1", "PREFIX_MODEL_CONTRACTS=0"]
     adapter += [sys.executable, "-c", LAUNCH, "adapter"]
-    command = [sys.executable, "-c", LAUNCH, "conform", "--vectors", str(vectors), "--adapter", shlex.join(adapter)]
+    command = [sys.executable, "-c", LAUNCH, "conform", "--fail-fast", "--vectors", str(vectors), "--adapter", shlex.join(adapter)]
     return run_command(model_tree, command, tree_env(MODEL) | CONTRACTS_OFF, timeout)
 
 

@@ -66,7 +66,7 @@ def test_the_model_as_an_adapter_passes_every_vector(vectors: Path, capsys: pyte
     junit = tmp_path / "conform.xml"
     status, report = conform(capsys, "--adapter", MODEL_ADAPTER, "--vectors", str(vectors), "--junit", str(junit))
     manifest = json.loads((vectors / "manifest.json").read_text(encoding="utf-8"))
-    assert status == 0 and report["totals"] == {"pass": len(manifest["cases"]), "fail": 0, "notApplicable": 0}
+    assert status == 0 and report["totals"] == {"pass": len(manifest["cases"]), "fail": 0, "notApplicable": 0, "notRun": 0}
     assert set(report["byKind"]) == {"scenario", "log", "file"} and report["byRequirement"]["CMP-6"]["pass"] >= 2
     suite = ElementTree.parse(junit).getroot()
     assert (suite.tag, suite.get("tests"), suite.get("failures")) == ("testsuite", str(len(manifest["cases"])), "0")
@@ -94,6 +94,33 @@ def test_a_broken_adapter_fails_the_cases_it_breaks_and_conform_goes_on(vectors:
     for case_id in ("loop/no-listener", "persisted/zstd-frames", "invalid/surf-8/provenance-misses-shadowed"):
         assert cases[case_id]["status"] == "pass", (case_id, cases[case_id]["problems"])
     assert report["totals"]["notApplicable"] == 1 and report["totals"]["pass"] + report["totals"]["fail"] == len(cases) - 1
+    assert report["totals"]["notRun"] == 0
+
+
+@pytest.mark.spec("VEC-5")
+def test_fail_fast_stops_at_the_first_failure_and_names_every_case_not_run(
+    vectors: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The broken adapter drops meta from user messages: under in* the first such case fails (an inject/*), the rest are not run.
+    args = ["--adapter", BROKEN_ADAPTER, "--vectors", str(vectors), "--only", "in*", "--timeout", "10"]
+    full_status, full = conform(capsys, *args)
+    junit = tmp_path / "x.xml"
+    assert main(["conform", *args, "-x", "--junit", str(junit)]) == 1 == full_status
+    text = capsys.readouterr().out
+    statuses = [case["status"] for case in full["cases"]]
+    first = statuses.index("fail")
+    stopped = full["cases"][first]["id"]
+    after = len(statuses) - first - 1
+    assert after >= 1 and "pass" in statuses[first + 1 :], "the case set must show a pass that -x does not run"
+    assert f"NOT RUN {after} case" in text and f"from {full['cases'][first + 1]['id']} on (--fail-fast stopped at {stopped})" in text
+    assert text.rstrip().endswith(f"{statuses[:first].count('pass')} passed, 1 failed, 0 not applicable, {after} not run (scenario {statuses[:first].count('pass')}/{first + 1} passed of applicable)")
+    suite = ElementTree.parse(junit).getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == (str(len(statuses)), "1", str(after))
+    skipped = [case.get("name") for case in suite if case.find("skipped") is not None]
+    assert skipped == [case["id"] for case in full["cases"][first + 1 :]]
+    _, fast = conform(capsys, *args, "--fail-fast")
+    assert [c["status"] for c in fast["cases"]] == statuses[: first + 1] + ["not run"] * after
+    assert fast["totals"]["notRun"] == after and fast["totals"]["pass"] + fast["totals"]["fail"] == first + 1
 
 
 @pytest.mark.spec("VEC-5")

@@ -137,6 +137,7 @@ example:
   prefix-model conform --adapter 'prefix-model adapter'                 (the model against itself)
   prefix-model conform --adapter 'node my-adapter.js' --only 'compaction/*' --junit conform.xml
   prefix-model conform --adapter './adapter' --vectors DIR --json
+  prefix-model conform --adapter './adapter' -x                          (stop at the first failure)
 
 exit status: 0 every applicable case passes; 1 some case fails; 2 unusable (the adapter will not
 start or speak the protocol, or the vectors cannot be read)
@@ -309,6 +310,9 @@ def _add_conform(commands: _Commands) -> None:
     conform.add_argument("--json", action="store_true", help="print the machine report (one JSON object, problems untruncated)")
     conform.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
     conform.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per adapter response (default 30)")
+    conform.add_argument(
+        "-x", "--fail-fast", action="store_true", help="stop at the first failing case; the cases after it are reported as not run (never as passes)"
+    )
 
 
 def _add_explore(commands: _Commands) -> None:
@@ -641,7 +645,7 @@ def _run_conform(args: argparse.Namespace) -> int:
         except AdapterFailure as failure:
             raise _Unusable(str(failure)) from None
         try:
-            outcomes = run_cases(adapter, directory, args.only, progress=sys.stderr.isatty())
+            outcomes = run_cases(adapter, directory, args.only, progress=sys.stderr.isatty(), fail_fast=args.fail_fast)
         except VectorsUnreadable as error:
             raise _Unusable(str(error)) from None
         finally:

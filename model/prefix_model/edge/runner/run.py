@@ -3,6 +3,8 @@
 A case passes, fails (what ``replay`` finds, or the adapter's crash, hang or protocol error with
 its stderr tail) or is not applicable (the adapter's ``hello`` does not offer its kind or one of
 its actions) — never counted as a pass. An adapter that fails a case is restarted for the next.
+With ``fail_fast`` the run stops at the first failure, and every case after it is reported as not
+run (counted, named by the report, never a pass).
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
 from prefix_model.edge.runner.protocol import PROTOCOL_VERSION
 from prefix_model.edge.vectors.consumer import Problem, load_cases, replay
 
-__all__ = ["Outcome", "kind_of", "not_applicable", "run_cases", "as_json", "as_text", "as_junit", "PASS", "FAIL", "NOT_APPLICABLE"]
+__all__ = ["Outcome", "kind_of", "not_applicable", "run_cases", "as_json", "as_text", "as_junit", "PASS", "FAIL", "NOT_APPLICABLE", "NOT_RUN"]
 
-PASS, FAIL, NOT_APPLICABLE = "pass", "fail", "not applicable"
+PASS, FAIL, NOT_APPLICABLE, NOT_RUN = "pass", "fail", "not applicable", "not run"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +53,20 @@ def not_applicable(case: Mapping[str, Any], hello: Mapping[str, Any]) -> str | N
     return f"the adapter does not support {', '.join(missing)}" if missing else None
 
 
-def run_cases(adapter: AdapterProcess, directory: Path, only: str | None = None, progress: bool = False) -> list[Outcome]:
-    """Return the outcome of every case of ``directory`` (those matching the glob ``only``), in manifest order."""
-    outcomes = []
+def run_cases(
+    adapter: AdapterProcess, directory: Path, only: str | None = None, progress: bool = False, fail_fast: bool = False
+) -> list[Outcome]:
+    """Return the outcome of every case of ``directory`` (those matching the glob ``only``), in manifest order.
+
+    With ``fail_fast``, the cases after the first failure are not run: each is reported as such.
+    """
+    outcomes: list[Outcome] = []
     loaded = [entry for entry in load_cases(directory) if only is None or fnmatch.fnmatchcase(entry[0], only)]
     for n, (ident, case, problems) in enumerate(loaded, 1):
+        if fail_fast and outcomes and outcomes[-1].status == FAIL:
+            stopped = f"not run: --fail-fast stopped at {outcomes[-1].id}"
+            outcomes += [_not_run(ident, case, stopped) for ident, case, _ in loaded[n - 1 :]]
+            break
         if progress:
             print(f"\r\x1b[K[{n}/{len(loaded)}] {ident}", end="", file=sys.stderr, flush=True)
         if case is None:
@@ -65,6 +76,12 @@ def run_cases(adapter: AdapterProcess, directory: Path, only: str | None = None,
     if progress:
         print("\r\x1b[K", end="", file=sys.stderr, flush=True)
     return outcomes
+
+
+def _not_run(ident: str, case: Mapping[str, Any] | None, why: str) -> Outcome:
+    if case is None:
+        return Outcome(ident, "?", NOT_RUN, (why,))
+    return Outcome(ident, kind_of(case), NOT_RUN, (why,), tuple(case.get("requirements", ())))
 
 
 def _run_one(adapter: AdapterProcess, ident: str, case: Mapping[str, Any]) -> Outcome:
@@ -83,7 +100,7 @@ def _run_one(adapter: AdapterProcess, ident: str, case: Mapping[str, Any]) -> Ou
 
 def _totals(outcomes: list[Outcome]) -> dict[str, int]:
     counts = Counter(o.status for o in outcomes)
-    return {"pass": counts[PASS], "fail": counts[FAIL], "notApplicable": counts[NOT_APPLICABLE]}
+    return {"pass": counts[PASS], "fail": counts[FAIL], "notApplicable": counts[NOT_APPLICABLE], "notRun": counts[NOT_RUN]}
 
 
 def _by(outcomes: list[Outcome], keys: Any) -> dict[str, dict[str, int]]:
@@ -91,7 +108,7 @@ def _by(outcomes: list[Outcome], keys: Any) -> dict[str, dict[str, int]]:
     for outcome in outcomes:
         for key in keys(outcome):
             table.setdefault(key, Counter())[outcome.status] += 1
-    return {key: {"pass": c[PASS], "fail": c[FAIL], "notApplicable": c[NOT_APPLICABLE]} for key, c in sorted(table.items())}
+    return {key: {"pass": c[PASS], "fail": c[FAIL], "notApplicable": c[NOT_APPLICABLE], "notRun": c[NOT_RUN]} for key, c in sorted(table.items())}
 
 
 def _problem(problem: str) -> dict[str, Any]:
@@ -125,8 +142,14 @@ def as_text(outcomes: list[Outcome], hello: Mapping[str, Any]) -> str:
         listed = "" if reason.endswith(" cases") else ": " + ", ".join(named)
         lines.append(f"N/A  {count} case{'s' if count != 1 else ''}: {reason}{listed}")
     totals = _totals(outcomes)
-    kinds = ", ".join(f"{kind} {t['pass']}/{t['pass'] + t['fail']}" for kind, t in _by(outcomes, lambda o: (o.kind,)).items())
-    lines.append(f"{totals['pass']} passed, {totals['fail']} failed, {totals['notApplicable']} not applicable ({kinds} passed of applicable)")
+    run = _by([o for o in outcomes if o.status != NOT_RUN], lambda o: (o.kind,))
+    kinds = ", ".join(f"{kind} {t['pass']}/{t['pass'] + t['fail']}" for kind, t in run.items())
+    if totals["notRun"]:
+        first = next(o for o in outcomes if o.status == NOT_RUN)
+        lines.append(f"NOT RUN {totals['notRun']} case{'s' if totals['notRun'] != 1 else ''}, from {first.id} on ({first.problems[0].removeprefix('not run: ')})")
+    ran = f"{totals['pass']} passed, {totals['fail']} failed, {totals['notApplicable']} not applicable"
+    ran += f", {totals['notRun']} not run" if totals["notRun"] else ""
+    lines.append(f"{ran} ({kinds} passed of applicable)")
     return "\n".join(lines)
 
 
@@ -135,14 +158,14 @@ def as_junit(outcomes: list[Outcome], hello: Mapping[str, Any]) -> bytes:
     totals = _totals(outcomes)
     suite = ElementTree.Element(
         "testsuite", name=f"prefix-model conform: {hello.get('implementation', '?')}", tests=str(len(outcomes)),
-        failures=str(totals["fail"]), skipped=str(totals["notApplicable"]), errors="0",
+        failures=str(totals["fail"]), skipped=str(totals["notApplicable"] + totals["notRun"]), errors="0",
     )  # fmt: skip
     for outcome in outcomes:
         element = ElementTree.SubElement(suite, "testcase", classname=outcome.kind, name=outcome.id)
         if outcome.status == FAIL:
             failure = ElementTree.SubElement(element, "failure", message=outcome.problems[0].splitlines()[0] if outcome.problems else "failed")
             failure.text = "\n".join(outcome.problems)
-        elif outcome.status == NOT_APPLICABLE:
+        elif outcome.status in (NOT_APPLICABLE, NOT_RUN):
             ElementTree.SubElement(element, "skipped", message=outcome.problems[0])
     text: bytes = ElementTree.tostring(suite, encoding="utf-8", xml_declaration=True)
     return text
