@@ -551,7 +551,9 @@ async function mountCompaction(p: Json): Promise<void> {
       // LEGACY: older services take their window in the config and have no instruction hook.
       if (!HAS.summarizer) compactFiber = (ctx as Json).plugin(BasicCompactService, legacy.compactConfig(p))
       else compactFiber = (ctx as Json).plugin(PolicyCompactService, {
-        thresholdRatio: p.thresholdRatio, retainRatio: p.retainRatio, ...p.retainTokens == null ? {} : { retainTokens: p.retainTokens },
+        // The service refuses retainRatio beside retainTokens (mutually exclusive); the model's policy keeps the ratio's
+        // default and lets retainTokens win, so only the one in force is passed.
+        thresholdRatio: p.thresholdRatio, ...p.retainTokens == null ? { retainRatio: p.retainRatio } : { retainTokens: p.retainTokens },
         summarizationProvider: p.summarizationProvider, summarizationModel: p.summarizationModel,
         maxTokens: p.maxTokens, compactionRetries: p.compactionRetries,
       })

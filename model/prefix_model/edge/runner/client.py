@@ -112,7 +112,9 @@ class AdapterProcess:
             raise AdapterFailure("the adapter is not running", self._tail())
         self._next += 1
         try:
-            process.stdin.write(json.dumps(request(self._next, method, params), ensure_ascii=False) + "\n")
+            # ASCII, every other character escaped: Node's readline also ends a line at U+2028 and U+2029 (and a
+            # lone surrogate has no UTF-8), so a raw one would split the request in two.
+            process.stdin.write(json.dumps(request(self._next, method, params)) + "\n")
             process.stdin.flush()
         except OSError as error:
             raise AdapterFailure(f"{method}: the adapter closed its input ({error.strerror or error})", self._tail()) from None
