@@ -65,7 +65,8 @@ from prefix_model.edge.vectors.generate import (
 )
 from prefix_model.edge.vectors.persisted import FileError, clocked, file_bytes, text_file, zstd_file
 from prefix_model.formats.event_lines import event_to_json
-from prefix_model.loop.actions import Action
+from prefix_model.edge.vectors.scenarios import ECHO, edge_tool, play
+from prefix_model.loop.actions import Action, Create
 from prefix_model.loop.properties import check_all
 from prefix_model.loop.variants import VARIANTS, Variant
 
@@ -384,6 +385,23 @@ def test_exemptions_have_reasons_and_do_not_overlap_what_a_log_can_break() -> No
 def test_every_scenario_keeps_every_property_of_a_run() -> None:
     for scenario in scenarios():
         assert check_all(world_of(scenario.id)) == (), scenario.id
+
+
+@pytest.mark.spec("JSON-3", "JSON-4", "TOK-1", "CMP-5")
+def test_the_value_scenarios_sit_on_the_threshold_so_one_unit_of_json_text_flips_them() -> None:
+    # The meter prices the tools as one block of JSON text: ceil(units / 4) tokens. At the threshold the text is
+    # 4n + 1 units, so one unit fewer is a token less; below it, 4n units, so one more is a token more.
+    def compacts(scenario: Scenario, gauge: str | None = None) -> bool:
+        actions = scenario.actions
+        if gauge is not None:
+            actions = tuple(replace(a, tools=(*ECHO, edge_tool(gauge))) if isinstance(a, Create) else a for a in actions)
+        types = [e.type for e in play(replace(scenario, actions=actions)).session("s1").log.events]
+        return "compact/start" in types[: types.index("turn/end")]  # at the first post-step, whatever the next turn does
+
+    at, below = (next(s for s in scenarios() if s.id == f"values/json-edges-{where}-threshold") for where in ("at", "below"))
+    assert [len(json_text((*ECHO, edge_tool(pad))).encode("utf-16-le")) // 2 % 4 for pad in ("xxxx", "xxx")] == [1, 0]
+    assert compacts(at) and not compacts(at, gauge="xxx")
+    assert not compacts(below) and compacts(below, gauge="xxxx")
 
 
 # --- VEC-3: the reference consumer ---

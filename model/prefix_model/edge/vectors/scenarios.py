@@ -40,6 +40,7 @@ from prefix_model.loop.actions import (
     Steer,
 )
 from prefix_model.loop.compaction import CompactPolicy
+from prefix_model.loop.meter import measure
 from prefix_model.loop.semantics import HARNESS
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.variants import WITNESS
@@ -57,7 +58,7 @@ from prefix_model.loop.world import (
     text_message,
 )
 
-__all__ = ["Scenario", "ScriptError", "play", "scenarios"]
+__all__ = ["ECHO", "Scenario", "ScriptError", "edge_tool", "play", "scenarios"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -665,6 +666,59 @@ def _guard_scenarios() -> tuple[Scenario, ...]:
     )
 
 
+# JSON's edges (JSON-3, JSON-4): numbers JavaScript prints with a fraction, an exponent or past 2^53, strings
+# that need escapes, and keys JavaScript orders first (canonical array indices: "2", "10", "4294967294"; not
+# "01", "-1", "1e3" or "4294967295"), in a tool schema, an inject's meta, a prompt and a request config.
+_EDGE_NUMBERS = (
+    0.1, 0.1 + 0.2, 1 / 3, -0.5, 1e-6, 1e-7, -1e-7, 5e-324, 1.7976931348623157e308, 1.5e300,
+    123456789012345680000.0, 1e21, -1e21, 2**53, 2**53 + 2, 100.0,
+)  # fmt: skip
+_EDGE_TEXT = 'a "quoted" word, a back\\slash, a tab\t, a bell\u0007, a line\u2028separator, caf\u00e9 and \U0001f600'
+_EDGE_KEYS = ("10", "b", "2", "01", "4294967295", "-1", "a", "4294967294", "1e3")
+
+
+def edge_tool(pad: str) -> JsonValue:
+    """A tool whose schema holds every edge value; ``pad`` tunes the length of its JSON text."""
+    properties: dict[str, dict[str, object]] = {key: {"type": "number", "description": key + (pad if key == "b" else "")} for key in _EDGE_KEYS}
+    properties["10"] = {"type": "number", "minimum": -3.25, "maximum": 1e21, "multipleOf": 1e-7, "examples": list(_EDGE_NUMBERS)}
+    parameters = {"type": "object", "properties": properties, "required": ["10", "2"]}
+    return freeze({"name": "gauge", "description": _EDGE_TEXT, "parameters": parameters})
+
+
+_EDGE_META = FrozenMap({key: freeze(value) for key, value in zip(_EDGE_KEYS, (*_EDGE_NUMBERS[5:13], {"1": [1e-7, "\u2028"]}))})
+_EDGE_CONFIG = LlmCallConfig("mock", "mock-model", None, 0.1 + 0.2, 4096, ("\n\n", '"END"'))
+
+
+def _pressure_edges(pad: str, *, above: bool) -> tuple[Action, ...]:
+    """A step priced by the meter's estimate (tools as JSON text), under a threshold at its total or one above it."""
+    tools = (*ECHO, edge_tool(pad))
+    head = (Create("main", "s1", tools=tools), SendPrompt(0, _EDGE_TEXT + " " + _LONG), *_until_reply(0, compose=True, config=_EDGE_CONFIG))
+    body = (Inject(0, _EDGE_TEXT, _NOTES, _EDGE_META), Reply(0, text=_EDGE_TEXT), PostStep(0, summaries=("checkpoint",)))
+    total = measure(play(Scenario("(pricing)", "", (), (*head, *body[:2]))).session("s1").log).total
+    policy = CompactPolicy(context_window=total + (1 if above else 0), threshold_ratio=1, retain_tokens=8)
+    return (MountCompaction(policy), *head, *body, *_turn(0, "go on"))
+
+
+def _value_scenarios() -> tuple[Scenario, ...]:
+    """JSON's edges through the loop: the text JavaScript writes of numbers, strings and keys, which the meter prices."""
+    return (
+        Scenario(
+            "values/json-edges-at-threshold",
+            "A tool schema, a config, an inject's meta, a prompt and a reply holding JSON's edges: fractions, exponents, "
+            "integers past 2^53, escapes, integer-like keys. The meter prices the tools by their JSON text: at a threshold "
+            "equal to its estimate the post-step compacts, so a text one character shorter would not.",
+            ("JSON-3", "JSON-4", "TOK-1", "TOK-2", "CMP-5", "HDR-6", "LOOP-7", "LOOP-10"),
+            _pressure_edges("xxxx", above=False),  # the tools' text is 4n + 1 UTF-16 units long: one fewer is a token less
+        ),
+        Scenario(
+            "values/json-edges-below-threshold",
+            "The same edges under a threshold one token above the estimate: nothing compacts, so a text one character longer would.",
+            ("JSON-3", "JSON-4", "TOK-1", "TOK-2", "CMP-5"),
+            _pressure_edges("xxx", above=True),  # 4n units: one more is a token more
+        ),
+    )
+
+
 def _witness_scenarios() -> tuple[Scenario, ...]:
     """The faulty-variant witness run (spec §13) as a scenario."""
     return (
@@ -683,6 +737,7 @@ def _witness_scenarios() -> tuple[Scenario, ...]:
 _SECTIONS = (
     _composition_scenarios, _cancel_scenarios, _resume_scenarios, _compaction_scenarios, _fork_scenarios, _header_scenarios,
     _inject_scenarios, _prompt_scenarios, _agent_scenarios, _stream_scenarios, _guard_scenarios, _witness_scenarios,
+    _value_scenarios,
 )  # fmt: skip
 
 
