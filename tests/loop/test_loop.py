@@ -500,6 +500,29 @@ def test_a_new_instance_starts_from_its_options_and_carries_the_logged_effort_on
     assert (resumed.model, resumed.reasoning_effort) == ("other-model", None)
 
 
+@pytest.mark.spec("LOOP-10", "LOOP-1")
+def test_a_request_without_provider_or_model_is_neither_recorded_nor_sent_and_ends_the_turn_in_error() -> None:
+    unrouted = 'agent "s1" has no provider/model: set AgentOptions.provider and AgentOptions.model or supply both via the agent/request waterfall'
+    opening = (SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0))
+    routed = LlmCallConfig("mock", "mock-model")
+    scripts = [
+        (Create("main", "s1", AgentOptions(provider="")), *opening, Dispatch(0)),
+        (Create("main", "s1", AgentOptions(model="")), *opening, Dispatch(0)),
+        (start(), *opening, Dispatch(0, LlmCallConfig("", "mock-model"))),  # an agent/request listener drops the provider
+        (start(), *opening, Dispatch(0, LlmCallConfig("mock", ""))),
+    ]
+    for script in scripts:
+        world = clean(play(script))
+        assert [e.type for e in events_of(world)] == [TURN_START, USER_MESSAGE, STEP_START, STEP_END, TURN_END], script
+        assert events_of(world)[-1].field("reason") == freeze({"kind": "error", "step": 1, "message": unrouted})
+        assert world.requests == () and world.instances[0].phase is Phase.IDLE
+    # A config naming both routes the agent; the next turn starts from the logged header, not the empty options.
+    unset = (Create("main", "s1", AgentOptions("", "")), *opening, Dispatch(0), SendPrompt(0, "again"), *step(0, config=routed), *turn(0, "more"))
+    world = clean(play(unset))
+    assert [(r.request.header.config.provider, r.request.header.config.model) for r in world.requests] == [("mock", "mock-model")] * 2
+    assert [reason for reason, _ in headers_of(world)] == [INITIAL]
+
+
 @pytest.mark.spec("LOOP-10")
 def test_a_config_change_sticks_for_later_turns() -> None:
     hot = LlmCallConfig("mock", "mock-model", temperature=0.2)

@@ -198,9 +198,14 @@ def _contexts_ok(action: SendPrompt) -> bool:
     return all(_source_ok(c.source) and (c.meta is None or is_json_value(c.meta)) for c in contexts)
 
 
+def _config_ok(config: LlmCallConfig) -> bool:
+    # What a request is built from must be something the log can record (HDR-2) once it names a provider and a
+    # model; either may be missing, and the step then fails at agent/request (L/loop.ts:664-665, 688-690).
+    return is_valid_config(replace(config, provider=config.provider or "-", model=config.model or "-"))
+
+
 def _agent_ok(options: AgentOptions, tools: tuple[JsonValue, ...]) -> bool:
-    # What an instance's requests are built from must be something the log can record (HDR-2, JSON-1).
-    return is_valid_config(options.config()) and is_json_value(tools)
+    return _config_ok(options.config()) and is_json_value(tools)
 
 
 def _script_ok(listener: Listener) -> bool:
@@ -244,7 +249,7 @@ def enabled(world: World, action: Action) -> bool:
         case PreStep(instance=i):
             return _in_phase(world, i, Phase.PRE_STEP) and _pre_step_ok(world, action)
         case Dispatch(instance=i, config=config):
-            return _in_phase(world, i, Phase.REQUEST) and (config is None or is_valid_config(config))
+            return _in_phase(world, i, Phase.REQUEST) and (config is None or _config_ok(config))
         case Reply(instance=i, stream=stream, more=more):
             # A stream the harness could assemble (STRM-1/2); an open stream goes on with more chunks.
             well_formed = stream is None or (is_json_value(stream) and check_stream(stream) is None)
@@ -459,6 +464,11 @@ def _dispatch(world: World, action: Dispatch, semantics: Semantics) -> World:
         return _interrupted(world, instance)
     log = world.log_of(instance.id)
     config = action.config if action.config is not None else _config_seed(log, instance)
+    if not config.provider or not config.model:
+        # Thrown before the call is prepared: no header, no request, the turn ends in error (L/loop.ts:688-690).
+        # The harness names the agent by its id, which is its session's.
+        unrouted = f'agent "{instance.session_id}" has no provider/model: set AgentOptions.provider and AgentOptions.model or supply both via the agent/request waterfall'
+        return _end_turn(world, instance, {"kind": "error", "step": instance.step, "message": unrouted})
     prefix = semantics.sent_prefix(instance.prefix or (), world.listeners, instance.agent)
     system, tools = instance.assembled
     header = semantics.header(config, system, tools, prefix)

@@ -651,6 +651,16 @@ def _guard_scenarios() -> tuple[Scenario, ...]:
             refused=(4, 6, 10, 11),
         ),  # fmt: skip
         Scenario(
+            "loop/no-provider-model",
+            "An agent created without provider and model: its first request throws at agent/request (step/end, then turn/end in error naming the agent; no header, no request); a request config supplying both routes the next turn, and the turn after it starts from the logged header.",
+            ("LOOP-1", "LOOP-10", "HDR-9", "HDR-11"),
+            (
+                Create("main", "s1", options=AgentOptions(provider="", model="")), SendPrompt(0, "who routes me?"),
+                *_until_reply(0, compose=True), SendPrompt(0, "route me"),
+                *_step(0, Reply(0, text="routed"), config=LlmCallConfig("mock", "mock-model")), *_turn(0, "again"),
+            ),
+        ),  # fmt: skip
+        Scenario(
             "inbox/queued-prompts",
             "What the running turn does not take waits in the inbox: a prompt sent during a turn opens the next turn when it ends; steering an error leaves undrained opens a fresh turn after it; a cancel drops what waits, and steering after it opens a fresh turn; idle, a steer is an ordinary turn and a cancel does nothing.",
             ("LOOP-13", "LOOP-4", "LOOP-6"),
