@@ -65,7 +65,7 @@ from prefix_model.edge.vectors.generate import (
 )
 from prefix_model.edge.vectors.persisted import FileError, clocked, file_bytes, text_file, zstd_file
 from prefix_model.formats.event_lines import event_to_json
-from prefix_model.edge.vectors.scenarios import ECHO, edge_tool, play
+from prefix_model.edge.vectors.scenarios import edge_tools, play
 from prefix_model.loop.actions import Action, Create
 from prefix_model.loop.properties import check_all
 from prefix_model.loop.variants import VARIANTS, Variant
@@ -394,14 +394,14 @@ def test_the_value_scenarios_sit_on_the_threshold_so_one_unit_of_json_text_flips
     def compacts(scenario: Scenario, gauge: str | None = None) -> bool:
         actions = scenario.actions
         if gauge is not None:
-            actions = tuple(replace(a, tools=(*ECHO, edge_tool(gauge))) if isinstance(a, Create) else a for a in actions)
+            actions = tuple(replace(a, tools=edge_tools(gauge)) if isinstance(a, Create) else a for a in actions)
         types = [e.type for e in play(replace(scenario, actions=actions)).session("s1").log.events]
         return "compact/start" in types[: types.index("turn/end")]  # at the first post-step, whatever the next turn does
 
     at, below = (next(s for s in scenarios() if s.id == f"values/json-edges-{where}-threshold") for where in ("at", "below"))
-    assert [len(json_text((*ECHO, edge_tool(pad))).encode("utf-16-le")) // 2 % 4 for pad in ("xxxx", "xxx")] == [1, 0]
-    assert compacts(at) and not compacts(at, gauge="xxx")
-    assert not compacts(below) and compacts(below, gauge="xxxx")
+    assert [len(json_text(edge_tools(pad)).encode("utf-16-le")) // 2 % 4 for pad in ("xxx", "xx")] == [1, 0]
+    assert compacts(at) and not compacts(at, gauge="xx")
+    assert not compacts(below) and compacts(below, gauge="xxx")
 
 
 # --- VEC-3: the reference consumer ---

@@ -58,7 +58,7 @@ from prefix_model.loop.world import (
     text_message,
 )
 
-__all__ = ["ECHO", "Scenario", "ScriptError", "edge_tool", "play", "scenarios"]
+__all__ = ["Scenario", "ScriptError", "edge_tools", "play", "scenarios"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -687,12 +687,21 @@ _EDGE_TEXT = 'a "quoted" word, a back\\slash, a tab\t, a bell\u0007, a line\u202
 _EDGE_KEYS = ("10", "b", "2", "01", "4294967295", "-1", "a", "4294967294", "1e3")
 
 
-def edge_tool(pad: str) -> JsonValue:
+def _gauge(pad: str) -> JsonValue:
     """A tool whose schema holds every edge value; ``pad`` tunes the length of its JSON text."""
     properties: dict[str, dict[str, object]] = {key: {"type": "number", "description": key + (pad if key == "b" else "")} for key in _EDGE_KEYS}
     properties["10"] = {"type": "number", "minimum": -3.25, "maximum": 1e21, "multipleOf": 1e-7, "examples": list(_EDGE_NUMBERS)}
-    parameters = {"type": "object", "properties": properties, "required": ["10", "2"]}
+    parameters = {"type": "object", "properties": properties, "required": ["10", "2"], "additionalProperties": False, "nullable": None, "strict": True}
     return freeze({"name": "gauge", "description": _EDGE_TEXT, "parameters": parameters})
+
+
+# A schema without a fraction: its text is the one JSON text a fast path could write, non-ASCII and all.
+_NOTE = freeze({"name": "note", "description": "caf\u00e9 \U0001f600 \u2028 \u00fc\u00df", "parameters": {"type": "object", "required": [], "x-flags": [True, False, None]}})
+
+
+def edge_tools(pad: str) -> tuple[JsonValue, ...]:
+    """The tools of the value scenarios: echo, the edge values' gauge (``pad`` tunes its text's length), and a note."""
+    return (*ECHO, _gauge(pad), _NOTE)
 
 
 _EDGE_META = FrozenMap({key: freeze(value) for key, value in zip(_EDGE_KEYS, (*_EDGE_NUMBERS[5:13], {"1": [1e-7, "\u2028"]}))})
@@ -701,7 +710,7 @@ _EDGE_CONFIG = LlmCallConfig("mock", "mock-model", None, 0.1 + 0.2, 4096, ("\n\n
 
 def _pressure_edges(pad: str, *, above: bool) -> tuple[Action, ...]:
     """A step priced by the meter's estimate (tools as JSON text), under a threshold at its total or one above it."""
-    tools = (*ECHO, edge_tool(pad))
+    tools = edge_tools(pad)
     head = (Create("main", "s1", tools=tools), SendPrompt(0, _EDGE_TEXT + " " + _LONG), *_until_reply(0, compose=True, config=_EDGE_CONFIG))
     body = (Inject(0, _EDGE_TEXT, _NOTES, _EDGE_META), Reply(0, text=_EDGE_TEXT), PostStep(0, summaries=("checkpoint",)))
     total = measure(play(Scenario("(pricing)", "", (), (*head, *body[:2]))).session("s1").log).total
@@ -718,13 +727,13 @@ def _value_scenarios() -> tuple[Scenario, ...]:
             "integers past 2^53, escapes, integer-like keys. The meter prices the tools by their JSON text: at a threshold "
             "equal to its estimate the post-step compacts, so a text one character shorter would not.",
             ("JSON-3", "JSON-4", "TOK-1", "TOK-2", "CMP-5", "HDR-6", "LOOP-7", "LOOP-10"),
-            _pressure_edges("xxxx", above=False),  # the tools' text is 4n + 1 UTF-16 units long: one fewer is a token less
+            _pressure_edges("xxx", above=False),  # the tools' text is 4n + 1 UTF-16 units long: one fewer is a token less
         ),
         Scenario(
             "values/json-edges-below-threshold",
             "The same edges under a threshold one token above the estimate: nothing compacts, so a text one character longer would.",
             ("JSON-3", "JSON-4", "TOK-1", "TOK-2", "CMP-5"),
-            _pressure_edges("xxx", above=True),  # 4n units: one more is a token more
+            _pressure_edges("xx", above=True),  # 4n units: one more is a token more
         ),
     )
 
