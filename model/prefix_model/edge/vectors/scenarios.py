@@ -402,6 +402,8 @@ def _compaction_scenarios() -> tuple[Scenario, ...]:
 def _fork_scenarios() -> tuple[Scenario, ...]:
     """Forks driven by new instances, and the forks the loop refuses."""
     fork_head = (DOCS, Create("main", "s1"), *_turn(0, "plan the work", compose=True), *_turn(0, "do it"))
+    empty = (Create("main", "s1"), ForkDrive("s1", "s2", None, "main"), *_turn(1, "hello", compose=True))
+    open_turn = (*empty, SendPrompt(0, "go"), *_until_reply(0, compose=True)[:-1])  # s1 ends at a step/start
     first_end = _seq(fork_head, "s1", "turn/end")
     a_step_start = _seq(fork_head, "s1", "step/start", 1)
     return (
@@ -416,6 +418,13 @@ def _fork_scenarios() -> tuple[Scenario, ...]:
                 ForkDrive("s1", "s4", a_step_start, "main"), ForkDrive("s1", "s4", 100000, "main"), ForkDrive("s1", "s2", None, "main"),
             ),
             refused=(len(fork_head) + 16, len(fork_head) + 17, len(fork_head) + 18),
+        ),  # fmt: skip
+        Scenario(
+            "fork/empty-and-open-turn",
+            "A fork of an empty session is an empty child, driven like a new one; a fork at the end of a session inside an open turn (its last event a step/start) is refused.",
+            ("FORK-2", "FORK-4", "FORK-8", "LOOP-1"),
+            (*open_turn, ForkDrive("s1", "s3", None, "main")),
+            refused=(len(open_turn),),
         ),  # fmt: skip
     )
 
