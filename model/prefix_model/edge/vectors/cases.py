@@ -269,6 +269,12 @@ def _plugin_records(events: Events) -> Events:
     return _insert_before_last(note, context)(events)
 
 
+def _plugin_values(events: Events) -> Events:
+    """Records of a plugin's own type whose data is no object: LOG-11 holds only the types the spec names."""
+    data = (freeze(["an", "array"]), "a string", None, 7)
+    return _insert_before_last(*(FrozenMap({"type": "plugin/note", "seq": 0, "time": 0, "data": value}) for value in data))(events)
+
+
 def _clock(events: Events) -> Events:
     return tuple(_edited(e, ("time",), _set(1767225600000 + 7 * n)) for n, e in enumerate(events))
 
@@ -326,6 +332,8 @@ def _mutants() -> tuple[_Mutant, ...]:
         # Logs a conforming checker must accept.
         _Mutant("log/unknown-types-accepted", nl, None, ("LOG-9", "LOG-12", "FMT-1", "MATCH-1"),
                 "a plugin's own event type and the retired context/message are log-only records", _plugin_records, capture=True),
+        _Mutant("log/unknown-type-any-data", nl, None, ("LOG-11", "LOG-9"),
+                "a plugin's own records carry an array, a string, null and a number as data", _plugin_values, capture=True),
         _Mutant("log/tool-result-rewrite", tc, None, ("SURF-9", "SURF-3", "SURF-6", "SURF-8", "DER-6", "JSON-5"),
                 "a tool/result replaces the first tool/result, changing only its content", _rewrite("tool/result", _REDACTED), capture=True),
         _Mutant("log/real-clock-times", nl, None, ("LOG-3", "JSON-3"), "events carry epoch-millisecond times", _clock, capture=True),
