@@ -33,7 +33,8 @@ fixed, deterministic selection for a module whose full run does not fit; its sco
 module's own tests: for a module whose rules its own chapter's tests reach only through another
 (conformance/vacuity.py through edge/checker.py), or to judge survivors against a wider suite. Its
 verdicts are kept apart from the default selection's (keyed by the selection and its files' hashes),
-and its score line names the selection.
+and its score line names the selection. With ``--against vectors`` it names the tests whose
+verdicts decide which mutants change behaviour (those of a run with the same ``--tests``).
 
 ``--only ID,...`` judges just the named mutants (to show that a new test kills a survivor); their
 verdicts are kept like any other, so a later full run does not judge them again.
@@ -794,7 +795,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--tests", default="", metavar="ARG,...", help="run these pytest arguments (test files or node ids under tests/) instead of each module's own tests"
     )
     parser.add_argument(
-        "--against", choices=("tests", "vectors"), default="tests", help="tests (default): the module's tests; vectors: the killed mutants against the published vectors"
+        "--against", choices=("tests", "vectors"), default="tests", help="tests (default): the module's tests; vectors: the mutants they killed (or --tests killed) against the published vectors"
     )
     return parser.parse_args(argv)
 
@@ -818,9 +819,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         selection = parse_selection(args.tests) if args.tests else []
     except ValueError as error:
         print(f"mutation.py: {error}", file=sys.stderr)
-        return 2
-    if selection and args.against == "vectors":
-        print("mutation.py: --tests judges against tests; --against vectors judges the mutants the module's own tests killed", file=sys.stderr)
         return 2
     lock = threading.Lock()
 
