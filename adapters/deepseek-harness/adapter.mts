@@ -108,7 +108,6 @@ function optionsOf(o: Json): Json {
   const out: Json = {}
   if (o.provider != null) out.provider = o.provider
   if (o.model != null) out.model = o.model
-  if (o.reasoningEffort != null) out.reasoningEffort = o.reasoningEffort
   return out
 }
 

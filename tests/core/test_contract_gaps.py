@@ -97,7 +97,6 @@ def test_a_tool_result_rewrite_of_non_json_data_is_rejected_not_compared() -> No
 @pytest.mark.spec("LOOP-1")
 def test_the_loop_guards_refuse_inputs_the_log_could_not_record() -> None:
     world = play((start(),))
-    assert not enabled(World(), Create("a", "t", options=AgentOptions(reasoning_effort="")))  # an empty provider is taken: LOOP-10
     assert not enabled(World(), Create("a", "t", tools=(UNSAFE,)))
     assert not enabled(world, SetTools(0, (UNSAFE,)))
     assert not enabled(world, Register(Listener("p", None, (Prepend((FrozenMap({"n": UNSAFE}),)),))))

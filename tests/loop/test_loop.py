@@ -1066,10 +1066,13 @@ def test_the_worlds_updates_keep_everything_else() -> None:
 
 @pytest.mark.spec("LOOP-10", "DER-2", "PFX-8", "ENC-2")
 def test_the_worlds_values_state_their_rules() -> None:
-    no_effort = _twin(AgentOptions.config)(lambda self: LlmCallConfig(self.provider, self.model))
+    effort = _twin(AgentOptions.config)(lambda self: LlmCallConfig(self.provider, self.model, "high"))
     with pytest.raises(icontract.ViolationError, match="LOOP-10: an instance's first request starts from its agent options"):
-        no_effort(AgentOptions(reasoning_effort="high"))
-    assert AgentOptions(reasoning_effort="high").config().reasoning_effort == "high"
+        effort(AgentOptions())
+    rerouted = _twin(AgentOptions.config)(lambda self: LlmCallConfig(self.model, self.provider))
+    with pytest.raises(icontract.ViolationError, match="LOOP-10"):
+        rerouted(AgentOptions("p", "m"))
+    assert AgentOptions("p", "m").config() == LlmCallConfig("p", "m")
     assistant = _twin(text_message)(lambda text, role="user": FrozenMap({"role": "assistant", "content": (FrozenMap({"type": "text", "text": text}),)}))
     with pytest.raises(icontract.ViolationError, match="DER-2: a message is"):
         assistant("hi", "user")

@@ -64,17 +64,15 @@ CASES: list[tuple[str, Callable[[], World], Action, bool]] = [
     ("context meta not JSON", _idle, SendPrompt(0, "x", contexts=(PromptContext("c", meta=NOT_JSON),)), False),
     ("prefix context without a kind", _idle, SendPrompt(0, "x", prompt_prefix=(PromptContext("p", NO_KIND),)), False),
     ("prompt to no instance", _idle, SendPrompt(1, "x"), False),
-    # Create, ForkDrive, Resume: a new session id, a config and tools the log can record.
+    # Create, ForkDrive, Resume: a new session id and tools the log can record; the options are a route, maybe empty.
     ("create", _idle, Create("main", "s2", tools=(tool("echo"),)), True),
     ("create tools not JSON", _idle, Create("main", "s2", tools=(UNSAFE,)), False),
     ("create without a model", _idle, Create("main", "s2", AgentOptions(model="")), True),  # its requests fail until one is named
-    ("create with an empty effort", _idle, Create("main", "s2", AgentOptions(reasoning_effort="")), False),
     ("create over a session", _idle, Create("main", "s1"), False),
     ("fork", _answered, ForkDrive("s1", "s2", None, "main"), True),
     ("fork from no session", _answered, ForkDrive("s9", "s2", None, "main"), False),
     ("fork tools not JSON", _answered, ForkDrive("s1", "s2", None, "main", tools=(UNSAFE,)), False),
     ("fork without a provider", _answered, ForkDrive("s1", "s2", None, "main", AgentOptions(provider="")), True),
-    ("fork with an empty effort", _answered, ForkDrive("s1", "s2", None, "main", AgentOptions(reasoning_effort="")), False),
     ("fork onto its own id", _answered, ForkDrive("s1", "s1", None, "main"), False),
     ("fork past the log", _answered, ForkDrive("s1", "s2", 99, "main"), False),
     ("resume", _answered, Resume("s1", "main"), True),
@@ -82,7 +80,6 @@ CASES: list[tuple[str, Callable[[], World], Action, bool]] = [
     ("resume while a driver runs", _at_pre_step, Resume("s1", "main"), False),
     ("resume no session", _answered, Resume("s9", "main"), False),
     ("resume tools not JSON", _answered, Resume("s1", "main", tools=(UNSAFE,)), False),
-    ("resume with an empty effort", _answered, Resume("s1", "main", AgentOptions(reasoning_effort="")), False),
     # Register and MutateContribution: a named, scripted listener of JSON messages.
     ("register", _idle, Register(prepend("other", "<Q>")), True),
     ("register a name twice", _idle, Register(prepend("ctx", "<Q>")), False),

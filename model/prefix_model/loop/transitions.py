@@ -204,10 +204,6 @@ def _config_ok(config: LlmCallConfig) -> bool:
     return is_valid_config(replace(config, provider=config.provider or "-", model=config.model or "-"))
 
 
-def _agent_ok(options: AgentOptions, tools: tuple[JsonValue, ...]) -> bool:
-    return _config_ok(options.config()) and is_json_value(tools)
-
-
 def _script_ok(listener: Listener) -> bool:
     return is_json_value(tuple(m for call in listener.script if not isinstance(call, Throw) for m in call.messages))
 
@@ -225,15 +221,15 @@ def _session_ids(world: World) -> tuple[str, ...]:
 def enabled(world: World, action: Action) -> bool:
     """Return whether ``action`` can happen in ``world`` (each action's guard, spec §10.1)."""
     match action:
-        case Create(session_id=sid, options=options, tools=tools):
-            return sid not in _session_ids(world) and _agent_ok(options, tools)
-        case ForkDrive(source_id=src, child_id=child, boundary=boundary, options=options, tools=tools):
-            if src not in _session_ids(world) or not _agent_ok(options, tools):
+        case Create(session_id=sid, tools=tools):
+            return sid not in _session_ids(world) and is_json_value(tools)
+        case ForkDrive(source_id=src, child_id=child, boundary=boundary, tools=tools):
+            if src not in _session_ids(world) or not is_json_value(tools):
                 return False
             return check_fork(world.session(src).log, boundary, child, _session_ids(world)) is None
-        case Resume(session_id=sid, options=options, tools=tools):
+        case Resume(session_id=sid, tools=tools):
             drivers = [i for i in world.instances if i.session_id == sid]
-            return sid in _session_ids(world) and _agent_ok(options, tools) and all(i.phase in (Phase.IDLE, Phase.DISPOSED) for i in drivers)
+            return sid in _session_ids(world) and is_json_value(tools) and all(i.phase in (Phase.IDLE, Phase.DISPOSED) for i in drivers)
         case Register(listener=listener):
             return bool(listener.script) and _script_ok(listener) and listener.name not in {known.name for known in world.listeners}
         case MutateContribution(listener=name, messages=messages):
@@ -446,7 +442,7 @@ def _config_seed(log: Log, instance: Instance) -> LlmCallConfig:
     if instance.logged_header and folded is not None:
         return folded.config
     seed = instance.options.config()
-    if folded is not None and seed.reasoning_effort is None and (folded.config.provider, folded.config.model) == (seed.provider, seed.model):
+    if folded is not None and (folded.config.provider, folded.config.model) == (seed.provider, seed.model):
         seed = replace(seed, reasoning_effort=folded.config.reasoning_effort)
     return seed
 

@@ -177,7 +177,8 @@ class CacheByReference(Semantics):
 
 class EffortFromOptions(Semantics):
     def request(self, header: EpochHeader, prefix: tuple[JsonValue, ...], history: tuple[FrozenMap, ...], instance: Instance) -> Request:
-        config = replace(header.config, reasoning_effort=instance.options.reasoning_effort, written=None)
+        # The agent's options name a route and no effort (A/types.ts:22-27): the request goes without one.
+        config = replace(header.config, reasoning_effort=None, written=None)
         return super().request(replace(header, config=config), prefix, history, instance)
 
 
@@ -223,7 +224,7 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("meter-double-prefix", "post-step pressure counts the prefix twice", MeterPrefixTimes(2), ("TOK-1",)),
     Variant("no-change-on-system", "a system-prompt change writes no change snapshot", ChangeIgnoresSystem(), ("REC-1",)),
     Variant("cache-by-reference", "the cache aliases the listeners' objects", CacheByReference(), ("PFX-7",)),
-    Variant("effort-from-options", "the request's reasoningEffort is the options', not the header's", EffortFromOptions(), ("REC-2",)),
+    Variant("effort-from-options", "the request's reasoningEffort is the options' (they have none), not the header's", EffortFromOptions(), ("REC-2",)),
     Variant("fork-drops-headers", "a fork's seed loses the header snapshots", ForkDropsHeaders(), ("FORK-8",)),
     Variant("history-window", "requests send only the last 3 history messages", HistoryWindow(3), ("REC-3",)),
     Variant("change-always", "every later request writes a change snapshot", ChangeAlways(), ("HDR-15",)),

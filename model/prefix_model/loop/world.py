@@ -63,21 +63,24 @@ class Phase(Enum):
 
 @dataclass(frozen=True, slots=True)
 class AgentOptions:
-    """What an agent is created with: the config seed of its instance's first request (facts §2.8)."""
+    """What an agent is created with: the route of its instance's first request (facts §2.8).
+
+    The harness's options are a provider and a model, nothing else (A/types.ts:22-27): no effort, which a first
+    request takes from the log or not at all.
+    """
 
     provider: str = "mock"
     model: str = "mock-model"
-    reasoning_effort: str | None = None
 
     @ensure(
-        lambda self, result: (result.provider, result.model, result.reasoning_effort) == (self.provider, self.model, self.reasoning_effort)
-        and result.temperature is None and result.max_tokens is None and result.stop is None,
-        "LOOP-10: an instance's first request starts from its agent options and nothing else",
+        lambda self, result: (result.provider, result.model) == (self.provider, self.model)
+        and result.reasoning_effort is None and result.temperature is None and result.max_tokens is None and result.stop is None,
+        "LOOP-10: an instance's first request starts from its agent options' route and nothing else",
         enabled=ENABLED,
     )
     def config(self) -> LlmCallConfig:
         """Return these options as a call config."""
-        return LlmCallConfig(self.provider, self.model, self.reasoning_effort)
+        return LlmCallConfig(self.provider, self.model)
 
 
 @ensure(lambda text, role, result: tuple(result) == ("role", "content") and result["role"] == role, "DER-2: a message is {role, content}", enabled=ENABLED)
