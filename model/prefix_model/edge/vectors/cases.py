@@ -320,6 +320,17 @@ _ONE_FIELD_CHANGES: tuple[tuple[str, str, Path, JsonValue], ...] = (
     ("tools", "a tool's description", ("tools", 0, "description"), "another echo"),
 )
 
+# A captured request that differs from the folded header in one companion field, REC-1's (the others are REC-2's):
+# (case name, what the second request does, field, value).
+_COMPANION_CHANGES: tuple[tuple[str, str, str, JsonValue], ...] = (
+    ("model-differs", "names another model", "model", "other-model"),
+    ("system-differs", "carries another system prompt", "system", "another system"),
+    ("temperature-added", "sets a temperature the header does not", "temperature", 0.5),
+    ("max-tokens-added", "sets a maxTokens the header does not", "maxTokens", 999),
+    ("stop-added", "sets a stop list the header does not", "stop", ("END",)),
+    ("tools-dropped", "sends no tools", "tools", ()),
+)
+
 
 def _change_only(path: Path, value: JsonValue) -> Edit:
     """The second snapshot becomes the first's header with the member at ``path`` set to ``value``."""
@@ -444,6 +455,8 @@ def _mutants() -> tuple[_Mutant, ...]:
                 capture_edit=_on_line(1, ("messages",), _rotate), capture=True),
         _Mutant("invalid/rec-2/provider-differs", tc, "REC-2", ("REC-2",), "the second captured request names another provider",
                 capture_edit=_on_line(1, ("provider",), _set("other")), capture=True),
+        *(_Mutant(f"invalid/rec-1/{name}", tc, "REC-1", ("REC-1",), f"the second captured request {what}",
+                  capture_edit=_on_line(1, (field,), _set(value)), capture=True) for name, what, field, value in _COMPANION_CHANGES),
         _Mutant("invalid/match-1/step-not-in-log", tc, "MATCH-1", ("MATCH-1",), "a captured request names turn 9",
                 capture_edit=_on_line(1, ("turn",), _set(9)), capture=True),
         _Mutant("invalid/match-2/ambiguous-step", "cancel/before-dispatch", "MATCH-2", ("MATCH-2",),
