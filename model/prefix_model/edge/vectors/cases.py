@@ -206,6 +206,55 @@ def _insert_before_last(*new: FrozenMap) -> Edit:
     return edit
 
 
+def _crash_repaired(kind: str) -> Edit:
+    """The log cut after the first event of ``kind`` (a crash), then the closers the harness appends on load (S/repair.ts).
+
+    Each call the step's assistant/message made and no tool/result answered gets an error result
+    (TOOL_OUTCOME_UNKNOWN from its tool/call, else TOOL_NOT_STARTED), then the open step ends and the
+    turn ends interrupted; each closer carries the last event's time.
+    """
+
+    def edit(events: Events) -> Events:
+        kept = events[: _index(events, kind) + 1]
+        turn = step = None
+        pending: dict[str, tuple[JsonValue, JsonValue]] = {}  # call id -> (its step, its tool/call's seq or None)
+        for event in kept:
+            data = event["data"]
+            assert isinstance(data, FrozenMap)
+            if event["type"] in ("turn/start", "turn/end", "step/end"):
+                pending.clear()
+                turn = data["turn"] if event["type"] == "turn/start" else None if event["type"] == "turn/end" else turn
+                step = None
+            if event["type"] == "step/start":
+                step = data["step"]
+            elif event["type"] == "assistant/message":
+                content = data["content"]
+                assert isinstance(content, tuple)
+                pending |= {str(b["id"]): (data["step"], None) for b in content if isinstance(b, FrozenMap) and b["type"] == "tool-call"}
+            elif event["type"] == "tool/call" and str(data["callId"]) in pending:
+                pending[str(data["callId"])] = (pending[str(data["callId"])][0], event["seq"])
+            elif event["type"] == "tool/result":
+                pending.pop(str(data["callId"]), None)
+        last = kept[-1]
+        closers: list[dict[str, JsonValue]] = []
+        for call, (call_step, call_seq) in pending.items():
+            started = call_seq is not None
+            error = {"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"} if started else {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
+            text = "the tool call's outcome is unknown" if started else "the tool call was interrupted before it started"
+            result: dict[str, JsonValue] = {"type": "tool/result", "data": freeze({"turn": turn, "step": call_step, "callId": call,
+                                            "content": [{"type": "text", "text": text}], "isError": True, "error": error}), "surfaceOp": "append"}  # fmt: skip
+            closers.append(result | ({"sourceEventSeqs": (call_seq,)} if started else {}))
+        if step is not None:
+            closers.append({"type": "step/end", "data": freeze({"turn": turn, "step": step})})
+        closers.append({"type": "turn/end", "data": freeze({"turn": turn, "reason": {"kind": "interrupted"}})})
+        seq = last["seq"]
+        assert isinstance(seq, int)
+        placed = (freeze({"type": c["type"], "seq": seq + 1 + n, "time": last["time"], **{k: v for k, v in c.items() if k != "type"}}) for n, c in enumerate(closers))
+        return kept + tuple(e for e in placed if isinstance(e, FrozenMap))
+
+    return edit
+
+
 def _header_of(events: Events, nth: int) -> JsonValue:
     data = events[_index(events, "request/header", nth)]["data"]
     assert isinstance(data, FrozenMap)
@@ -348,6 +397,10 @@ def _mutants() -> tuple[_Mutant, ...]:
         _Mutant("log/tool-result-rewrite", tc, None, ("SURF-9", "SURF-3", "SURF-6", "SURF-8", "DER-6", "JSON-5"),
                 "a tool/result replaces the first tool/result, changing only its content", _rewrite("tool/result", _REDACTED), capture=True),
         _Mutant("log/real-clock-times", nl, None, ("LOG-3", "JSON-3"), "events carry epoch-millisecond times", _clock, capture=True),
+        _Mutant("log/crash-repaired-mid-tools", tc, None, ("ENC-3", "ENC-2", "ENC-1"),
+                "the log ends after the first of two tool calls was recorded, then the closers the harness appends when it "
+                "loads it: an outcome-unknown result, a not-started result for the call never recorded, step/end, turn/end interrupted",
+                _crash_repaired("tool/call")),
         _Mutant("log/duplicate-keys-last-wins", nl, None, ("FMT-4",),
                 'the first line spells "type" twice; JSON.parse keeps the last value', raw=_duplicate_type, capture=True),
         _Mutant("log/capture-in-order", tc, None, ("MATCH-2", "REC-1", "REC-3"),
