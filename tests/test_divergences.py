@@ -10,6 +10,10 @@ from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_tex
 from prefix_model.core.log import EMPTY_LOG, Log
 from prefix_model.core.request_log import record_request_header
 from prefix_model.core.requests import build_request, request_to_json
+from prefix_model.loop.actions import Dispatch, SendPrompt
+from prefix_model.loop.transitions import enabled
+
+from tests.loop_scripts import play, start, step
 
 
 def frozen_list(value: object) -> tuple[JsonValue, ...]:
@@ -69,6 +73,15 @@ def test_the_model_checks_typed_shapes_the_harness_runtime_does_not() -> None:
     # Element shapes of tools and messagePrefix stay unchecked, as in the harness.
     odd = {"header": {"config": {"provider": "p", "model": "m"}, "tools": [1], "messagePrefix": ["x"]}, "reason": "initial"}
     assert opened().append("request/header", odd).seq == 3
+
+
+@pytest.mark.spec("D-5", "HDR-2", "LOOP-1")
+def test_an_empty_reasoning_effort_from_a_listener_is_refused_where_the_harness_types_allow_it() -> None:
+    # The harness records it only on a route with no adapter, in a log its own load refuses (§15, D-5).
+    actions = (start(), SendPrompt(0, "hello"), *step(0, compose=True))
+    world = play(actions[: next(n for n, a in enumerate(actions) if isinstance(a, Dispatch))])
+    assert enabled(world, Dispatch(0, LlmCallConfig("mock", "mock-model", reasoning_effort="max")))
+    assert not enabled(world, Dispatch(0, LlmCallConfig("mock", "mock-model", reasoning_effort="")))
 
 
 @pytest.mark.spec("D-7", "REQ-1")
