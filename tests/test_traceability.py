@@ -276,3 +276,12 @@ def test_every_public_core_function_carries_a_contract() -> None:
                 if not (getattr(member, "__preconditions__", None) or getattr(member, "__postconditions__", None)):
                     bare.append(f"{name}.{public}")
     assert bare == []
+
+
+def test_the_spec_folder_is_the_packaged_spec() -> None:
+    # spec/ is where readers look; the wheel ships model/prefix_model/spec/: one text, or they drift apart
+    packaged = sorted(p.relative_to(MODEL / "spec") for p in (MODEL / "spec").rglob("*") if p.is_file())
+    shown = sorted(p.relative_to(ROOT / "spec") for p in (ROOT / "spec").rglob("*") if p.is_file())
+    assert shown == packaged and "SPEC.md" in {p.name for p in shown}
+    for name in shown:
+        assert (ROOT / "spec" / name).read_bytes() == (MODEL / "spec" / name).read_bytes(), f"spec/{name} differs from the package's"
