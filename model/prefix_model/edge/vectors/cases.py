@@ -377,6 +377,7 @@ _COMPANION_CHANGES: tuple[tuple[str, str, str, JsonValue], ...] = (
     ("temperature-added", "sets a temperature the header does not", "temperature", 0.5),
     ("max-tokens-added", "sets a maxTokens the header does not", "maxTokens", 999),
     ("stop-added", "sets a stop list the header does not", "stop", ("END",)),
+    ("stop-empty-added", "sets an empty stop list where the header has none (tools alone take absent as empty)", "stop", ()),
     ("tools-dropped", "sends no tools", "tools", ()),
 )
 
@@ -510,6 +511,9 @@ def _mutants() -> tuple[_Mutant, ...]:
                 capture_edit=_on_line(1, ("provider",), _set("other")), capture=True),
         *(_Mutant(f"invalid/rec-1/{name}", tc, "REC-1", ("REC-1",), f"the second captured request {what}",
                   capture_edit=_on_line(1, (field,), _set(value)), capture=True) for name, what, field, value in _COMPANION_CHANGES),
+        _Mutant("invalid/rec-3/second-request-rewrites-history", tc, "REC-3", ("REC-3", "REC-1"),
+                "the second captured request rewrites the prompt the first one sent, so its messages do not extend the first's",
+                capture_edit=_on_line(1, ("messages", 1, "content", 0, "text"), _set("echo thrice")), capture=True),
         _Mutant("invalid/match-1/step-not-in-log", tc, "MATCH-1", ("MATCH-1",), "a captured request names turn 9",
                 capture_edit=_on_line(1, ("turn",), _set(9)), capture=True),
         _Mutant("invalid/match-2/ambiguous-step", "cancel/before-dispatch", "MATCH-2", ("MATCH-2",),
