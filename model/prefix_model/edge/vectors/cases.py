@@ -305,6 +305,24 @@ def _rewrite(target: str, *changes: tuple[Path, JsonValue]) -> Edit:
 _REDACTED = (("content",), (FrozenMap({"type": "text", "text": "a (redacted)"}),))
 
 
+# A tool/result rewrite whose data beside content differs from the original's only inside a nested member (SURF-9 compares
+# it as S/surface.ts:197-208 does: key order ignored, true is not 1, arrays and objects apart):
+# (case name, what, the original's member, the rewrite's; None where the rewrite is valid).
+_NESTED: tuple[tuple[str, str, JsonValue, JsonValue, str | None], ...] = (
+    ("keys-reordered", "another key order at two levels", freeze({"a": 1, "b": [True, None, {"c": "x", "d": 2}]}),
+     freeze({"b": [True, None, {"d": 2, "c": "x"}], "a": 1}), None),
+    ("true-for-one", "true where the original has 1", freeze({"a": 1}), freeze({"a": True}), "SURF-9"),
+    ("array-lengthened", "an array one element longer", freeze({"b": [1]}), freeze({"b": [1, 1]}), "SURF-9"),
+    ("key-added", "a key more in a nested object", freeze({"c": {}}), freeze({"c": {"d": None}}), "SURF-9"),
+    ("array-for-object", "an empty array for an empty object", freeze({"c": {}}), freeze({"c": []}), "SURF-9"),
+)
+
+
+def _nested_rewrite(original: JsonValue, rewritten: JsonValue) -> Edit:
+    """The first tool/result carries ``meta``: ``original``; a rewrite of it changes its content and carries ``rewritten``."""
+    return _then(_on("tool/result", ("data", "meta"), _set(original)), _rewrite("tool/result", _REDACTED, (("meta",), rewritten)))
+
+
 def _array_data(kind: str) -> FrozenMap:
     """An event of type ``kind`` whose data is an array (with the surfaceOp a surface type needs, so LOG-5 does not come first)."""
     marker: dict[str, JsonValue] = {"surfaceOp": "append"} if is_surface_type(kind) else {}
@@ -477,6 +495,9 @@ def _mutants() -> tuple[_Mutant, ...]:
                 "a tool/result replaces the first assistant/message, not a tool/result", _rewrite("assistant/message", _REDACTED)),
         _Mutant("invalid/surf-9/rewrite-changes-is-error", tc, "SURF-9", ("SURF-9",),
                 "a tool/result replaces the first tool/result, changing its content and isError", _rewrite("tool/result", _REDACTED, (("isError",), True))),
+        *(_Mutant(f"log/tool-result-rewrite-{name}" if rule is None else f"invalid/surf-9/rewrite-{name}", tc, rule, ("SURF-9", "JSON-5"),
+                  f"a tool/result replaces the first tool/result, changing its content, and its meta has {what}",
+                  _nested_rewrite(original, rewritten), capture=rule is None) for name, what, original, rewritten, rule in _NESTED),
         # Headers (§5) and the record rule (§11).
         _Mutant("invalid/hdr-1/header-without-config", nl, "HDR-1", ("HDR-1",), "the snapshot has no config",
                 _on("request/header", ("data", "header"), _set(FrozenMap({"system": "You are careful."})))),
