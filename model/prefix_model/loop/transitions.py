@@ -528,7 +528,7 @@ def _reply(world: World, action: Reply) -> World:
     folded = fold_request_header(log.events)
     assert folded is not None
     provenance: dict[str, JsonValue] = {"provider": folded.config.provider, "model": folded.config.model}
-    if assembly.replay_state is not None:
+    if assembly.replay_state is not None and content == assembly.content:  # a rewritten content drops it (L/loop.ts:823-828)
         provenance["replayState"] = assembly.replay_state
     data: dict[str, object] = where | {"content": content, "provenance": provenance}
     if assembly.usage is not None:

@@ -119,8 +119,16 @@ _MANUAL = FrozenMap({"kind": "plugin", "plugin": "manual"})
 _LONG = "read the plan, then carry it out step by step; " * 10  # long enough that a summary of it is smaller (CMP-6)
 
 
-def _finish_error(code: str, message: str, status: int) -> FrozenMap:
-    return FrozenMap({"type": "finish", "reason": FrozenMap({"kind": "error", "failure": FrozenMap({"message": message, "code": code, "status": status})})})
+def _finish_error(code: str, message: str, status: int, **facts: JsonValue) -> FrozenMap:
+    failure = FrozenMap({"message": message, "code": code, "status": status, **facts})
+    return FrozenMap({"type": "finish", "reason": FrozenMap({"kind": "error", "failure": failure})})
+
+
+def _with_replay(chunks: tuple[FrozenMap, ...], state: str, kind: str | None = None) -> tuple[FrozenMap, ...]:
+    """``chunks`` with their finish carrying ``replayState`` (and the finish kind ``kind``, when given)."""
+    finish = chunks[-1]
+    reason = finish["reason"] if kind is None else FrozenMap({"kind": kind})
+    return (*chunks[:-1], FrozenMap({**finish, "reason": reason, "replayState": FrozenMap({"cursor": state})}))
 
 
 def _until_reply(
@@ -635,6 +643,27 @@ def _stream_scenarios() -> tuple[Scenario, ...]:
             (
                 Create("main", "s1"), SendPrompt(0, "go"), *_until_reply(0, compose=True),
                 Reply(0, stream=(*text_stream("par")[:3], _finish_error("overloaded", "the provider is busy", 529))),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "stream/replay-state",
+            "A finish chunk's replayState is kept in the assistant/message's provenance while the content is what was assembled, and dropped at max tokens, where the tool call is cut from the content.",
+            ("STRM-3", "STRM-4"),
+            (
+                Create("main", "s1", tools=ECHO), SendPrompt(0, "go"),
+                *_step(0, Reply(0, stream=_with_replay(text_stream("kept", pieces=2), "r1")), compose=True),
+                SendPrompt(0, "again"),
+                *_step(0, Reply(0, stream=_with_replay(tool_call_stream(*_call("c1", "x"), text="cut"), "r2", "max-tokens"))),
+                SendPrompt(0, "last"), *_step(0, Reply(0, text="done")),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "stream/error-finish-every-fact",
+            "A stream that finishes with an error carrying every optional fact LlmError keeps (status, a fractional retry-after, a request id), in its order: the turn ends with that failure whole.",
+            ("STRM-4", "LOOP-9"),
+            (
+                Create("main", "s1"), SendPrompt(0, "go"), *_until_reply(0, compose=True),
+                Reply(0, stream=(_finish_error("RATE_LIMIT", "slow down", 429, requestId="req-7", providerRetryAfterMs=0.5),)),
             ),
         ),  # fmt: skip
     )
