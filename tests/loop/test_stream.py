@@ -150,7 +150,7 @@ def test_a_replay_state_joins_the_provenance() -> None:
 @pytest.mark.spec("STRM-4")
 def test_a_max_tokens_finish_keeps_the_replay_state_unless_it_cuts_a_tool_call() -> None:
     # The harness keeps replayState only beside the content it was assembled with (L/loop.ts:791-797, 823-828).
-    finish = {"type": "finish", "reason": {"kind": "max-tokens"}, "replayState": {"cursor": 7}}
+    finish: dict[str, object] = {"type": "finish", "reason": {"kind": "max-tokens"}, "replayState": {"cursor": 7}}
     plain = text_stream("ok")[:-1] + chunks(finish)
     cut = tool_call_stream("c1", "echo", '{"text":"ping"}', "ok")[:-1] + chunks(finish)
     kept, dropped = (play(streamed(Reply(0, stream=s), tools=(tool("echo"),))) for s in (plain, cut))
