@@ -316,12 +316,14 @@ def _cancel_scenarios() -> tuple[Scenario, ...]:
 
 def _resume_scenarios() -> tuple[Scenario, ...]:
     """A new instance over an existing log: the same or a changed prefix, the reasoning effort it carries."""
+    same = (DOCS, Create("main", "s1"), *_turn(0, "before", compose=True), Resume("s1", "main"), *_turn(1, "after", compose=True))
     return (
         Scenario(
             "resume/same-prefix",
-            "A resumed instance recomposes the same prefix and anchors with an unconditional resume snapshot equal to the fold.",
-            ("PFX-5", "HDR-9", "REC-1"),
-            (DOCS, Create("main", "s1"), *_turn(0, "before", compose=True), Resume("s1", "main"), *_turn(1, "after", compose=True)),
+            "A resumed instance recomposes the same prefix and anchors with an unconditional resume snapshot equal to the fold; the driver it replaced takes no prompt.",
+            ("PFX-5", "HDR-9", "REC-1", "LOOP-6"),
+            (*same, SendPrompt(0, "to the replaced driver")),
+            refused=(len(same),),
         ),
         Scenario(
             "resume/changed-prefix",
@@ -382,6 +384,16 @@ def _compaction_scenarios() -> tuple[Scenario, ...]:
                 SendPrompt(0, "again"), BeginStep(0), PreStep(0, compact=(0, 1), summaries=("a summary no shorter than go and ok",)),
                 SendPrompt(0, _LONG), *_echo_step(0, "x"), *_step(0, Reply(0, text="done")),
                 SendPrompt(0, "more"), BeginStep(0), PreStep(0, compact=(3, 4)),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "compaction/post-step-refused",
+            "A post-step listener's compactRegion over a short region: the framed summary is not smaller, so compact/end carries the error, the step closes and the turn ends in error with the thrown message; the next turn goes on.",
+            ("CMP-6", "CMP-4"),
+            (
+                DOCS, Create("main", "s1"), *_turn(0, "go", compose=True), SendPrompt(0, "again"),
+                BeginStep(0), PreStep(0), Dispatch(0), Reply(0, text="ok"),
+                PostStep(0, compact=(0, 1), summaries=("a summary no shorter than go and ok",)), *_turn(0, "more"),
             ),
         ),  # fmt: skip
         Scenario(
