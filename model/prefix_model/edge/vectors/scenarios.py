@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from prefix_model.core.headers import LlmCallConfig
-from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
+from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
 from prefix_model.examples.streams import text_stream, tool_call_stream
 from prefix_model.loop.actions import (
     Action,
@@ -122,6 +122,23 @@ _LONG = "read the plan, then carry it out step by step; " * 10  # long enough th
 def _finish_error(code: str, message: str, status: int, **facts: JsonValue) -> FrozenMap:
     failure = FrozenMap({"message": message, "code": code, "status": status, **facts})
     return FrozenMap({"type": "finish", "reason": FrozenMap({"kind": "error", "failure": failure})})
+
+
+_ODD_CHUNKS = tuple(
+    freeze_object(chunk)
+    for chunk in (
+        {"type": "block-start", "index": 1, "blockType": "text"},
+        {"type": "reasoning-delta", "index": 0, "text": "thin"},
+        {"type": "text-delta", "index": 1, "text": "hel"},
+        {"type": "reasoning-delta", "index": 0, "text": "king"},
+        {"type": "usage", "index": 3, "usage": {"inputTokens": 7, "outputTokens": 3}},
+        {"type": "text-delta", "index": 1, "text": "lo"},
+        {"type": "block-end", "index": 1, "block": {"type": "text", "text": "hello"}},
+        {"type": "text-delta", "index": 1, "text": " straggler"},
+        {"type": "block-end", "index": 1, "block": {"type": "text", "text": "closed twice"}},
+        {"type": "finish", "index": 2, "reason": {"kind": "stop"}},
+    )
+)
 
 
 def _with_replay(chunks: tuple[FrozenMap, ...], state: str, kind: str | None = None) -> tuple[FrozenMap, ...]:
@@ -657,6 +674,12 @@ def _stream_scenarios() -> tuple[Scenario, ...]:
                 Reply(0, stream=(*text_stream("par")[:3], _finish_error("overloaded", "the provider is busy", 529))),
             ),
         ),  # fmt: skip
+        Scenario(
+            "stream/odd-chunks",
+            "Chunks as BlockAssembler takes them: blocks in the order their index first appears (1 before 0), a reasoning block that never ends assembled from its deltas, an index on usage and finish opening no block, and after a block's first block-end its deltas and a second block-end ignored.",
+            ("STRM-1", "STRM-2", "STRM-3", "STRM-4"),
+            (Create("main", "s1"), SendPrompt(0, "think"), *_step(0, Reply(0, stream=_ODD_CHUNKS), compose=True), *_turn(0, "again")),
+        ),
         Scenario(
             "stream/replay-state",
             "A finish chunk's replayState is kept in the assistant/message's provenance while the content is what was assembled, and dropped at max tokens, where the tool call is cut from the content.",
