@@ -106,6 +106,13 @@ def test_the_harness_shaped_streams_are_well_formed_and_assemble_to_their_block(
     assert assemble(text_stream("hello", pieces=2)).content == (freeze({"type": "text", "text": "hello"}),)
 
 
+@pytest.mark.spec("STRM-2")
+@pytest.mark.parametrize("delta", ["text-delta", "reasoning-delta", "tool-call-delta"])
+def test_a_block_that_deltas_build_needs_no_block_end(delta: str) -> None:
+    # BlockAssembler assembles an open text, reasoning or tool-call block from its deltas (LLM/assembler.ts)
+    assert check_stream(chunks({"type": delta, "index": 0, "text": "x", "id": "c1", "argumentsDelta": "{}"})) is None
+
+
 @pytest.mark.spec("STRM-1", "LOOP-1")
 def test_the_loop_refuses_a_malformed_stream_and_an_open_stream_without_chunks() -> None:
     world = play(streamed(Reply(0, "x"))[:-1])
