@@ -124,6 +124,7 @@ def _finish_error(code: str, message: str, status: int, **facts: JsonValue) -> F
     return FrozenMap({"type": "finish", "reason": FrozenMap({"kind": "error", "failure": failure})})
 
 
+_USAGE_810 = {"inputTokens": 700, "cacheReadTokens": 50, "cacheWriteTokens": 30, "outputTokens": 30}  # each count decides the threshold
 _ODD_CHUNKS = tuple(
     freeze_object(chunk)
     for chunk in (
@@ -420,6 +421,16 @@ def _compaction_scenarios() -> tuple[Scenario, ...]:
             (
                 MountCompaction(CompactPolicy(context_window=1000)), DOCS, Create("main", "s1"),
                 SendPrompt(0, "a" * 800), *_until_reply(0, compose=True), Reply(0, stream=text_stream("b" * 800, pieces=4)),
+                PostStep(0, summaries=("checkpoint summary",)), *_turn(0, "next"),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "compaction/usage-pressure",
+            "Pressure from the provider's usage: its four counts (700 input, 50 cache read, 30 cache write, 30 output) reach the 800 threshold where the estimate (about 330) does not; the head is compacted, the meter goes on from the usage anchor plus the surface's change and falls below it.",
+            ("TOK-3", "CMP-5", "CMP-3", "CMP-2"),
+            (
+                MountCompaction(CompactPolicy(context_window=1000)), Create("main", "s1"), *_turn(0, _LONG, compose=True),
+                SendPrompt(0, "b" * 800), *_until_reply(0), Reply(0, stream=text_stream("ok", usage=_USAGE_810)),
                 PostStep(0, summaries=("checkpoint summary",)), *_turn(0, "next"),
             ),
         ),  # fmt: skip
