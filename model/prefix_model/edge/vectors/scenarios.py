@@ -435,6 +435,21 @@ def _compaction_scenarios() -> tuple[Scenario, ...]:
             ),
         ),  # fmt: skip
         Scenario(
+            "compaction/pressure-nothing-to-cut",
+            "Pressure over a surface whose retained tail reaches back to its head: the service finds no range, writes nothing, and the turn and the next go on.",
+            ("CMP-4", "CMP-5"),
+            (MountCompaction(CompactPolicy(context_window=1000)), Create("main", "s1"), *_turn(0, "b" * 3400, compose=True), *_turn(0, "next")),
+        ),
+        Scenario(
+            "compaction/pressure-summary-refused",
+            "Pressure that cuts a head too small for its summary: the framed summary is not smaller, compact/end carries the error, the service's listener logs it and the turn goes on.",
+            ("CMP-5", "CMP-6"),
+            (
+                MountCompaction(CompactPolicy(context_window=1000)), Create("main", "s1"), *_turn(0, "hi", compose=True),
+                *_turn(0, "b" * 3400), *_turn(0, "next"),
+            ),
+        ),  # fmt: skip
+        Scenario(
             "compaction/listener-replace",
             "A pre-step listener replaces two nodes with its own user/message (source and provenance its own, no compact events), then the service compacts what it left.",
             ("CMP-7", "SURF-8", "CMP-2"),
