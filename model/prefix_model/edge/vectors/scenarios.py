@@ -484,10 +484,10 @@ def _fork_scenarios() -> tuple[Scenario, ...]:
         ),  # fmt: skip
         Scenario(
             "fork/empty-and-open-turn",
-            "A fork of an empty session is an empty child, driven like a new one; a fork at the end of a session inside an open turn (its last event a step/start) is refused.",
+            "A fork of an empty session is an empty child, driven like a new one; a fork at the end of a session inside an open turn (its last event a step/start) is refused, and so is a fork of a session that does not exist.",
             ("FORK-2", "FORK-4", "FORK-8", "LOOP-1"),
-            (*open_turn, ForkDrive("s1", "s3", None, "main")),
-            refused=(len(open_turn),),
+            (*open_turn, ForkDrive("s1", "s3", None, "main"), ForkDrive("no-such-session", "s4", None, "main")),
+            refused=(len(open_turn), len(open_turn) + 1),
         ),  # fmt: skip
     )
 
