@@ -10,11 +10,10 @@ from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_tex
 from prefix_model.core.log import EMPTY_LOG, Log
 from prefix_model.core.request_log import record_request_header
 from prefix_model.core.requests import build_request, request_to_json
-from prefix_model.loop.actions import Cancel, Dispatch, PostStep, Reply, RunTools, SendPrompt
+from prefix_model.loop.actions import Dispatch, SendPrompt
 from prefix_model.loop.transitions import enabled
-from prefix_model.loop.world import Phase
 
-from tests.loop_scripts import play, start, step, tool
+from tests.loop_scripts import play, start, step
 
 
 def frozen_list(value: object) -> tuple[JsonValue, ...]:
@@ -83,18 +82,6 @@ def test_an_empty_reasoning_effort_from_a_listener_is_refused_where_the_harness_
     world = play(actions[: next(n for n, a in enumerate(actions) if isinstance(a, Dispatch))])
     assert enabled(world, Dispatch(0, LlmCallConfig("mock", "mock-model", reasoning_effort="max")))
     assert not enabled(world, Dispatch(0, LlmCallConfig("mock", "mock-model", reasoning_effort="")))
-
-
-@pytest.mark.spec("D-18", "LOOP-6")
-def test_a_cancel_during_a_tool_batch_ends_the_turn_at_the_batch_where_the_harness_runs_post_step_first() -> None:
-    # What the model does today; the harness records an abort result and runs post-step first (§15, D-18).
-    actions = (start(tools=(tool("echo"),)), SendPrompt(0, "go"), *step(0, Reply(0, tool_calls=(("c1", "echo", "{}"),)), compose=True, outputs=("x",)))
-    world = play((*actions[: actions.index(RunTools(0, ("x",)))], Cancel(0), RunTools(0, ("x",))))
-    events = world.log_of(0).events
-    assert [e.type for e in events[-4:]] == ["tool/call", "tool/result", "step/end", "turn/end"]
-    assert json_text(events[-3].field("content")) == '[{"type":"text","text":"x"}]' and events[-3].field("isError") is False
-    assert json_text(events[-1].data) == '{"turn":1,"reason":{"kind":"aborted"}}'
-    assert world.instance(0).phase is Phase.IDLE and not enabled(world, PostStep(0))
 
 
 @pytest.mark.spec("D-7", "REQ-1")

@@ -326,24 +326,25 @@ def test_after_an_interrupted_step_the_next_turn_reuses_the_cached_prefix_and_wr
     assert reason == INITIAL and json_text(header.message_prefix) == json_text(msgs("<P1>"))
 
 
-WINDOWS: tuple[tuple[str, tuple[Action, ...], Action, int], ...] = (
-    # (window, actions up to it, the segment after it, requests sent before the cancel)
-    ("turn-start", (SendPrompt(0, "go"),), BeginStep(0), 0),
-    ("session-prefix", (SendPrompt(0, "go"), BeginStep(0)), Compose(0), 0),
-    ("pre-step", (SendPrompt(0, "go"), BeginStep(0), Compose(0)), PreStep(0), 0),
-    ("request", (SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0)), Dispatch(0), 0),
-    ("stream", (SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0)), Reply(0, text="x"), 1),
-    ("tool", (SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, tool_calls=(ECHO_CALL,))), RunTools(0), 1),
-    ("post-step", (SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, text="x")), PostStep(0), 1),
+WINDOWS: tuple[tuple[str, tuple[Action, ...], tuple[Action, ...], int], ...] = (
+    # (window, actions up to it, the segments after it, requests sent before the cancel)
+    ("turn-start", (SendPrompt(0, "go"),), (BeginStep(0),), 0),
+    ("session-prefix", (SendPrompt(0, "go"), BeginStep(0)), (Compose(0),), 0),
+    ("pre-step", (SendPrompt(0, "go"), BeginStep(0), Compose(0)), (PreStep(0),), 0),
+    ("request", (SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0)), (Dispatch(0),), 0),
+    ("stream", (SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0)), (Reply(0, text="x"),), 1),
+    # a batch the cancel meets records its calls, and post-step runs before the checkpoint
+    ("tool", (SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, tool_calls=(ECHO_CALL,))), (RunTools(0), PostStep(0)), 1),
+    ("post-step", (SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, text="x")), (PostStep(0),), 1),
 )
 
 
-@pytest.mark.parametrize(("window", "before", "segment", "sent"), WINDOWS, ids=[w[0] for w in WINDOWS])
+@pytest.mark.parametrize(("window", "before", "segments", "sent"), WINDOWS, ids=[w[0] for w in WINDOWS])
 @pytest.mark.spec("LOOP-6")
 def test_a_cancel_in_any_window_ends_the_turn_aborted_at_the_next_checkpoint_with_balanced_steps(
-    window: str, before: tuple[Action, ...], segment: Action, sent: int
+    window: str, before: tuple[Action, ...], segments: tuple[Action, ...], sent: int
 ) -> None:
-    world = clean(play((Register(prepend("ctx", "<P>")), start(tools=(tool("echo"),)), *before, Cancel(0), segment)))
+    world = clean(play((Register(prepend("ctx", "<P>")), start(tools=(tool("echo"),)), *before, Cancel(0), *segments)))
     assert json_text(reason_of(world)) == '{"kind":"aborted"}' and world.instance(0).phase is Phase.IDLE
     kinds = types(world)
     assert kinds.count(STEP_START) == kinds.count(STEP_END) and kinds[-1] == TURN_END

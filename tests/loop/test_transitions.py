@@ -15,7 +15,7 @@ from prefix_model.core.events import APPEND, COMPACT_END, COMPACT_START, COMPACT
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
 from prefix_model.core.log import EMPTY_LOG
 from prefix_model.loop.actions import Action, BeginStep, Cancel, Compose, Create, Dispatch, Dispose, ForkDrive, Inject, MountCompaction
-from prefix_model.loop.actions import MutateContribution, PlainReplace, PostStep, PreStep, PromptContext, Register, Resume, SendPrompt
+from prefix_model.loop.actions import MutateContribution, PlainReplace, PostStep, PreStep, PromptContext, Register, Reply, Resume, RunTools, SendPrompt
 from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.transitions import enabled, next_turn, run
 from prefix_model.loop.variants import semantics_of
@@ -176,3 +176,23 @@ def test_a_design_composing_at_pre_step_ends_the_turn_there_when_a_listener_thro
     world = play((start(), Register(thrower("boom")), SendPrompt(0, "go"), BeginStep(0), PreStep(0)), semantics=design)
     assert types(world) == (TURN_START, USER_MESSAGE, TURN_END) and world.instance(0).phase is Phase.IDLE
     assert json_text(events_of(world)[-1].field("reason")) == '{"kind":"error","step":1,"message":"session-prefix listener boom threw"}'
+
+
+@pytest.mark.spec("LOOP-6")
+@pytest.mark.parametrize(("interrupt", "kind"), [(Cancel(0), "aborted"), (Dispose(0), "disposed")])
+def test_a_batch_met_by_a_cancel_records_abort_results_and_runs_post_step_first(interrupt: Action, kind: str) -> None:
+    calls = (("c1", "echo", "{}"), ("c2", "echo", "{}"))
+    head = (start(tools=(tool("echo"),)), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, tool_calls=calls))
+    world = play((*head, interrupt, RunTools(0, ("x", "y"))))
+    results = [e for e in world.log_of(0).events if e.type == "tool/result"]
+    assert [json_text(e.data) for e in results] == [
+        '{"turn":1,"step":1,"callId":"c1","content":[{"type":"text","text":"Error: tool call aborted"}],"isError":true,'
+        '"error":{"name":"AbortError","code":"ABORTED"}}',
+        '{"turn":1,"step":1,"callId":"c2","content":[{"type":"text","text":"Error: tool call aborted before dispatch"}],"isError":true,'
+        '"error":{"name":"AbortError","code":"ABORTED_BEFORE_DISPATCH"}}',
+    ]
+    assert world.instance(0).phase is Phase.POST_STEP  # post-step runs before the checkpoint
+    world = play((PostStep(0),), world)
+    assert types(world)[-2:] == ("step/end", "turn/end") and json_text(world.log_of(0).events[-1].data) == f'{{"turn":1,"reason":{{"kind":"{kind}"}}}}'
+    untouched = play((*head, RunTools(0, ("x", "y"))))
+    assert [e.field("isError") for e in untouched.log_of(0).events if e.type == "tool/result"] == [False, False]

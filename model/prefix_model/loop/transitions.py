@@ -543,24 +543,31 @@ def _reply(world: World, action: Reply) -> World:
     return _set(world, instance.id, phase=Phase.POST_STEP, max_tokens=max_tokens, continues=bool(instance.steering))
 
 
+# What a call met by a cancel records: the started one's output superseded (the tools package's canonical abort result,
+# packages/core/tools/src/index.ts:1543-1553), each later one skipped before dispatch (L/tool-calls.ts:88-91, 217-226).
+_ABORTED = ("Error: tool call aborted", "ABORTED")
+_SKIPPED = ("Error: tool call aborted before dispatch", "ABORTED_BEFORE_DISPATCH")
+
+
 def _run_tools(world: World, action: RunTools) -> World:
     instance = world.instance(action.instance)
     sid, where = instance.session_id, {"turn": instance.turn, "step": instance.step}
     for index, (call_id, name, arguments) in enumerate(instance.pending_calls):
         world = _emit(world, sid, TOOL_CALL, where | {"callId": call_id, "name": name, "arguments": arguments})
-        output = action.outputs[index] if index < len(action.outputs) else f"{name} done"
         call_seq = len(world.session(sid).log.events) - 1
-        result = where | {"callId": call_id, "content": [_text(output)], "isError": False}
+        if instance.cancel is None:
+            output = action.outputs[index] if index < len(action.outputs) else f"{name} done"
+            result = where | {"callId": call_id, "content": [_text(output)], "isError": False}
+        else:  # the registry's tools run one at a time: the first call had started when the cancel came
+            text, code = _SKIPPED if index else _ABORTED
+            result = where | {"callId": call_id, "content": [_text(text)], "isError": True, "error": {"name": "AbortError", "code": code}}
         world = _emit(world, sid, TOOL_RESULT, result, APPEND, (call_seq,))
     # Contexts accepted during the batch land after all of its results (L/agent.ts:371-384).
     for data in instance.deferred:
         world = _emit(world, sid, USER_MESSAGE, data, APPEND)
     world = _drain_steering(_set(world, instance.id, deferred=(), pending_calls=()), world.instance(instance.id))
-    world = _set(world, instance.id, continues=True)  # tool calls continue the turn
-    instance = world.instance(instance.id)
-    if instance.cancel is not None:
-        return _interrupted(world, instance)
-    return _set(world, instance.id, phase=Phase.POST_STEP)
+    # Tool calls continue the turn; a cancel met by the batch ends it after post-step (L/loop.ts:519-541).
+    return _set(world, instance.id, continues=True, phase=Phase.POST_STEP)
 
 
 def _post_step(world: World, action: PostStep, semantics: Semantics) -> World:

@@ -321,6 +321,26 @@ def _cancel_scenarios() -> tuple[Scenario, ...]:
             ),
         ),  # fmt: skip
         Scenario(
+            "cancel/during-tools",
+            "A cancel while the first of two tool calls runs: its output is superseded by the abort result, the second is skipped before dispatch, post-step still runs, and only then the step closes and the turn ends aborted; the next turn goes on.",
+            ("LOOP-6",),
+            (
+                Create("main", "s1", tools=ECHO), SendPrompt(0, "go"), *_until_reply(0, compose=True),
+                Reply(0, tool_calls=(_call("c1", "x"), _call("c2", "y"))), Cancel(0), RunTools(0, ("x", "y")), PostStep(0),
+                *_turn(0, "again"),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "cancel/dispose-during-tools",
+            "A dispose while a tool call runs: its output is superseded by the abort result, post-step still runs, then the step closes and the turn ends disposed; the disposed instance takes no prompt.",
+            ("LOOP-6",),
+            (
+                Create("main", "s1", tools=ECHO), SendPrompt(0, "go"), *_until_reply(0, compose=True),
+                Reply(0, tool_calls=(_call("c1", "x"),)), Dispose(0), RunTools(0, ("x",)), PostStep(0), SendPrompt(0, "again"),
+            ),
+            refused=(10,),
+        ),  # fmt: skip
+        Scenario(
             "cancel/before-dispatch",
             "A cancel after step/start, before the request: the step closes with no header and no request.",
             ("LOOP-6",),
