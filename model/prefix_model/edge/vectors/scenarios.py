@@ -137,7 +137,9 @@ _ODD_CHUNKS = tuple(
         {"type": "block-end", "index": 1, "block": {"type": "text", "text": "hello"}},
         {"type": "text-delta", "index": 1, "text": " straggler"},
         {"type": "block-end", "index": 1, "block": {"type": "text", "text": "closed twice"}},
-        {"type": "finish", "index": 2, "reason": {"kind": "stop"}},
+        {"type": "tool-call-delta", "index": 2, "id": "draft", "name": "echo", "argumentsDelta": '{"text":'},
+        {"type": "tool-call-delta", "index": 2, "id": "c9", "name": "", "argumentsDelta": '"x"}'},
+        {"type": "finish", "index": 4, "reason": {"kind": "tool-calls"}},
     )
 )
 
@@ -722,9 +724,12 @@ def _stream_scenarios() -> tuple[Scenario, ...]:
         ),  # fmt: skip
         Scenario(
             "stream/odd-chunks",
-            "Chunks as BlockAssembler takes them: blocks in the order their index first appears (1 before 0), a reasoning block that never ends assembled from its deltas, an index on usage and finish opening no block, and after a block's first block-end its deltas and a second block-end ignored.",
+            "Chunks as BlockAssembler takes them: blocks in the order their index first appears (1 before 0), a reasoning block that never ends assembled from its deltas, an index on usage and finish opening no block, after a block's first block-end its deltas and a second block-end ignored, and an open tool call taking its last id and its last non-empty name.",
             ("STRM-1", "STRM-2", "STRM-3", "STRM-4"),
-            (Create("main", "s1"), SendPrompt(0, "think"), *_step(0, Reply(0, stream=_ODD_CHUNKS), compose=True), *_turn(0, "again")),
+            (
+                Create("main", "s1", tools=ECHO), SendPrompt(0, "think"), *_step(0, Reply(0, stream=_ODD_CHUNKS), compose=True, outputs=("x",)),
+                *_turn(0, "again"),
+            ),
         ),
         Scenario(
             "stream/replay-state",
