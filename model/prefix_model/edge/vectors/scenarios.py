@@ -401,6 +401,15 @@ def _compaction_scenarios() -> tuple[Scenario, ...]:
             ),
         ),  # fmt: skip
         Scenario(
+            "compaction/summarizer-follows-the-header",
+            "A request config routes the turn to another model; a later pre-step compaction asks the summarizer on the logged header's route, not on the agent's options.",
+            ("CMP-2", "CMP-1"),
+            (
+                DOCS, Create("main", "s1"), SendPrompt(0, _LONG), *_step(0, Reply(0, text="ok"), compose=True, config=LlmCallConfig("mock", "mock-large")),
+                *_turn(0, "two"), SendPrompt(0, "three"), *_step(0, pre=(0, 2)),
+            ),
+        ),  # fmt: skip
+        Scenario(
             "compaction/post-step-listener",
             "A post-step listener calls compactRegion inside the turn, after the tool batch; the next step's request is the prefix and the compacted history.",
             ("CMP-1", "CMP-2", "SURF-6", "SURF-8", "DER-6"),
