@@ -292,7 +292,11 @@ def _composition_scenarios() -> tuple[Scenario, ...]:
 
 
 def _cancel_scenarios() -> tuple[Scenario, ...]:
-    """A cancel at each point of a turn: while composing, while a listener throws, mid-stream, before the request."""
+    """A cancel at each point of a turn: while composing, while a listener throws, mid-stream, before the request, during tools."""
+    disposed = (
+        Create("main", "s1", tools=ECHO), SendPrompt(0, "go"), *_until_reply(0, compose=True),
+        Reply(0, tool_calls=(_call("c1", "x"),)), Dispose(0), RunTools(0, ("x",)), PostStep(0),
+    )  # fmt: skip
     return (
         Scenario(
             "cancel/during-compose-then-new-turn",
@@ -336,12 +340,9 @@ def _cancel_scenarios() -> tuple[Scenario, ...]:
             "cancel/dispose-during-tools",
             "A dispose while a tool call runs: its output is superseded by the abort result, post-step still runs, then the step closes and the turn ends disposed; the disposed instance takes no prompt.",
             ("LOOP-6",),
-            (
-                Create("main", "s1", tools=ECHO), SendPrompt(0, "go"), *_until_reply(0, compose=True),
-                Reply(0, tool_calls=(_call("c1", "x"),)), Dispose(0), RunTools(0, ("x",)), PostStep(0), SendPrompt(0, "again"),
-            ),
-            refused=(10,),
-        ),  # fmt: skip
+            (*disposed, SendPrompt(0, "again")),
+            refused=(len(disposed),),
+        ),
         Scenario(
             "cancel/before-dispatch",
             "A cancel after step/start, before the request: the step closes with no header and no request.",
