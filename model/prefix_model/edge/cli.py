@@ -315,6 +315,18 @@ def _add_conform(commands: _Commands) -> None:
     )
 
 
+def _add_fuzz(commands: _Commands) -> None:
+    from prefix_model.edge.fuzz.command import FUZZ_HELP, add_arguments
+
+    fuzz = commands.add_parser(
+        "fuzz",
+        help="generate scripts from the model and run them in lockstep through an implementation's adapter; shrink what differs",
+        description=FUZZ_HELP,
+        formatter_class=_RawHelp,
+    )
+    add_arguments(fuzz)
+
+
 def _add_explore(commands: _Commands) -> None:
     explore = commands.add_parser(
         "explore",
@@ -331,12 +343,14 @@ def _add_explore(commands: _Commands) -> None:
 
 
 def _add_adapter(commands: _Commands) -> None:
-    commands.add_parser(
+    adapter = commands.add_parser(
         "adapter",
         help="serve the model itself over the adapter protocol on stdin/stdout (for conform)",
         description="The model as an adapter: answers hello, reset, apply, read, check and shutdown, one JSON line "
-        "each (spec/vectors.md §10). `prefix-model conform --adapter 'prefix-model adapter'` runs the vectors against it.",
+        "each (spec/vectors.md §10). `prefix-model conform --adapter 'prefix-model adapter'` runs the vectors against it; "
+        "with --variant it serves a faulty design instead (what a conform run or a fuzz campaign must find).",
     )
+    adapter.add_argument("--variant", metavar="NAME", help="serve a faulty variant of `prefix-model variants` instead of the harness's semantics")
 
 
 # Each command's parser, in the order --help lists them.
@@ -349,6 +363,7 @@ COMMANDS: dict[str, Callable[[_Commands], None]] = {
     "variants": _add_variants,
     "review": _add_review,
     "conform": _add_conform,
+    "fuzz": _add_fuzz,
     "explore": _add_explore,
     "adapter": _add_adapter,
 }
@@ -659,6 +674,29 @@ def _run_conform(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if any(o.status == FAIL for o in outcomes) else EXIT_OK
 
 
+def _run_adapter(args: argparse.Namespace) -> int:
+    from prefix_model.edge.runner.server import Server, serve
+
+    if args.variant is None:
+        return serve(sys.stdin, sys.stdout)
+    from prefix_model.loop.variants import VARIANTS, semantics_of
+
+    if args.variant not in {v.name for v in VARIANTS}:
+        raise _Unusable(f"no variant {args.variant!r} (prefix-model variants lists them)")
+    return serve(sys.stdin, sys.stdout, Server(semantics_of(args.variant), args.variant))
+
+
+def _run_fuzz(args: argparse.Namespace) -> int:
+    from prefix_model.edge.fuzz.command import BadInput, Unusable as FuzzUnusable, run
+
+    try:
+        return run(args)
+    except (BadInput, FuzzUnusable) as error:
+        if args.json:  # the machine reader gets its verdict too, never an empty stdout
+            print(json.dumps({"error": str(error)}, ensure_ascii=False))
+        raise _Unusable(str(error)) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``prefix-model``; return the exit status."""
     for stream in (sys.stdout, sys.stderr):
@@ -682,11 +720,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return generate_vectors(Path(args.out))
         if args.command == "adapter":
-            from prefix_model.edge.runner.server import serve
-
-            return serve(sys.stdin, sys.stdout)
+            return _run_adapter(args)
         if args.command == "conform":
             return _run_conform(args)
+        if args.command == "fuzz":
+            return _run_fuzz(args)
         if args.command == "review":
             return _run_review(args)
         if args.command == "explore":

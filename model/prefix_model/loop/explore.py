@@ -84,6 +84,8 @@ __all__ = [
     "moves",
     "fingerprint",
     "outcomes",
+    "OUTCOME_REQUIREMENTS",
+    "requirements_of",
     "Found",
     "Exploration",
     "explore",
@@ -330,9 +332,52 @@ OUTCOMES: tuple[str, ...] = (
     "header: initial", "header: resume", "header: change", "header: unchanged (not logged)",
     "request sent", "reply: assistant message", "reply: tool calls run", "retry after failure",
     "compaction done", "compaction refused", "pressure measured",
-    "turn end: completed", "turn end: error", "turn end: aborted", "turn end: disposed",
+    "turn end: completed", "turn end: error", "turn end: aborted", "turn end: disposed", "turn end: rejected", "turn end: max-tokens",
     "instance created", "instance disposed", "session forked", "session resumed",
 )  # fmt: skip
+
+# The requirements an outcome class exercises: what a campaign (``prefix-model fuzz``) reports as reached.
+OUTCOME_REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    "no-op": (),
+    "turn opened by a prompt": ("LOOP-4",),
+    "turn opened from the inbox": ("LOOP-13",),
+    "one-shot injection turn": ("LOOP-4", "LOOP-7"),
+    "prompt queued": ("LOOP-13",),
+    "inject appended": ("LOOP-7",),
+    "inject deferred behind tools": ("LOOP-7",),
+    "deferred inject landed": ("LOOP-7",),
+    "composed": ("LOOP-3", "PFX-2", "PFX-8"),
+    "composition interrupted": ("PFX-4",),
+    "composition threw": ("PFX-9",),
+    "listener inject": ("PFX-10",),
+    "header: initial": ("HDR-9", "PFX-3", "PFX-5"),
+    "header: resume": ("PFX-3", "PFX-5"),
+    "header: change": ("HDR-15", "LOOP-12"),
+    "header: unchanged (not logged)": ("HDR-15",),
+    "request sent": ("LOOP-3", "REC-1", "REC-2", "REC-3"),
+    "reply: assistant message": ("STRM-1", "STRM-2"),
+    "reply: tool calls run": ("LOOP-6", "STRM-2"),
+    "retry after failure": ("LOOP-9",),
+    "compaction done": ("CMP-1", "CMP-2"),
+    "compaction refused": ("CMP-6",),
+    "pressure measured": ("CMP-5", "TOK-1", "TOK-3"),
+    "turn end: completed": ("ENC-2",),
+    "turn end: error": ("LOOP-9", "PFX-9"),
+    "turn end: aborted": ("LOOP-6",),
+    "turn end: disposed": ("LOOP-6",),
+    "turn end: rejected": ("LOOP-5",),
+    "turn end: max-tokens": ("STRM-4",),
+    "instance created": ("PFX-5",),
+    "instance disposed": ("LOOP-6",),
+    "session forked": ("FORK-1", "FORK-8"),
+    "session resumed": ("PFX-5",),
+}
+
+
+@ensure(lambda outcome, result: outcome not in OUTCOMES or outcome in OUTCOME_REQUIREMENTS, "EXP-1: every outcome class names what it exercises", enabled=ENABLED)
+def requirements_of(outcome: str) -> tuple[str, ...]:
+    """Return the requirement IDs an outcome class exercises (none for a class outside the catalogue)."""
+    return OUTCOME_REQUIREMENTS.get(outcome, ())
 
 
 def _new_events(before: World, after: World) -> tuple[Event, ...]:

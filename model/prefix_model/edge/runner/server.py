@@ -15,6 +15,7 @@ from prefix_model import __version__
 from prefix_model.edge.runner.protocol import KINDS, PROTOCOL_VERSION
 from prefix_model.edge.vectors.codec import ACTION_TYPES, CodecError
 from prefix_model.edge.vectors.consumer import ActionRefused, ModelAdapter, ModelChecker, ModelReader, Unreadable
+from prefix_model.loop.semantics import HARNESS, Semantics
 
 __all__ = ["Failed", "Server", "serve"]
 
@@ -30,8 +31,10 @@ class Failed(Exception):
 class Server:
     """One adapter session: the model's world between ``reset``s, and what it has shown so far."""
 
-    def __init__(self) -> None:
-        self.adapter, self.checker, self.reader = ModelAdapter(), ModelChecker(), ModelReader()
+    def __init__(self, semantics: Semantics = HARNESS, name: str | None = None) -> None:
+        self.adapter, self.checker, self.reader = ModelAdapter(semantics), ModelChecker(), ModelReader()
+        # A faulty design served for a campaign or a conform run names itself, so no report mistakes it for the model.
+        self.name = f"session-prefix-model {__version__}" if name is None else f"session-prefix-model {__version__} (design {name})"
         self._shown: dict[str, int] = {}
         self._sent = 0
 
@@ -42,7 +45,7 @@ class Server:
                 if params.get("protocol") != PROTOCOL_VERSION:
                     raise Failed("unsupported-protocol", f"this adapter speaks protocol {PROTOCOL_VERSION}")
                 actions = [cls.__name__ for cls in ACTION_TYPES]
-                return {"protocol": PROTOCOL_VERSION, "implementation": f"session-prefix-model {__version__}", "kinds": list(KINDS), "actions": actions}
+                return {"protocol": PROTOCOL_VERSION, "implementation": self.name, "kinds": list(KINDS), "actions": actions}
             case "reset":
                 self.adapter.reset()
                 self._shown, self._sent = {}, 0

@@ -667,15 +667,16 @@ def _id_order(rule: str) -> tuple[str, int]:
     return family, int(number)
 
 
-def case_to_json(case: Case) -> FrozenMap:
-    """Return the JSON of ``case`` (spec/vectors.md §3; spec/schema/vector.schema.json)."""
+def case_to_json(case: Case, world: World | None = None) -> FrozenMap:
+    """Return the JSON of ``case`` (spec/vectors.md §3; spec/schema/vector.schema.json); ``world`` is a scenario's run
+    when it is not in the catalogue (a script a campaign found), else the catalogue's run is taken."""
     requirements: tuple[str, ...] = tuple(sorted(set(case.requirements), key=_id_order))
     fields: dict[str, JsonValue] = {
         "schema": VECTOR_SCHEMA, "formatVersion": FORMAT_VERSION, "id": case.id, "description": case.description,
         "requirements": requirements,
     }  # fmt: skip
     if isinstance(case, Scenario):
-        fields |= {"valid": True, "actions": tuple(action_to_json(a) for a in case.actions), "expected": expected_of(world_of(case.id))}
+        fields |= {"valid": True, "actions": tuple(action_to_json(a) for a in case.actions), "expected": expected_of(world_of(case.id) if world is None else world)}
         if case.refused:
             fields["refused"] = tuple(sorted(case.refused))
         return obj(fields)
@@ -693,6 +694,6 @@ def case_to_json(case: Case) -> FrozenMap:
     return obj(fields)
 
 
-def case_text(case: Case) -> str:
+def case_text(case: Case, world: World | None = None) -> str:
     """Return the bytes of ``case``'s file, as text: the layout of every vector file (spec/vectors.md §3)."""
-    return layout(case_to_json(case), CASE_LAYOUT)
+    return layout(case_to_json(case, world), CASE_LAYOUT)

@@ -56,6 +56,8 @@ __all__ = [
     "Problem",
     "ABSENT",
     "pointer",
+    "first_difference",
+    "plain_text",
     "CaseResult",
     "load_cases",
     "consume_report",
@@ -211,7 +213,7 @@ class ModelReader:
 # --- comparing what an adapter shows with what a vector expects ---
 
 
-def _text(value: object) -> str:
+def plain_text(value: object) -> str:
     """Return the JSON text of a plain JSON value; a value that is not lossless JSON is shown as such."""
     try:
         return json_text(freeze(value))
@@ -259,16 +261,16 @@ def pointer(parts: Sequence[object]) -> str:
     return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
 
 
-def _where(expected: object, actual: object, path: tuple[object, ...] = ()) -> tuple[tuple[object, ...], object, object]:
+def first_difference(expected: object, actual: object, path: tuple[object, ...] = ()) -> tuple[tuple[object, ...], object, object]:
     """Return the path of the first place two plain JSON values differ (by JSON text), and both values there."""
     if isinstance(expected, dict) and isinstance(actual, dict) and list(expected) == list(actual):
         for key in expected:
-            if _text(expected[key]) != _text(actual[key]):
-                return _where(expected[key], actual[key], path + (key,))
+            if plain_text(expected[key]) != plain_text(actual[key]):
+                return first_difference(expected[key], actual[key], path + (key,))
     if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
         for index, (a, b) in enumerate(zip(expected, actual)):
-            if _text(a) != _text(b):
-                return _where(a, b, path + (index,))
+            if plain_text(a) != plain_text(b):
+                return first_difference(a, b, path + (index,))
     return path, expected, actual  # the keys, the lengths or the scalars differ: this value itself
 
 
@@ -277,16 +279,16 @@ def _compare(what: str, base: tuple[object, ...], expected: Sequence[object], ac
     for index in range(max(len(expected), len(actual))):
         at = base + (index,)
         if index >= len(expected):
-            return [Problem(f"{what} {index}: not expected, got {_short(_text(actual[index]))}", pointer(at), actual=actual[index])]
+            return [Problem(f"{what} {index}: not expected, got {_short(plain_text(actual[index]))}", pointer(at), actual=actual[index])]
         if index >= len(actual):
-            text = f"{what} {index}: missing (expected {len(expected)}, got {len(actual)}); expected {_short(_text(expected[index]))}"
+            text = f"{what} {index}: missing (expected {len(expected)}, got {len(actual)}); expected {_short(plain_text(expected[index]))}"
             return [Problem(text, pointer(at), expected=expected[index])]
-        want, got = _text(expected[index]), _text(actual[index])
+        want, got = plain_text(expected[index]), plain_text(actual[index])
         if want != got:
             if got.startswith("<not JSON"):
                 return [Problem(f"{what} {index} differs at {pointer(at)}:\n    expected {_short(want)}\n    actual   {got}", pointer(at), expected[index])]
-            path, there, here = _where(expected[index], actual[index], at)
-            text = f"{what} {index} differs at {pointer(path)}:\n    expected {_short(_text(there))}\n    actual   {_short(_text(here))}"
+            path, there, here = first_difference(expected[index], actual[index], at)
+            text = f"{what} {index} differs at {pointer(path)}:\n    expected {_short(plain_text(there))}\n    actual   {_short(plain_text(here))}"
             return [Problem(text, pointer(path), there, here)]
     return []
 

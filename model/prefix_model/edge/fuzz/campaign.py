@@ -1,0 +1,278 @@
+"""A campaign: generated scripts through several adapter processes at once, every divergence shrunk and reported.
+
+The main thread draws scripts (``generate.draw``: deterministic for the seed, aimed by the coverage
+so far) and hands them to one worker thread per adapter process; a worker replays each in lockstep
+(``lockstep.lockstep``). Results are taken in script order, so the first divergence, the groups and
+the coverage are the same whatever the number of processes and however fast each runs. An adapter
+that crashes, hangs or writes garbage is a *fault* — reported with its stderr tail, the process
+restarted — never a divergence. Divergences are grouped by signature; the first script of each group
+is shrunk with the implementation as the oracle; a baseline declares the groups an implementation
+knowingly shows, and a baseline entry no longer shown is stale.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from prefix_model.edge.fuzz.generate import Coverage, Script, draw
+from prefix_model.edge.fuzz.lockstep import Difference, lockstep, model_replies
+from prefix_model.edge.fuzz.shrink import Shrunk, shrink
+from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
+from prefix_model.edge.vectors.consumer import JsonObject
+
+__all__ = ["Fault", "Found", "Known", "Settings", "Result", "Unusable", "run_campaign", "replay_script"]
+
+_CONSECUTIVE_FAULTS = 5  # this many faults in a row and the adapter is unusable
+
+
+class Unusable(Exception):
+    """The adapter cannot take part: it will not start, speak the protocol, run scenarios, or stay up."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A script the adapter could not finish: a crash, a hang or a protocol error, with its stderr tail."""
+
+    script: int
+    message: str
+
+
+@dataclass
+class Found:
+    """One group of divergences (one signature): its first script, how many scripts showed it, and the shrunk script."""
+
+    first: Script
+    difference: Difference
+    count: int = 1
+    shrunk: Shrunk | None = None
+    known: str | None = None  # the baseline's reason, when the baseline declares this signature
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """A baseline entry: a divergence an implementation knowingly shows, why, and optionally the script that shows it."""
+
+    signature: str
+    reason: str
+    script: tuple[JsonObject, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What a campaign runs: how many scripts or for how long, with which seed, on how many processes."""
+
+    seed: int = 0
+    scripts: int | None = None
+    seconds: float | None = None
+    jobs: int = 1
+    keep_going: bool = False
+    shrink_budget: int = 2000
+    baseline: tuple[Known, ...] = ()
+
+
+@dataclass
+class Result:
+    """What a campaign did and found."""
+
+    implementation: str
+    settings: Settings
+    scripts: int = 0
+    actions: int = 0
+    seconds: float = 0.0
+    coverage: Coverage = field(default_factory=Coverage)
+    found: list[Found] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    stale: list[Known] = field(default_factory=list)  # baseline entries no script showed
+
+    @property
+    def new(self) -> list[Found]:
+        """The divergences the baseline does not declare: what fails the run."""
+        return [f for f in self.found if f.known is None]
+
+
+Progress = Callable[[Result], None]
+
+
+def _offered(adapter: AdapterProcess) -> frozenset[str]:
+    if "scenario" not in adapter.hello.get("kinds", ()):
+        raise Unusable("the adapter runs no scenario cases (its hello offers no kind 'scenario'), so nothing can be compared")
+    offered = frozenset(str(a) for a in adapter.hello.get("actions", ()))
+    if not {"Create", "SendPrompt"} <= offered:
+        raise Unusable("the adapter's hello offers neither Create nor SendPrompt, so no generated script can run")
+    return offered
+
+
+class _Worker(threading.Thread):
+    """One adapter process replaying scripts from ``work`` into ``results``."""
+
+    def __init__(self, adapter: AdapterProcess, work: queue.Queue[Script | None], results: queue.Queue[tuple[Script, Difference | Fault | None]]) -> None:
+        super().__init__(daemon=True)
+        self.adapter, self.work, self.results = adapter, work, results
+
+    def run(self) -> None:
+        while (script := self.work.get()) is not None:
+            try:
+                self.results.put((script, lockstep(self.adapter, script.actions, script.replies)))
+            except AdapterFailure as failure:
+                self.results.put((script, Fault(script.number, str(failure))))
+                try:
+                    self.adapter.restart()
+                except AdapterFailure:
+                    return  # the main thread sees the fault; the others carry on
+
+
+def run_campaign(command: str, timeout: float, settings: Settings, progress: Progress | None = None) -> Result:
+    """Run a campaign against the adapter ``command``; raise ``Unusable`` when it cannot take part."""
+    try:
+        adapters = [AdapterProcess(command, timeout) for _ in range(max(1, settings.jobs))]
+    except AdapterFailure as failure:
+        raise Unusable(str(failure)) from None
+    try:
+        offered = _offered(adapters[0])
+        result = Result(str(adapters[0].hello.get("implementation", "?")), settings)
+        _run(adapters, offered, settings, result, progress)
+        _shrink_all(adapters[0], result, settings)
+        _judge_baseline(adapters[0], result, settings)
+        return result
+    finally:
+        for adapter in adapters:
+            adapter.stop()
+
+
+def _run(adapters: list[AdapterProcess], offered: frozenset[str], settings: Settings, result: Result, progress: Progress | None) -> None:
+    work: queue.Queue[Script | None] = queue.Queue(maxsize=2 * len(adapters))
+    results: queue.Queue[tuple[Script, Difference | Fault | None]] = queue.Queue()
+    workers = [_Worker(adapter, work, results) for adapter in adapters]
+    for worker in workers:
+        worker.start()
+    started = time.monotonic()
+    drawn, pending, done = 0, {}, 0  # pending: finished scripts waiting for the ones before them
+    stop_at: int | None = None  # no script past this one counts (the first divergence, without --keep-going)
+    consecutive = 0
+
+    def enough() -> bool:
+        if stop_at is not None:
+            return True
+        if settings.scripts is not None and drawn >= settings.scripts:
+            return True
+        return settings.seconds is not None and time.monotonic() - started >= settings.seconds
+
+    def settle(block: bool) -> None:
+        nonlocal done, stop_at, consecutive
+        while True:
+            try:
+                script, outcome = results.get(block=block, timeout=0.2 if block else None)
+            except queue.Empty:
+                return
+            pending[script.number] = (script, outcome)
+            while done in pending:
+                script, outcome = pending.pop(done)
+                done += 1
+                if stop_at is not None and script.number > stop_at:
+                    continue
+                _record(result, script, outcome)
+                consecutive = consecutive + 1 if isinstance(outcome, Fault) else 0
+                if consecutive >= _CONSECUTIVE_FAULTS:
+                    raise Unusable(f"{consecutive} scripts in a row ended in an adapter fault; the last: {outcome.message if isinstance(outcome, Fault) else ''}")
+                if isinstance(outcome, Difference) and not settings.keep_going and stop_at is None:
+                    stop_at = script.number
+            if progress is not None:
+                result.seconds = time.monotonic() - started
+                progress(result)
+            block = False
+
+    try:
+        while not enough():
+            if not any(w.is_alive() for w in workers):
+                raise Unusable("every adapter process failed and none restarts: " + (result.faults[-1].message if result.faults else "no fault recorded"))
+            script = draw(settings.seed, drawn, result.coverage, offered)
+            drawn += 1
+            while True:
+                try:
+                    work.put(script, timeout=0.2)
+                    break
+                except queue.Full:
+                    settle(block=False)
+            settle(block=False)
+        while done < drawn:
+            if not any(w.is_alive() for w in workers) and results.empty():
+                raise Unusable("every adapter process failed and none restarts: " + (result.faults[-1].message if result.faults else "no fault recorded"))
+            settle(block=True)
+    finally:
+        for _ in workers:
+            try:
+                work.put_nowait(None)
+            except queue.Full:
+                pass
+        result.seconds = time.monotonic() - started
+
+
+def _record(result: Result, script: Script, outcome: Difference | Fault | None) -> None:
+    result.scripts += 1
+    if isinstance(outcome, Fault):
+        result.faults.append(outcome)
+        return
+    result.actions += len(script.actions) if outcome is None else outcome.index + 1
+    if outcome is None:
+        return
+    group = next((f for f in result.found if f.difference.signature == outcome.signature), None)
+    if group is None:
+        result.found.append(Found(script, outcome))
+    else:
+        group.count += 1
+
+
+def _oracle(adapter: AdapterProcess) -> Callable[[Sequence[JsonObject]], Difference | None]:
+    def replay(actions: Sequence[JsonObject]) -> Difference | None:
+        try:
+            return lockstep(adapter, actions, model_replies(actions))
+        except AdapterFailure:
+            if not adapter.alive():
+                adapter.restart()
+            return None  # a fault is not the divergence being shrunk
+
+    return replay
+
+
+def _shrink_all(adapter: AdapterProcess, result: Result, settings: Settings) -> None:
+    if not adapter.alive():
+        adapter.restart()
+    for group in result.found:
+        group.known = next((k.reason for k in settings.baseline if k.signature == group.difference.signature), None)
+        if group.known is None:
+            group.shrunk = shrink(group.first.actions, group.difference, _oracle(adapter), settings.shrink_budget)
+
+
+def _judge_baseline(adapter: AdapterProcess, result: Result, settings: Settings) -> None:
+    """A baseline entry is stale when no script showed it — its own script replayed too, where it has one."""
+    shown = {f.difference.signature for f in result.found}
+    for known in settings.baseline:
+        if known.signature in shown:
+            continue
+        if known.script is not None:
+            found = _oracle(adapter)(known.script)
+            if found is not None and found.signature == known.signature:
+                continue
+        result.stale.append(known)
+
+
+def replay_script(
+    command: str, timeout: float, script: Callable[[frozenset[str]], Sequence[JsonObject]]
+) -> tuple[str, Difference | None, list[JsonObject]]:
+    """Run one script in lockstep against ``command``: (implementation, first difference, the script).
+
+    ``script`` makes the script from the actions the adapter offers (a campaign's script N is drawn from them).
+    """
+    try:
+        adapter = AdapterProcess(command, timeout)
+    except AdapterFailure as failure:
+        raise Unusable(str(failure)) from None
+    try:
+        actions = list(script(_offered(adapter)))
+        return str(adapter.hello.get("implementation", "?")), lockstep(adapter, actions, model_replies(actions)), actions
+    finally:
+        adapter.stop()

@@ -1,0 +1,163 @@
+"""``prefix-model fuzz``: the command line of a campaign (its flags, its inputs read, its reports written)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from prefix_model.edge.fuzz.campaign import Known, Result, Settings, Unusable, replay_script, run_campaign
+from prefix_model.edge.fuzz.generate import Coverage, draw
+from prefix_model.edge.fuzz.report import as_json, as_junit, as_text, save
+from prefix_model.edge.vectors.consumer import JsonObject
+
+__all__ = ["FUZZ_HELP", "add_arguments", "run", "read_baseline", "BadInput", "Unusable"]
+
+FUZZ_HELP = """\
+Differential testing: generate action scripts by walking the model, run each in lockstep through
+the model (in process) and an implementation's adapter (a child process speaking the adapter
+protocol), and compare every action's reply — the events appended per session, the requests sent,
+or a refusal — as JSON text. The first difference stops a script. Each divergence is shrunk with
+the implementation as the oracle (turns and actions dropped, arguments simplified, the adapter
+reset for every attempt) and reported with its first difference (JSON Pointer, both values
+whole), its original and shrunk length, the shrunk script and a command that reproduces it.
+A campaign is the same sequence of scripts for its seed, whatever --jobs.
+
+A crash, hang or garbage line of the adapter is a fault, reported apart with its stderr tail (the
+adapter is restarted), never a divergence. --baseline declares divergences an implementation
+knowingly shows: a JSON object {"divergences": [{"signature", "reason", "script"?}]}; they are
+reported but do not fail the run, and an entry no script shows (its own script replayed, when it
+has one) is stale and fails it.
+
+example:
+  prefix-model fuzz --adapter 'prefix-model adapter' --seconds 60            (the model against itself)
+  prefix-model fuzz --adapter './adapter' --scripts 2000 --jobs 2 --keep-going --save found/
+  prefix-model fuzz --adapter './adapter' --replay found/fuzz/dispatch-1a2b3c4d5e/case.json
+  prefix-model conform --adapter './adapter' --vectors found/                (the saved cases as vectors)
+
+exit status: 0 no new divergence; 1 a new divergence or a stale baseline entry; 2 the adapter is
+unusable (will not start, speak the protocol or run scenarios; faults on every script), a fault
+with no divergence, or an input cannot be read
+"""
+
+
+class BadInput(Exception):
+    """A flag's input that cannot be read: one line, exit 2."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``prefix-model fuzz``."""
+    parser.add_argument("--adapter", required=True, metavar="'CMD ARGS'", help="the adapter's command line (split as a shell would)")
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument("--scripts", type=int, metavar="N", help="run N scripts (default 200 when --seconds is not given)")
+    budget.add_argument("--seconds", type=float, metavar="S", help="run for S seconds of generation")
+    parser.add_argument("--seed", type=int, default=0, metavar="K", help="the campaign's seed (default 0)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="adapter processes at once (default 1)")
+    parser.add_argument("--keep-going", action="store_true", help="collect distinct divergences (by signature) instead of stopping at the first")
+    parser.add_argument("--save", metavar="DIR", help="write each shrunk divergence as a scenario case (and a manifest) under DIR")
+    parser.add_argument("--baseline", metavar="FILE", help="known divergences: reported, not failing; stale entries fail")
+    parser.add_argument("--replay", metavar="FILE", help="run one saved script (a case.json, or a JSON array of actions) instead of a campaign")
+    parser.add_argument("--script", type=int, metavar="N", help="with --seed: run only script N of that campaign (as a report's reproduce line says)")
+    parser.add_argument("--shrink-budget", type=int, default=2000, metavar="N", help="replays a shrink may spend on one divergence (default 2000)")
+    parser.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
+    parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per adapter response (default 30)")
+
+
+def _read_json(path: str, what: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise BadInput(f"{path}: {error.strerror or error}") from None
+    except (UnicodeDecodeError, ValueError) as error:
+        raise BadInput(f"{path}: not a {what} (not JSON: {error})") from None
+
+
+def read_baseline(path: str) -> tuple[Known, ...]:
+    """Read a baseline file: ``{"divergences": [{"signature", "reason", "script"?}]}``."""
+    value = _read_json(path, "baseline")
+    entries = value.get("divergences") if isinstance(value, dict) else None
+    if not isinstance(entries, list):
+        raise BadInput(f"{path}: a baseline is an object whose divergences is an array")
+    known = []
+    for n, entry in enumerate(entries):
+        ok = isinstance(entry, dict) and isinstance(entry.get("signature"), str) and isinstance(entry.get("reason"), str)
+        script = entry.get("script") if isinstance(entry, dict) else None
+        if not ok or not (script is None or _is_script(script)):
+            raise BadInput(f"{path}: divergences/{n}: an entry is {{signature: string, reason: string, script?: [action object]}}")
+        known.append(Known(entry["signature"], entry["reason"], None if script is None else tuple(script)))
+    return tuple(known)
+
+
+def _is_script(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(a, dict) and isinstance(a.get("action"), str) for a in value)
+
+
+def _read_script(path: str) -> list[JsonObject]:
+    value = _read_json(path, "script")
+    actions = value.get("actions") if isinstance(value, dict) else value
+    if not _is_script(actions):
+        raise BadInput(f"{path}: not a script (a case with actions, or a non-empty JSON array of action objects)")
+    assert isinstance(actions, list)
+    return actions
+
+
+def _progress(result: Result) -> None:
+    reached = sum(1 for n in result.coverage.outcomes.values() if n)
+    print(f"\r\x1b[K[{result.seconds:6.1f} s] {result.scripts} scripts, {result.actions} actions, {reached} outcome classes, "
+          f"{len(result.found)} divergence group(s), {len(result.faults)} fault(s)", end="", file=sys.stderr, flush=True)  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command; raise ``Unusable`` or ``BadInput`` for exit 2."""
+    if args.jobs < 1 or (args.scripts is not None and args.scripts < 1) or (args.seconds is not None and args.seconds <= 0):
+        raise BadInput("--jobs and --scripts take a positive count, --seconds a positive time")
+    if args.replay is not None or args.script is not None:
+        return _replay(args)
+    settings = Settings(
+        seed=args.seed, scripts=args.scripts if args.scripts is not None or args.seconds is not None else 200, seconds=args.seconds,
+        jobs=args.jobs, keep_going=args.keep_going, shrink_budget=args.shrink_budget,
+        baseline=read_baseline(args.baseline) if args.baseline is not None else (),
+    )  # fmt: skip
+    tty = sys.stderr.isatty()
+    result = run_campaign(args.adapter, args.timeout, settings, _progress if tty else None)
+    if tty:
+        print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+    if args.save is not None:
+        try:
+            for path in save(result, Path(args.save)):
+                print(f"prefix-model fuzz: saved {path}", file=sys.stderr)
+        except OSError as error:
+            raise BadInput(f"{error.filename or args.save}: {error.strerror or error}") from None
+    if args.junit is not None:
+        try:
+            Path(args.junit).write_bytes(as_junit(result))
+        except OSError as error:
+            raise BadInput(f"{args.junit}: {error.strerror or error}") from None
+    print(json.dumps(as_json(result, args.adapter), ensure_ascii=False) if args.json else as_text(result, args.adapter))
+    if result.new or result.stale:
+        return 1
+    return 2 if result.faults else 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    script: list[JsonObject] | None = _read_script(args.replay) if args.replay is not None else None
+
+    def actions(offered: frozenset[str]) -> list[JsonObject]:
+        if script is not None:
+            return script
+        coverage = Coverage()  # script N of a campaign depends on the coverage the scripts before it reached
+        for number in range(args.script):
+            draw(args.seed, number, coverage, offered)
+        return list(draw(args.seed, args.script, coverage, offered).actions)
+
+    implementation, difference, replayed = replay_script(args.adapter, args.timeout, actions)
+    if args.json:
+        print(json.dumps({"implementation": implementation, "actions": replayed, "difference": None if difference is None else difference.to_json()}, ensure_ascii=False))
+    else:
+        print(f"adapter: {implementation}")
+        print(f"{len(replayed)} actions: " + ("no difference" if difference is None else difference.text()))
+    return 0 if difference is None else 1
+

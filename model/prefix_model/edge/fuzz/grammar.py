@@ -1,0 +1,320 @@
+"""The action language drawn at random: what a generated script may do next, given where the model stands.
+
+``Grammar.candidates`` lists, for one world, moves over the whole action language — each open
+turn's next segment with its argument variants (compactions, replacements, config changes,
+streamed replies with usage, tool batches, failures with and without retry, max-tokens), inputs
+in every window (prompts, injects with sources and meta, steering, cancel, dispose, system and
+tool changes, listener mutations), and the instance boundaries (create, resume, fork, new
+listeners, a new compaction policy). Each candidate is tagged with its *family*, which the
+generator weighs. A few deliberately misplaced moves (``refused``) test that an implementation
+refuses what the model refuses. The grammar states no rule: whether a move is enabled, and what it
+does, is for ``transitions.enabled`` and ``transitions.apply`` to say.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from prefix_model.core.events import TURN_END
+from prefix_model.core.headers import LlmCallConfig
+from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
+from prefix_model.examples.streams import text_stream, tool_call_stream
+from prefix_model.loop.actions import (
+    Action,
+    BeginStep,
+    Cancel,
+    Compose,
+    Create,
+    Dispatch,
+    Dispose,
+    ForkDrive,
+    Inject,
+    MountCompaction,
+    MutateContribution,
+    PlainReplace,
+    PostStep,
+    PreStep,
+    PromptContext,
+    Register,
+    Reply,
+    Resume,
+    RunTools,
+    SendPrompt,
+    SetSystem,
+    SetTools,
+    Steer,
+)
+from prefix_model.loop.compaction import CompactPolicy
+from prefix_model.loop.world import (
+    AgentOptions,
+    Append,
+    CancelThenPrepend,
+    InjectThenPrepend,
+    Instance,
+    Listener,
+    ListenerCall,
+    Phase,
+    Prepend,
+    ShortCircuit,
+    Throw,
+    World,
+    text_message,
+)
+
+__all__ = ["DRIVE", "START", "WINDOW", "BOUNDARY", "REFUSED", "FAMILIES", "Move", "Grammar"]
+
+# Families of moves: the generator's weights are per family.
+DRIVE, START, WINDOW, BOUNDARY, REFUSED = "drive", "start", "window", "boundary", "refused"
+FAMILIES = (DRIVE, START, WINDOW, BOUNDARY, REFUSED)
+
+AGENTS = ("main", "aux", "ops")
+SESSIONS = ("s1", "s2", "s3", "s4", "s5", "s6")
+LISTENERS = ("rules", "docs", "skills", "memory", "tools")  # registered in a drawn order, so name order tells nothing
+ROLES = ("user", "user", "user", "assistant", "system")
+_LONG = "carry the plan out step by step, checking each result; "  # repeated: long enough that a summary is smaller
+_SOURCES = (FrozenMap({"kind": "plugin", "plugin": "notes"}), FrozenMap({"kind": "plugin", "plugin": "rules"}), FrozenMap({"kind": "user"}))
+_EFFORTS = ("low", "high", "max")
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One candidate: the action and the family it is weighed by."""
+
+    action: Action
+    family: str
+
+
+def _tool(name: str, pad: str = "") -> JsonValue:
+    return freeze({"name": name, "description": f"the {name} tool{pad}", "parameters": {"type": "object"}})
+
+
+class Grammar:
+    """Draws actions over the whole language; every draw comes from the ``random.Random`` it is given."""
+
+    def __init__(self, rng: random.Random, offered: frozenset[str] | None = None) -> None:
+        self.rng = rng
+        self.offered = offered  # the action names the adapter's hello offers (None: every one)
+        self._made = 0  # a counter that makes every drawn text distinct within a script
+
+    # --- small draws ---
+
+    def _tag(self) -> int:
+        self._made += 1
+        return self._made
+
+    def text(self, stem: str = "t") -> str:
+        """A short text, or now and then a long one (a compaction then has something to shrink)."""
+        if self.rng.random() < 0.15:
+            return _LONG * self.rng.randint(2, 6) + f"#{self._tag()}"
+        return f"{stem}{self._tag()}"
+
+    def message(self, who: str, version: int) -> FrozenMap:
+        # Now and then two listeners (or two calls) contribute the very same message.
+        if self.rng.random() < 0.1:
+            return text_message(f"<shared prefix {self.rng.randint(1, 2)}>")
+        return text_message(f"<prefix {who} v{version}>", self.rng.choice(ROLES))
+
+    def messages(self, who: str, version: int) -> tuple[FrozenMap, ...]:
+        count = 1 if self.rng.random() < 0.8 else 2
+        return tuple(self.message(f"{who}.{k}" if k else who, version) for k in range(count))
+
+    def call(self, who: str, version: int) -> ListenerCall:
+        """One scripted listener call; most prepend, every one contributes a version of its own."""
+        roll = self.rng.random()
+        mine = self.messages(who, version)
+        if roll < 0.55:
+            return Prepend(mine)
+        if roll < 0.70:
+            return Append(mine)
+        if roll < 0.78:
+            return InjectThenPrepend(f"{who} note {version}", mine)
+        if roll < 0.85:
+            return ShortCircuit(mine)
+        if roll < 0.93:
+            return Throw()
+        return CancelThenPrepend(mine)
+
+    def listener(self, name: str) -> Listener:
+        """A listener whose every call differs (so reuse and recomposition look different on the wire)."""
+        agent = None if self.rng.random() < 0.6 else self.rng.choice(AGENTS)
+        length = self.rng.choice((1, 2, 3, 4, 6))
+        return Listener(name, agent, tuple(self.call(name, v) for v in range(1, length + 1)))
+
+    def policy(self) -> CompactPolicy:
+        window = self.rng.choice((None, 120, 250, 400, 800, 1600, 4000))
+        threshold = self.rng.choice((0.5, 0.8, 0.9))
+        retain = self.rng.choice((0.1, 0.16, 0.3))
+        tokens = self.rng.choice((None, None, 0, 20, 200))
+        summarizer = ("", "") if self.rng.random() < 0.7 else ("mock", "summary-model")
+        return CompactPolicy(window, threshold, retain, tokens, summarization_provider=summarizer[0], summarization_model=summarizer[1])
+
+    def tools(self) -> tuple[JsonValue, ...]:
+        names = self.rng.sample(("echo", "read", "grep"), self.rng.randint(0, 2))
+        return tuple(_tool(n, " (v2)" if self.rng.random() < 0.3 else "") for n in sorted(names))
+
+    def config(self) -> LlmCallConfig:
+        model = self.rng.choice(("mock-model", "mock-model", "other-model"))
+        effort = self.rng.choice((None, *_EFFORTS))
+        temperature = self.rng.choice((None, 0, 0.5, 1))
+        return LlmCallConfig("mock", model, effort, temperature, self.rng.choice((None, 512)), self.rng.choice((None, ("END",))))
+
+    def source(self) -> FrozenMap | None:
+        return None if self.rng.random() < 0.5 else self.rng.choice(_SOURCES)
+
+    def meta(self) -> FrozenMap | None:
+        return None if self.rng.random() < 0.7 else FrozenMap({"origin": f"m{self._tag()}"})
+
+    def summaries(self) -> tuple[str, ...]:
+        return tuple(f"summary {self._tag()}" for _ in range(self.rng.choice((0, 1, 1, 2))))
+
+    def positions(self, count: int) -> tuple[int, int] | None:
+        if count == 0:
+            return None
+        start = self.rng.randrange(count)
+        return start, self.rng.randrange(start, count)
+
+    # --- a turn's segments ---
+
+    def reply(self, i: int) -> Reply:
+        roll = self.rng.random()
+        if roll < 0.30:
+            return Reply(i, text=self.text("answer "))
+        if roll < 0.50:
+            calls = tuple((f"c{self._tag()}", self.rng.choice(("echo", "read")), json_text(FrozenMap({"text": self.text("arg")}))) for _ in range(self.rng.randint(1, 3)))
+            return Reply(i, text=self.text("calling ") if self.rng.random() < 0.3 else "", tool_calls=calls)
+        if roll < 0.62:
+            usage = {"inputTokens": self.rng.choice((10, 200, 700, 3000)), "outputTokens": self.rng.choice((3, 40))}
+            if self.rng.random() < 0.5:
+                usage |= {"cacheReadTokens": self.rng.choice((0, 50, 400)), "cacheWriteTokens": self.rng.choice((0, 30))}
+            return Reply(i, stream=text_stream(self.text("streamed "), usage=usage, pieces=self.rng.randint(1, 3)))
+        if roll < 0.72:
+            return Reply(i, stream=tool_call_stream(f"c{self._tag()}", "echo", json_text(FrozenMap({"text": self.text("s")})), pieces=self.rng.randint(1, 3)))
+        if roll < 0.80:
+            return Reply(i, text=self.text("cut "), max_tokens=True, tool_calls=((f"c{self._tag()}", "echo", "{}"),) if self.rng.random() < 0.4 else ())
+        failure = self.rng.choice(("overloaded", "rate_limited", "network"))
+        return Reply(i, failure=failure, failure_message=f"{failure} {self._tag()}", retry=self.rng.random() < 0.5)
+
+    def _segment(self, world: World, instance: Instance) -> Iterator[Action]:
+        i, nodes = instance.id, len(world.log_of(instance.id).surface.nodes)
+        match instance.phase:
+            case Phase.STEP_BEGIN:
+                yield BeginStep(i)
+            case Phase.COMPOSE:
+                yield Compose(i)
+            case Phase.PRE_STEP:
+                roll = self.rng.random()
+                if roll < 0.7 or nodes == 0:
+                    yield PreStep(i)
+                elif roll < 0.85:
+                    yield PreStep(i, compact=self.positions(nodes), summaries=self.summaries())
+                else:
+                    where = self.positions(nodes)
+                    assert where is not None
+                    yield PreStep(i, replace=PlainReplace(where[0], where[1], self.text("replaced ")))
+            case Phase.REQUEST:
+                yield Dispatch(i, None if self.rng.random() < 0.8 else self.config())
+            case Phase.STREAM:
+                yield self.reply(i)
+            case Phase.TOOLS:
+                outputs = tuple(f"out {n}" for n in range(len(instance.pending_calls)))
+                yield RunTools(i, outputs if self.rng.random() < 0.9 else outputs[:1])
+            case Phase.POST_STEP:
+                roll = self.rng.random()
+                summaries = self.summaries() if roll < 0.4 else ()
+                yield PostStep(i, self.positions(nodes) if 0.85 <= roll else None, summaries)
+
+    def prompt(self, i: int) -> SendPrompt:
+        roll = self.rng.random()
+        if roll < 0.75:
+            return SendPrompt(i, self.text("prompt "))
+        if roll < 0.85:
+            return SendPrompt(i, self.text("blocked "), blocked=True)
+        contexts = tuple(PromptContext(self.text("context "), *(s for s in (self.source(),) if s is not None)) for _ in range(self.rng.randint(0, 2)))
+        prefix = tuple(PromptContext(self.text("pre ")) for _ in range(self.rng.randint(0, 1)))
+        return SendPrompt(i, self.text("prompt "), contexts=contexts, prompt_prefix=prefix)
+
+    # --- every family ---
+
+    def candidates(self, world: World) -> list[Move]:
+        """Return moves for ``world``, each tagged with its family (some are refused by the guards: the point of REFUSED)."""
+        moves: list[Move] = []
+        live = [inst for inst in world.instances if not inst.disposed or inst.turn_open]
+        for instance in live:
+            if instance.turn_open:
+                moves += [Move(a, DRIVE) for a in self._segment(world, instance)]
+            elif not instance.disposed:
+                moves.append(Move(self.prompt(instance.id), START))
+                moves.append(Move(Inject(instance.id, self.text("one-shot "), self.source(), self.meta()), START if self.rng.random() < 0.3 else WINDOW))
+                moves.append(Move(Steer(instance.id, self.text("steer ")), WINDOW))
+        active = [inst for inst in world.instances if not inst.disposed]
+        if active:
+            instance = self.rng.choice(active)
+            i = instance.id
+            moves += [
+                Move(Inject(i, self.text("inject "), self.source(), self.meta()), WINDOW),
+                Move(Steer(i, self.text("steer ")), WINDOW),
+                Move(Cancel(i), WINDOW),
+                Move(SetSystem(i, self.text("system ")), WINDOW),
+                Move(SetTools(i, self.tools()), WINDOW),
+            ]
+            if instance.turn_open:
+                moves.append(Move(self.prompt(i), WINDOW))  # queued behind the open turn
+            if self.rng.random() < 0.3:
+                moves.append(Move(Dispose(i), WINDOW))
+        if world.listeners:
+            listener = self.rng.choice(world.listeners)
+            moves.append(Move(MutateContribution(listener.name, self.messages(listener.name + "*", self._tag())), WINDOW))
+        moves += self._boundaries(world)
+        moves += self._refused(world)
+        return [m for m in moves if self.offered is None or type(m.action).__name__ in self.offered]
+
+    def create(self, world: World) -> Create | None:
+        taken = {s.id for s in world.sessions}
+        free = [s for s in SESSIONS if s not in taken]
+        if not free:
+            return None
+        options = AgentOptions() if self.rng.random() < 0.8 else AgentOptions("mock", "other-model")
+        return Create(self.rng.choice(AGENTS), free[0], options, self.text("You are careful. ") if self.rng.random() < 0.7 else "", self.tools())
+
+    def _boundaries(self, world: World) -> list[Move]:
+        moves: list[Move] = []
+        unregistered = [n for n in LISTENERS if n not in {known.name for known in world.listeners}]
+        if unregistered:
+            moves.append(Move(Register(self.listener(self.rng.choice(unregistered))), BOUNDARY))
+        if self.rng.random() < 0.2:
+            moves.append(Move(MountCompaction(self.policy()), BOUNDARY))
+        created = self.create(world)
+        if created is not None and len(world.instances) < 5:
+            moves.append(Move(created, BOUNDARY))
+        for session in world.sessions:
+            if not session.log.events:
+                continue
+            agent = self.rng.choice(AGENTS)
+            drivers = [i for i in world.instances if i.session_id == session.id]
+            if all(not i.turn_open for i in drivers):
+                moves.append(Move(Resume(session.id, agent, AgentOptions(), self.text("You are careful. "), self.tools()), BOUNDARY))
+            free = [s for s in SESSIONS if s not in {x.id for x in world.sessions}]
+            ends = [e.seq for e in session.log.events if e.type == TURN_END]
+            if free and ends:
+                boundary = None if self.rng.random() < 0.5 else self.rng.choice(ends)
+                moves.append(Move(ForkDrive(session.id, free[0], boundary, agent, system=self.text("Forked. "), tools=self.tools()), BOUNDARY))
+        return moves
+
+    def _refused(self, world: World) -> list[Move]:
+        """Moves the model refuses (or may): a step segment out of its phase, a taken id, a busy session, a gone instance."""
+        if not world.instances:
+            return [Move(BeginStep(0), REFUSED)]
+        instance = self.rng.choice(world.instances)
+        i = instance.id
+        wrong = [a for a in (BeginStep(i), Compose(i), PreStep(i), Dispatch(i), Reply(i, text="x"), RunTools(i), PostStep(i))]
+        moves = [Move(self.rng.choice(wrong), REFUSED), Move(Create(instance.agent, instance.session_id), REFUSED)]
+        if world.listeners:
+            moves.append(Move(Register(Listener(world.listeners[0].name, None, (Prepend((text_message("dup"),)),))), REFUSED))
+        if instance.turn_open:
+            moves.append(Move(Resume(instance.session_id, instance.agent), REFUSED))
+        moves.append(Move(ForkDrive("nowhere", "s9", None, "main"), REFUSED))
+        moves.append(Move(Inject(len(world.instances), "to no one"), REFUSED))
+        return moves
+

@@ -1,0 +1,197 @@
+"""What a campaign shows people and machines, and how a divergence becomes a vector.
+
+``as_text`` and ``as_json`` report the campaign — scripts and actions run and their rates, the
+coverage reached, every divergence (first difference whole, original and shrunk length, the shrunk
+script and a command that reproduces it), the faults apart, the baseline's known and stale entries;
+``as_junit`` is one test case per divergence group and fault. ``save`` writes each shrunk divergence
+as a scenario case of the vectors' format with the model's expected events and requests, and a
+manifest, so ``prefix-model conform --vectors DIR`` runs them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from prefix_model.core.json_values import freeze
+from prefix_model.edge.fuzz.campaign import Found, Result
+from prefix_model.edge.fuzz.lockstep import Difference
+from prefix_model.edge.vectors import FORMAT_VERSION
+from prefix_model.edge.vectors.cases import Scenario, case_text, play
+from prefix_model.edge.vectors.codec import action_from_json
+from prefix_model.edge.vectors.consumer import JsonObject
+from prefix_model.edge.vectors.generate import manifest_text
+from prefix_model.loop.explore import OUTCOMES, outcomes, requirements_of
+from prefix_model.loop.transitions import apply, enabled
+from prefix_model.loop.world import World
+
+__all__ = ["case_id", "scenario_of", "save", "as_json", "as_text", "as_junit", "script_json"]
+
+
+def case_id(found: Found) -> str:
+    """The id of a divergence's case: stable for its signature."""
+    digest = hashlib.sha256(found.difference.signature.encode("utf-8")).hexdigest()[:10]
+    return f"fuzz/{found.difference.action.lower()}-{digest}"
+
+
+def scenario_of(ident: str, description: str, actions: Sequence[JsonObject]) -> tuple[Scenario, World]:
+    """The scenario of a script (its refused actions listed) and the world the model ends in."""
+    decoded = tuple(action_from_json(freeze(a)) for a in actions)
+    world, refused, reached = World(), list[int](), set[str]()
+    for index, action in enumerate(decoded):
+        if not enabled(world, action):
+            refused.append(index)
+            continue
+        after = apply(world, action)
+        reached.update(r for o in outcomes(world, after, action) for r in requirements_of(o))
+        world = after
+    requirements = tuple(sorted(reached | ({"LOOP-1"} if refused else set()))) or ("LOOP-1",)
+    scenario = Scenario(ident, description, requirements, decoded, tuple(refused))
+    return scenario, play(scenario)
+
+
+def _shown(found: Found) -> tuple[JsonObject, ...]:
+    return found.shrunk.actions if found.shrunk is not None else found.first.actions[: found.difference.index + 1]
+
+
+def save(result: Result, directory: Path) -> list[Path]:
+    """Write each new divergence's shrunk script as a case under ``directory`` (and the manifest of every case there)."""
+    written = []
+    for found in result.new:
+        ident = case_id(found)
+        difference = found.shrunk.difference if found.shrunk is not None else found.difference
+        description = f"Found by prefix-model fuzz against {result.implementation}: {difference.signature}."
+        scenario, world = scenario_of(ident, description, _shown(found))
+        path = directory / ident / "case.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(case_text(scenario, world).encode("utf-8"))
+        written.append(path)
+    _write_manifest(directory)
+    return written
+
+
+def _write_manifest(directory: Path) -> None:
+    """A manifest of every case file under ``directory`` (cases saved by earlier campaigns stay listed)."""
+    entries = []
+    for path in sorted(directory.rglob("case.json")):
+        data = path.read_bytes()
+        try:
+            case = json.loads(data)
+        except ValueError:
+            continue
+        if isinstance(case, dict) and case.get("formatVersion") == FORMAT_VERSION and isinstance(case.get("id"), str):
+            entries.append((case["id"], path.relative_to(directory).as_posix(), hashlib.sha256(data).hexdigest()))
+    (directory / "manifest.json").write_bytes(manifest_text(entries).encode("utf-8"))
+
+
+def script_json(actions: Sequence[JsonObject]) -> str:
+    """A script file: one JSON array, an action a line (``--replay`` reads it, as it reads a case)."""
+    return "[\n" + ",\n".join(json.dumps(a, ensure_ascii=False, separators=(",", ":")) for a in actions) + "\n]\n"
+
+
+def _replay_line(result: Result, found: Found, adapter: str) -> str:
+    return f"prefix-model fuzz --adapter {shlex.quote(adapter)} --seed {result.settings.seed} --script {found.first.number}"
+
+
+def _difference_json(difference: Difference) -> JsonObject:
+    return difference.to_json()
+
+
+def as_json(result: Result, adapter: str) -> dict[str, Any]:
+    """The machine report: every figure, every divergence whole."""
+    seconds = max(result.seconds, 1e-9)
+    coverage = result.coverage
+    divergences = []
+    for found in result.found:
+        shrunk = found.shrunk
+        divergences.append({
+            "signature": found.difference.signature, "known": found.known, "scripts": found.count,
+            "firstScript": found.first.number, "originalLength": found.difference.index + 1,
+            "difference": _difference_json(found.difference),
+            "shrunk": None if shrunk is None else {
+                "length": len(shrunk.actions), "attempts": shrunk.attempts, "budgetSpent": shrunk.exhausted,
+                "difference": _difference_json(shrunk.difference), "actions": list(shrunk.actions),
+            },
+            "reproduce": _replay_line(result, found, adapter),
+        })  # fmt: skip
+    return {
+        "implementation": result.implementation,
+        "seed": result.settings.seed,
+        "scripts": result.scripts,
+        "actions": result.actions,
+        "seconds": round(result.seconds, 3),
+        "scriptsPerSecond": round(result.scripts / seconds, 2),
+        "actionsPerSecond": round(result.actions / seconds, 1),
+        "coverage": {
+            "actions": dict(sorted(coverage.actions.items())),
+            "outcomes": {o: coverage.outcomes[o] for o in OUTCOMES} | {o: n for o, n in sorted(coverage.outcomes.items()) if o not in OUTCOMES},
+            "outcomesReached": sum(1 for o in OUTCOMES if coverage.outcomes[o]),
+            "outcomesKnown": len(OUTCOMES),
+            "requirements": dict(sorted(coverage.requirements.items())),
+            "refusedActions": coverage.refused,
+        },
+        "divergences": divergences,
+        "faults": [{"script": f.script, "message": f.message} for f in result.faults],
+        "stale": [{"signature": k.signature, "reason": k.reason} for k in result.stale],
+    }
+
+
+def as_text(result: Result, adapter: str) -> str:
+    """The human report: the figures, then each divergence with its shrunk script and a command that reproduces it."""
+    report = as_json(result, adapter)
+    cov = report["coverage"]
+    lines = [f"adapter: {result.implementation}", f"seed {result.settings.seed}: {result.scripts} scripts, {result.actions} actions in {result.seconds:.1f} s "
+             f"({report['scriptsPerSecond']} scripts/s, {report['actionsPerSecond']} actions/s)"]  # fmt: skip
+    unreached = [o for o, n in cov["outcomes"].items() if not n and o in OUTCOMES]
+    lines.append(f"coverage: {len(cov['actions'])} action kinds, {cov['outcomesReached']}/{cov['outcomesKnown']} outcome classes, "
+                 f"{len(cov['requirements'])} requirement IDs, {cov['refusedActions']} refused actions" + (f"; not reached: {', '.join(unreached)}" if unreached else ""))  # fmt: skip
+    for found, entry in zip(result.found, report["divergences"]):
+        label = "KNOWN" if found.known is not None else "DIVERGENCE"
+        lines.append(f"{label} {found.difference.signature}  ({found.count} script{'s' if found.count != 1 else ''}, first #{found.first.number})")
+        if found.known is not None:
+            lines.append(f"    baseline: {found.known}")
+            continue
+        shown = found.shrunk.difference if found.shrunk is not None else found.difference
+        lines += [f"    {line}" for line in shown.text().splitlines()]
+        if found.shrunk is not None:
+            spent = ", the shrink's budget spent" if found.shrunk.exhausted else ""
+            lines.append(f"    shrunk from {entry['originalLength']} to {len(found.shrunk.actions)} actions in {found.shrunk.attempts} replays{spent}:")
+            lines += [f"      {json.dumps(a, ensure_ascii=False, separators=(',', ':'))}" for a in found.shrunk.actions]
+        lines.append(f"    reproduce: {entry['reproduce']}")
+    for fault in result.faults:
+        lines.append(f"FAULT script #{fault.script}: the adapter failed (not a divergence)")
+        lines += [f"    {line}" for line in fault.message.splitlines()]
+    for known in result.stale:
+        lines.append(f"STALE baseline entry no script showed: {known.signature} ({known.reason})")
+    new = len(result.new)
+    lines.append(f"{new} new divergence{'s' if new != 1 else ''}, {len(result.found) - new} known, {len(result.faults)} adapter fault{'s' if len(result.faults) != 1 else ''}, {len(result.stale)} stale")
+    return "\n".join(lines)
+
+
+def as_junit(result: Result) -> bytes:
+    """JUnit XML: the campaign as one passing test case, one failing case per new divergence group and fault."""
+    failures = len(result.new) + len(result.stale)
+    suite = ElementTree.Element("testsuite", name=f"prefix-model fuzz: {result.implementation}", tests=str(1 + len(result.found) + len(result.faults) + len(result.stale)),
+                                failures=str(failures), errors=str(len(result.faults)), skipped=str(len(result.found) - len(result.new)))  # fmt: skip
+    ElementTree.SubElement(suite, "testcase", classname="campaign", name=f"seed {result.settings.seed}: {result.scripts} scripts")
+    for found in result.found:
+        element = ElementTree.SubElement(suite, "testcase", classname="divergence", name=found.difference.signature)
+        if found.known is not None:
+            ElementTree.SubElement(element, "skipped", message=f"baseline: {found.known}")
+            continue
+        shown = found.shrunk.difference if found.shrunk is not None else found.difference
+        failure = ElementTree.SubElement(element, "failure", message=found.difference.signature)
+        failure.text = shown.text() + "\n" + script_json(_shown(found))
+    for fault in result.faults:
+        element = ElementTree.SubElement(suite, "testcase", classname="fault", name=f"script #{fault.script}")
+        ElementTree.SubElement(element, "error", message=fault.message.splitlines()[0]).text = fault.message
+    for known in result.stale:
+        element = ElementTree.SubElement(suite, "testcase", classname="stale", name=known.signature)
+        ElementTree.SubElement(element, "failure", message=f"stale baseline entry: {known.reason}")
+    text: bytes = ElementTree.tostring(suite, encoding="utf-8", xml_declaration=True)
+    return text

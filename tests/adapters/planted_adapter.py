@@ -1,0 +1,113 @@
+"""Small, realistic faults in when or how the prefix is composed, ordered or kept, each served over the adapter protocol.
+
+``python tests/adapters/planted_adapter.py NAME`` serves the model with fault NAME planted; the
+ones listed in ``PASS_THE_VECTORS`` pass every published vector (tests/edge/test_fuzz.py checks
+that), so only a generated campaign finds them:
+
+- ``recompose-from-turn-4``: the cached prefix expires: from the fourth turn on every turn composes anew;
+- ``scoped-first``: the waterfall calls the listeners scoped to the agent before the global ones;
+- ``empty-not-cached``: an empty composition is not cached, so the next step composes again;
+- ``tools-by-name``: the record rule compares tool lists by their names only;
+- ``fork-reuses-logged``: a fork's new instance takes the prefix of the seed's last header instead of composing;
+- ``resume-reuses-logged``: a resumed instance takes the prefix of the log's last header instead of composing.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from typing import Any
+
+from prefix_model.core.headers import EpochHeader, fold_request_header
+from prefix_model.core.json_values import FrozenMap, JsonValue
+from prefix_model.core.log import Log
+from prefix_model.edge.runner.server import Server, serve
+from prefix_model.loop.semantics import Durable, Semantics
+from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit
+
+
+class RecomposeFromTurn4(Semantics):
+    def recompose(self, instance: Instance) -> bool:
+        return instance.turn >= 4 and instance.step == 1
+
+
+class RecomposeFromTurn6(Semantics):
+    def recompose(self, instance: Instance) -> bool:
+        return instance.turn >= 6 and instance.step == 1
+
+
+class ShortCircuitIgnored(Semantics):
+    def listener_order(self, listeners: tuple[Listener, ...]) -> tuple[Listener, ...]:
+        return tuple(replace(x, script=tuple(Prepend(c.messages) if isinstance(c, ShortCircuit) else c for c in x.script)) for x in listeners)
+
+
+class DuplicatesDropped(Semantics):
+    def adopt(self, log: Log, product: tuple[JsonValue, ...]) -> tuple[tuple[Durable, ...], tuple[JsonValue, ...]]:
+        kept: list[JsonValue] = []
+        for message in product:
+            if message not in kept:
+                kept.append(message)
+        return (), tuple(kept)
+
+
+class ScopedFirst(Semantics):
+    def listener_order(self, listeners: tuple[Listener, ...]) -> tuple[Listener, ...]:
+        return tuple(x for x in listeners if x.agent is not None) + tuple(x for x in listeners if x.agent is None)
+
+
+class EmptyNotCached(Semantics):
+    def adopt(self, log: Log, product: tuple[JsonValue, ...]) -> tuple[tuple[Durable, ...], tuple[JsonValue, ...]]:
+        return (), (product if product else None)  # type: ignore[return-value]  # None: nothing cached, the fault
+
+
+def _tool_names(tools: tuple[JsonValue, ...] | None) -> list[str]:
+    return sorted(str(t.get("name")) for t in tools or () if isinstance(t, FrozenMap))
+
+
+class ToolsByName(Semantics):
+    def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
+        folded = fold_request_header(log.events)
+        if logged and folded is not None and replace(folded, tools=header.tools) == header and _tool_names(folded.tools) == _tool_names(header.tools):
+            return log, None
+        return super().record(log, logged, header)
+
+
+class ReusesLogged(Server):
+    """After ``action``, the new instance holds its log's last logged prefix as if it had composed it."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__()
+        self.action = action
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        result = super().handle(method, params)
+        action = params.get("action") if method == "apply" else None
+        if isinstance(action, dict) and action.get("action") == self.action:
+            world = self.adapter.world
+            instance = world.instances[-1]
+            folded = fold_request_header(world.log_of(instance.id).events)
+            if folded is not None and folded.message_prefix is not None:
+                self.adapter.world = world.with_instance(replace(instance, prefix=folded.message_prefix))
+        return result
+
+
+SEMANTICS: dict[str, Semantics] = {
+    "recompose-from-turn-4": RecomposeFromTurn4(),
+    "recompose-from-turn-6": RecomposeFromTurn6(),
+    "short-circuit-ignored": ShortCircuitIgnored(),
+    "duplicates-dropped": DuplicatesDropped(),
+    "scoped-first": ScopedFirst(),
+    "empty-not-cached": EmptyNotCached(),
+    "tools-by-name": ToolsByName(),
+}
+SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
+PLANTED = (*SEMANTICS, *SERVERS)
+
+
+def server(name: str) -> Server:
+    """The model's server with fault ``name`` planted."""
+    return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
+
+
+if __name__ == "__main__":
+    sys.exit(serve(sys.stdin, sys.stdout, server(sys.argv[1])))
