@@ -212,3 +212,52 @@ def test_no_test_names_a_withdrawn_divergence_but_the_numbering_test() -> None:
     withdrawn = [f"D-{n}" for n, text in divergences(divergence_chapter()) if text.startswith("*Withdrawn.*")]
     naming = {p.name for p in tests.rglob("test_*.py") for d in withdrawn if re.search(rf'"{d}"', p.read_text(encoding="utf-8"))}
     assert naming == {"test_divergences.py"}
+
+
+@pytest.mark.spec("D-18", "REC-1", "STRM-4")
+def test_replay_state_stays_in_the_request_sent_and_a_capture_stripped_at_the_adapter_reads_as_rec_1() -> None:
+    from prefix_model.conformance.fold import captured_request, check_events
+    from prefix_model.core.json_values import thaw
+    from prefix_model.loop.actions import BeginStep, Compose, PostStep, PreStep, Reply
+
+    chunks = tuple(c for c in frozen_list([{"type": "text-delta", "index": 0, "text": "hey"}, {"type": "finish", "reason": {"kind": "stop"}, "replayState": {"c": 1}}]) if isinstance(c, FrozenMap))
+    other = LlmCallConfig("other", "other-model")  # a route a different adapter serves
+    world = play((start(), SendPrompt(0, "hi"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, stream=chunks), PostStep(0),
+                  SendPrompt(0, "again"), BeginStep(0), PreStep(0), Dispatch(0, other), Reply(0, text="ok"), PostStep(0)))  # fmt: skip
+    sent = [r for r in world.requests if r.loop_request]
+    second = request_to_json(sent[1].request)
+    assistant = [m for m in second["messages"] if isinstance(m, FrozenMap) and m["role"] == "assistant"][0]  # type: ignore[union-attr]
+    # The model's request is the loop's, as the invariant sees it (llm/stream), replay state kept.
+    assert second["provider"] == "other" and json_text(assistant["provenance"]) == '{"provider":"mock","model":"mock-model","replayState":{"c":1}}'
+    events = tuple((e.seq + 1, e) for e in world.session("s1").log.events)
+
+    def rules(requests: list[FrozenMap]) -> list[str]:
+        captured = [captured_request(n, r, s.turn, s.step) for n, (r, s) in enumerate(zip(requests, sent))]
+        return [f.rule for f in check_events(events, captured, "s1").findings]
+
+    assert rules([request_to_json(s.request) for s in sent]) == []
+    # What the adapter receives: LLM/index.ts:431-443 drops the replay state another adapter owns.
+    fields = thaw(second)
+    assert isinstance(fields, dict)
+    for message in fields["messages"]:
+        if message["role"] == "assistant":
+            message["provenance"] = {"provider": "mock", "model": "mock-model"}
+    assert rules([request_to_json(sent[0].request), freeze(fields)]) == ["REC-1"]  # type: ignore[list-item]
+
+
+@pytest.mark.spec("D-19", "CMP-6", "PFX-1")
+def test_the_summarizer_sees_the_prefix_and_a_summary_restating_it_is_durable_history_no_property_flags() -> None:
+    from prefix_model.loop.actions import BeginStep, PreStep, Register
+    from prefix_model.loop.properties import check_all
+
+    from tests.loop_scripts import LONG_PROMPT, prepend, turn
+
+    opener = "<prefix catalog v1>"
+    base = play((start(), Register(prepend("catalog", opener)), *turn(0, LONG_PROMPT, compose=True), SendPrompt(0, "again"), BeginStep(0)))
+    assert not any(opener in json_text(m) for m in derive_messages(base.session("s1").log))
+    world = play((PreStep(0, compact=(0, 1), summaries=(f"The session opened with {opener}.",)),), base)
+    summarizer = [r for r in world.requests if not r.loop_request][-1]
+    assert opener in json_text(summarizer.request.messages[0])  # CMP-6: the header's prefix leads the summarizer's messages
+    history = [json_text(m) for m in derive_messages(world.session("s1").log)]
+    assert any(opener in text for text in history)  # the prefix's content, paraphrased, is now durable history
+    assert check_all(world) == ()  # PFX-1 compares whole messages: a paraphrase is not one
