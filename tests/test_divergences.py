@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from prefix_model.core.contracts import RejectedError
 from prefix_model.core.derive import derive_messages
@@ -151,3 +154,110 @@ def test_a_reply_given_as_text_is_the_shortest_stream_of_its_message() -> None:
     assert [c["type"] for c in chunks if isinstance(c, FrozenMap)] == ["block-end", "block-end", "finish"]
     message = [e for e in world.session("s1").log.events if e.type == "assistant/message"][0]
     assert assemble(chunks).content == message.field("content") and "usage" not in message.data  # type: ignore[operator]
+
+
+@pytest.mark.spec("D-6", "PFX-4")
+def test_the_prefix_is_composed_after_the_steps_steering_drain_and_a_cancelled_one_moves_to_a_later_turn() -> None:
+    from prefix_model.loop.actions import BeginStep, Cancel, Compose, Register, Steer
+
+    from tests.loop_scripts import events_of, prepend, types
+
+    opened = play((start(), Register(prepend("catalog", "catalog")), SendPrompt(0, "hi"), Steer(0, "also")))
+    assert not enabled(opened, Compose(0)), "not composed at turn start"
+    begun = play((BeginStep(0),), opened)
+    assert types(begun)[-1] == "steering/message" and enabled(begun, Compose(0))
+    cancelled = play((Cancel(0), Compose(0)), begun)  # the cancel lands while the waterfall is awaited
+    assert [e.field("reason") for e in events_of(cancelled) if e.type == "turn/end"] == [freeze({"kind": "aborted"})]
+    again = play((SendPrompt(0, "again"), BeginStep(0)), cancelled)
+    assert enabled(again, Compose(0)), "the next turn's step 1 composes"
+
+
+# --- the chapter itself: every divergence numbered, the numbers contiguous or withdrawn ---
+
+SPEC_TEXT = (Path(__file__).resolve().parent.parent / "spec" / "SPEC.md").read_text(encoding="utf-8")
+
+
+def divergence_chapter(text: str = SPEC_TEXT) -> str:
+    start = text.index("\n## 15. ")
+    return text[start : text.index("\n## 16. ", start)]
+
+
+def divergences(chapter: str) -> list[tuple[int, str]]:
+    """Return each entry of §15 as (number, its first line's text), in the chapter's order."""
+    return [(int(n), rest) for n, rest in re.findall(r"^- \*\*D-(\d+)\*\* — (.*)$", chapter, re.MULTILINE)]
+
+
+def numbering_faults(chapter: str) -> list[str]:
+    faults = [f"unnumbered entry: {line[:60]}" for line in chapter.splitlines() if line.startswith("- ") and not line.startswith("- **D-")]
+    numbers = [n for n, _ in divergences(chapter)]
+    if numbers != list(range(1, len(numbers) + 1)):
+        faults.append(f"numbers not 1..{len(numbers)} in order: {numbers}")
+    return faults
+
+
+@pytest.mark.spec("D-13")
+def test_divergences_are_numbered_contiguously_a_gap_only_as_a_withdrawn_entry() -> None:
+    chapter = divergence_chapter()
+    assert numbering_faults(chapter) == []
+    withdrawn = {n for n, text in divergences(chapter) if text.startswith("*Withdrawn.*")}
+    assert withdrawn == {13}
+    # The check can fail: an unnumbered bullet, a missing number, or numbers out of order.
+    assert numbering_faults(chapter.replace("- **D-6** — ", "- ")) != []
+    assert numbering_faults(re.sub(r"^- \*\*D-13\*\* — .*?(?=^- \*\*D-14)", "", chapter, flags=re.MULTILINE | re.DOTALL)) != []
+    assert numbering_faults(chapter.replace("**D-9**", "**D-99**")) != []
+
+
+def test_no_test_names_a_withdrawn_divergence_but_the_numbering_test() -> None:
+    tests = Path(__file__).resolve().parent
+    withdrawn = [f"D-{n}" for n, text in divergences(divergence_chapter()) if text.startswith("*Withdrawn.*")]
+    naming = {p.name for p in tests.rglob("test_*.py") for d in withdrawn if re.search(rf'"{d}"', p.read_text(encoding="utf-8"))}
+    assert naming == {"test_divergences.py"}
+
+
+@pytest.mark.spec("D-18", "REC-1", "STRM-4")
+def test_replay_state_stays_in_the_request_sent_and_a_capture_stripped_at_the_adapter_reads_as_rec_1() -> None:
+    from prefix_model.conformance.fold import captured_request, check_events
+    from prefix_model.core.json_values import thaw
+    from prefix_model.loop.actions import BeginStep, Compose, PostStep, PreStep, Reply
+
+    chunks = tuple(c for c in frozen_list([{"type": "text-delta", "index": 0, "text": "hey"}, {"type": "finish", "reason": {"kind": "stop"}, "replayState": {"c": 1}}]) if isinstance(c, FrozenMap))
+    other = LlmCallConfig("other", "other-model")  # a route a different adapter serves
+    world = play((start(), SendPrompt(0, "hi"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, stream=chunks), PostStep(0),
+                  SendPrompt(0, "again"), BeginStep(0), PreStep(0), Dispatch(0, other), Reply(0, text="ok"), PostStep(0)))  # fmt: skip
+    sent = [r for r in world.requests if r.loop_request]
+    second = request_to_json(sent[1].request)
+    assistant = [m for m in second["messages"] if isinstance(m, FrozenMap) and m["role"] == "assistant"][0]  # type: ignore[union-attr]
+    # The model's request is the loop's, as the invariant sees it (llm/stream), replay state kept.
+    assert second["provider"] == "other" and json_text(assistant["provenance"]) == '{"provider":"mock","model":"mock-model","replayState":{"c":1}}'
+    events = tuple((e.seq + 1, e) for e in world.session("s1").log.events)
+
+    def rules(requests: list[FrozenMap]) -> list[str]:
+        captured = [captured_request(n, r, s.turn, s.step) for n, (r, s) in enumerate(zip(requests, sent))]
+        return [f.rule for f in check_events(events, captured, "s1").findings]
+
+    assert rules([request_to_json(s.request) for s in sent]) == []
+    # What the adapter receives: LLM/index.ts:431-443 drops the replay state another adapter owns.
+    fields = thaw(second)
+    assert isinstance(fields, dict)
+    for message in fields["messages"]:
+        if message["role"] == "assistant":
+            message["provenance"] = {"provider": "mock", "model": "mock-model"}
+    assert rules([request_to_json(sent[0].request), freeze(fields)]) == ["REC-1"]  # type: ignore[list-item]
+
+
+@pytest.mark.spec("D-19", "CMP-6", "PFX-1")
+def test_the_summarizer_sees_the_prefix_and_a_summary_restating_it_is_durable_history_no_property_flags() -> None:
+    from prefix_model.loop.actions import BeginStep, PreStep, Register
+    from prefix_model.loop.properties import check_all
+
+    from tests.loop_scripts import LONG_PROMPT, prepend, turn
+
+    opener = "<prefix catalog v1>"
+    base = play((start(), Register(prepend("catalog", opener)), *turn(0, LONG_PROMPT, compose=True), SendPrompt(0, "again"), BeginStep(0)))
+    assert not any(opener in json_text(m) for m in derive_messages(base.session("s1").log))
+    world = play((PreStep(0, compact=(0, 1), summaries=(f"The session opened with {opener}.",)),), base)
+    summarizer = [r for r in world.requests if not r.loop_request][-1]
+    assert opener in json_text(summarizer.request.messages[0])  # CMP-6: the header's prefix leads the summarizer's messages
+    history = [json_text(m) for m in derive_messages(world.session("s1").log)]
+    assert any(opener in text for text in history)  # the prefix's content, paraphrased, is now durable history
+    assert check_all(world) == ()  # PFX-1 compares whole messages: a paraphrase is not one

@@ -285,3 +285,11 @@ def test_the_spec_folder_is_the_packaged_spec() -> None:
     assert shown == packaged and "SPEC.md" in {p.name for p in shown}
     for name in shown:
         assert (ROOT / "spec" / name).read_bytes() == (MODEL / "spec" / name).read_bytes(), f"spec/{name} differs from the package's"
+
+
+def test_negative_requirements_say_must_not() -> None:
+    """RFC 2119: "No snapshot MUST write …" reads as permissive; a prohibition is written "MUST NOT" (issue 34 item 4)."""
+    text = SPEC.read_text(encoding="utf-8")
+    permissive = re.findall(r"(?:^- \*\*[A-Z]+-\d+\*\* — (?:\*[^*]+\* )?|[.;] )(?:No|Nothing|None|Neither) [^.;:]*?\bMUST\b(?! NOT)", text, re.MULTILINE)
+    never = re.findall(r"\bMUST (?:never|not)\b", text)
+    assert permissive == [] and never == [], permissive + never

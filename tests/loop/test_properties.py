@@ -9,6 +9,7 @@ independently of the loop and of the stateful machines.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import cache
@@ -17,7 +18,7 @@ from typing import Any, cast
 
 import icontract
 import pytest
-from prefix_model.core.events import APPEND, REQUEST_HEADER
+from prefix_model.core.events import APPEND, KNOWN_TYPES, REQUEST_HEADER
 from prefix_model.core.headers import CHANGE, RESUME, fold_request_header, header_to_json
 from prefix_model.core.json_values import freeze
 from prefix_model.core.log import Log, seed_log
@@ -473,3 +474,44 @@ def test_a_fold_that_forgets_what_it_found_when_it_goes_on_fails_the_machines_te
             properties.session_fold(world, session)
     with pytest.raises(AssertionError, match="the fold resumed from world to world found"):
         refold_afresh(cast(LoopMachine, SimpleNamespace(world=world, violated=False)))
+
+
+# --- §11's split: what an implementation must show, and how; what is model-internal ---
+
+
+def evidence_rows(spec: str) -> dict[str, tuple[str, str]]:
+    """Return §11's table: per property ID, (how an implementation shows it, its model-internal part)."""
+    chapter = spec[spec.index("\n## 11. ") : spec.index("\n### 11.1 ")]
+    rows = re.findall(r"^\| ([A-Z]+-\d+)(?: \(§[\d.]+\))? \| ([^|]+) \| ([^|]+) \|$", chapter, re.MULTILINE)
+    assert len(rows) == len({r[0] for r in rows}), "one row per property"
+    return {rule: (shown.strip(), internal.strip()) for rule, shown, internal in rows}
+
+
+def subsection_ids(spec: str, heading: str) -> set[str]:
+    start = spec.index(f"\n### {heading}")
+    end = min(i for i in (spec.find("\n### ", start + 1), spec.find("\n## ", start + 1)) if i != -1)
+    return set(re.findall(r"^- \*\*([A-Z]+-\d+)\*\* —", spec[start:end], re.MULTILINE))
+
+
+@pytest.mark.spec("VAR-1", "VEC-3")
+def test_every_property_says_how_an_implementation_shows_it_and_what_is_model_internal() -> None:
+    from pathlib import Path
+
+    from prefix_model.edge.vectors.scenarios import scenarios
+
+    spec = (Path(__file__).resolve().parents[2] / "spec" / "SPEC.md").read_text(encoding="utf-8")
+    rows = evidence_rows(spec)
+    shown, internal = subsection_ids(spec, "11.1 "), subsection_ids(spec, "11.2 ")
+    checked = {rule for rule, _ in PROPERTIES}
+    assert sorted(rows) == sorted(checked | shown | internal), "a row for every property checked and every requirement of §11"
+    assert not shown & internal and len(shown) >= 10 and internal
+    for rule, (how, hidden) in rows.items():
+        assert set(re.findall(r"\b(log|capture|vectors)\b", how)), f"{rule}: shown by neither log, capture nor vectors"
+        assert rule not in internal or hidden != "—", f"{rule} is model-internal but names no internal part"
+    # The scenarios it names (`id`, or `prefix*` for several) are vectors that exist; an event type is no scenario.
+    named = {s for how, _ in rows.values() for s in re.findall(r"`([a-z]+/[a-z-]*\*?)`", how) if s not in KNOWN_TYPES}
+    ids = {s.id for s in scenarios()}
+    missing = {n for n in named if not (n in ids or (n.endswith("*") and any(i.startswith(n[:-1]) for i in ids)))}
+    assert len(named) >= 8 and missing == set(), missing
+    # The check can fail: a property left out of the table.
+    assert sorted(evidence_rows(spec.replace("| HDR-15 |", "| HDR 15 |"))) != sorted(checked | shown | internal)

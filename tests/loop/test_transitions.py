@@ -8,6 +8,7 @@ clauses with ``or``, would accept it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -196,3 +197,26 @@ def test_a_batch_met_by_a_cancel_records_abort_results_and_runs_post_step_first(
     assert types(world)[-2:] == ("step/end", "turn/end") and json_text(world.log_of(0).events[-1].data) == f'{{"turn":1,"reason":{{"kind":"{kind}"}}}}'
     untouched = play((*head, RunTools(0, ("x", "y"))))
     assert [e.field("isError") for e in untouched.log_of(0).events if e.type == "tool/result"] == [False, False]
+
+
+# --- §10.1's guard table: one row per action of the language ---
+
+
+def guard_rows(text: str) -> list[str]:
+    """Return the action named by each row of §10.1's `action | enabled when` table, in order."""
+    section = text[text.index("\n### 10.1 Transitions") :]
+    section = section[: section.index("\n- **LOOP-1**")]
+    return re.findall(r"^\| `(\w+)` \| (?=\S)", section, re.MULTILINE)
+
+
+@pytest.mark.spec("LOOP-1")
+def test_every_action_of_the_language_has_one_guard_row_in_the_spec() -> None:
+    from pathlib import Path
+    from typing import get_args
+
+    spec = (Path(__file__).resolve().parents[2] / "spec" / "SPEC.md").read_text(encoding="utf-8")
+    actions = [cls.__name__ for cls in get_args(Action)]
+    rows = guard_rows(spec)
+    assert sorted(rows) == sorted(actions) and len(rows) == len(set(rows))
+    # The check can fail: a row left out is missed.
+    assert sorted(guard_rows(spec.replace("| `SetTools` |", "| SetTools |"))) != sorted(actions)

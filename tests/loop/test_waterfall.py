@@ -10,6 +10,9 @@ fold back over the delegating listeners.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -158,3 +161,21 @@ def test_compose_agrees_with_an_independent_oracle(listeners: tuple[Listener, ..
     product = None if result.product is None else json_text(result.product)
     assert (product, result.thrown_by, result.injects, result.called, result.cancelled) == oracle(listeners, agent)
     assert all(isinstance(m, FrozenMap) for m in result.product or ())
+
+
+def pfx9_text(spec: str) -> str:
+    """Return the ``turn/end`` reason PFX-9 says the model writes for a throwing listener ``boom`` at step 1."""
+    start = spec.index("- **PFX-9** — ")
+    found = re.search(r'`(\{"kind":"error"[^`]*\})`', spec[start : spec.index("\n- **", start + 1)])
+    assert found is not None, "PFX-9 states the reason it writes"
+    return found.group(1)
+
+
+@pytest.mark.spec("PFX-9")
+def test_the_turn_end_of_a_throwing_listener_is_the_text_pfx_9_states() -> None:
+    spec = (Path(__file__).resolve().parents[2] / "spec" / "SPEC.md").read_text(encoding="utf-8")
+    world = play((start(), Register(thrower("boom")), SendPrompt(0, "go"), BeginStep(0), Compose(0)))
+    end = world.session("s1").log.events[-1]
+    assert end.type == "turn/end" and json_text(end.field("reason")) == pfx9_text(spec)
+    # The check can fail: another wording in the spec is caught.
+    assert json_text(end.field("reason")) != pfx9_text(spec.replace("listener boom threw", "listener boom failed"))

@@ -49,6 +49,7 @@ __all__ = [
     "CASE_LAYOUT",
     "log_lines",
     "capture_lines",
+    "wrapped_capture_lines",
 ]
 
 
@@ -119,6 +120,11 @@ def log_lines(world: World, session: str) -> Lines:
 def capture_lines(world: World, session: str) -> Lines:
     """Return the session's requests as capture lines naming turn and step (CAP-1)."""
     return _text(_capture(world, session))
+
+
+def wrapped_capture_lines(world: World, session: str) -> Lines:
+    """Return the session's requests as capture lines in the recorder's wrapper form (spec/formats.md §5)."""
+    return _text(_wrapped(world, session))
 
 
 # --- Targeted mutations of a scenario's log or capture ---
