@@ -8,6 +8,7 @@ that), so only a generated campaign finds them:
 - ``scoped-first``: the waterfall calls the listeners scoped to the agent before the global ones;
 - ``empty-not-cached``: an empty composition is not cached, so the next step composes again;
 - ``tools-by-name``: the record rule compares tool lists by their names only;
+- ``duplicates-dropped``: a composition that contributes the same message twice sends it once;
 - ``fork-reuses-logged``: a fork's new instance takes the prefix of the seed's last header instead of composing;
 - ``resume-reuses-logged``: a resumed instance takes the prefix of the log's last header instead of composing.
 """
@@ -102,6 +103,7 @@ SEMANTICS: dict[str, Semantics] = {
 }
 SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
 PLANTED = (*SEMANTICS, *SERVERS)
+PASS_THE_VECTORS = ("tools-by-name", "duplicates-dropped")  # the others fail some published vector
 
 
 def server(name: str) -> Server:

@@ -139,8 +139,14 @@ example:
   prefix-model conform --adapter './adapter' --vectors DIR --json
   prefix-model conform --adapter './adapter' -x                          (stop at the first failure)
 
-exit status: 0 every applicable case passes; 1 some case fails; 2 unusable (the adapter will not
-start or speak the protocol, or the vectors cannot be read)
+--baseline FILE names the cases an implementation knowingly fails: {"cases": [{"id", "reason"}]}
+(the file fuzz --baseline reads). A listed case that fails is reported as known and does not fail
+the run; a listed case that passes is stale and fails it.
+
+exit status: 0 every applicable case passes; 1 some case fails (or a baseline entry is stale);
+2 unusable: the adapter will not start or speak the protocol, the vectors or the baseline cannot be
+read, or no case ran at all (every case not applicable, or --only matching none) — with --json,
+{"error": "..."} on stdout
 """
 
 
@@ -310,6 +316,7 @@ def _add_conform(commands: _Commands) -> None:
     conform.add_argument("--json", action="store_true", help="print the machine report (one JSON object, problems untruncated)")
     conform.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
     conform.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per adapter response (default 30)")
+    conform.add_argument("--baseline", metavar="FILE", help="cases the implementation knowingly fails, each with a reason (see above)")
     conform.add_argument(
         "-x", "--fail-fast", action="store_true", help="stop at the first failing case; the cases after it are reported as not run (never as passes)"
     )
@@ -640,13 +647,27 @@ def _run_explore(args: argparse.Namespace) -> int:
 
 
 def _run_conform(args: argparse.Namespace) -> int:
+    try:
+        return _conform(args)
+    except _Unusable as error:
+        if args.json:  # the machine reader gets its verdict too, never an empty stdout
+            print(json.dumps({"error": str(error)}, ensure_ascii=False))
+        raise
+
+
+def _conform(args: argparse.Namespace) -> int:
     import tempfile
 
+    from prefix_model.edge.runner.baseline import Baseline, BaselineError, read_baseline
     from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
-    from prefix_model.edge.runner.run import FAIL, as_json, as_junit, as_text, run_cases
+    from prefix_model.edge.runner.run import as_json, as_junit, as_text, failed, ran, run_cases
     from prefix_model.edge.vectors.consumer import VectorsUnreadable
     from prefix_model.edge.vectors.generate import generate as generate_vectors
 
+    try:
+        baseline = read_baseline(Path(args.baseline)) if args.baseline is not None else Baseline()
+    except BaselineError as error:
+        raise _Unusable(str(error)) from None
     with tempfile.TemporaryDirectory(prefix="prefix-model-conform-") as scratch:
         directory = Path(args.vectors) if args.vectors is not None else Path(scratch)
         if args.vectors is None:
@@ -660,18 +681,23 @@ def _run_conform(args: argparse.Namespace) -> int:
         except AdapterFailure as failure:
             raise _Unusable(str(failure)) from None
         try:
-            outcomes = run_cases(adapter, directory, args.only, progress=sys.stderr.isatty(), fail_fast=args.fail_fast)
+            outcomes = run_cases(adapter, directory, args.only, progress=sys.stderr.isatty(), fail_fast=args.fail_fast, baseline=baseline)
         except VectorsUnreadable as error:
             raise _Unusable(str(error)) from None
         finally:
             adapter.stop()
+    if not outcomes:
+        raise _Unusable(f"--only {args.only!r} matches no case of {directory}" if args.only is not None else f"{directory}: the manifest lists no case")
+    if ran(outcomes) == 0:  # a green run that tested nothing is no verdict
+        reasons = sorted({o.problems[0] for o in outcomes if o.problems})
+        raise _Unusable(f"no case ran ({len(outcomes)} not applicable or not run: {'; '.join(reasons)[:300]})")
     if args.junit is not None:
         try:
             Path(args.junit).write_bytes(as_junit(outcomes, adapter.hello))
         except OSError as error:
             raise _Unusable(f"{args.junit}: {error.strerror or error}") from None
     print(json.dumps(as_json(outcomes, adapter.hello), ensure_ascii=False) if args.json else as_text(outcomes, adapter.hello))
-    return EXIT_VIOLATIONS if any(o.status == FAIL for o in outcomes) else EXIT_OK
+    return EXIT_VIOLATIONS if failed(outcomes) else EXIT_OK
 
 
 def _run_adapter(args: argparse.Namespace) -> int:

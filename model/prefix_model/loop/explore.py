@@ -86,6 +86,7 @@ __all__ = [
     "outcomes",
     "OUTCOME_REQUIREMENTS",
     "requirements_of",
+    "REFUSAL_REQUIREMENTS",
     "Found",
     "Exploration",
     "explore",
@@ -372,6 +373,9 @@ OUTCOME_REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "session forked": ("FORK-1", "FORK-8"),
     "session resumed": ("PFX-5",),
 }
+
+
+REFUSAL_REQUIREMENTS: tuple[str, ...] = ("LOOP-1",)  # what a refused action exercises: its guard
 
 
 @ensure(lambda outcome, result: outcome not in OUTCOMES or outcome in OUTCOME_REQUIREMENTS, "EXP-1: every outcome class names what it exercises", enabled=ENABLED)

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from prefix_model.edge.fuzz.generate import Coverage, Script, draw
 from prefix_model.edge.fuzz.lockstep import Difference, lockstep, model_replies
 from prefix_model.edge.fuzz.shrink import Shrunk, shrink
+from prefix_model.edge.runner.baseline import KnownDivergence
 from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
 from prefix_model.edge.vectors.consumer import JsonObject
 
-__all__ = ["Fault", "Found", "Known", "Settings", "Result", "Unusable", "run_campaign", "replay_script"]
+__all__ = ["Fault", "Found", "Settings", "Result", "Unusable", "run_campaign", "replay_script"]
 
 _CONSECUTIVE_FAULTS = 5  # this many faults in a row and the adapter is unusable
 
@@ -53,15 +54,6 @@ class Found:
 
 
 @dataclass(frozen=True, slots=True)
-class Known:
-    """A baseline entry: a divergence an implementation knowingly shows, why, and optionally the script that shows it."""
-
-    signature: str
-    reason: str
-    script: tuple[JsonObject, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Settings:
     """What a campaign runs: how many scripts or for how long, with which seed, on how many processes."""
 
@@ -71,7 +63,7 @@ class Settings:
     jobs: int = 1
     keep_going: bool = False
     shrink_budget: int = 2000
-    baseline: tuple[Known, ...] = ()
+    baseline: tuple[KnownDivergence, ...] = ()
 
 
 @dataclass
@@ -86,7 +78,7 @@ class Result:
     coverage: Coverage = field(default_factory=Coverage)
     found: list[Found] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
-    stale: list[Known] = field(default_factory=list)  # baseline entries no script showed
+    stale: list[KnownDivergence] = field(default_factory=list)  # baseline entries no script showed
 
     @property
     def new(self) -> list[Found]:
@@ -203,11 +195,16 @@ def _run(adapters: list[AdapterProcess], offered: frozenset[str], settings: Sett
                 raise Unusable("every adapter process failed and none restarts: " + (result.faults[-1].message if result.faults else "no fault recorded"))
             settle(block=True)
     finally:
-        for _ in workers:
+        # Scripts still queued are dropped, and every worker finishes its script before the adapters serve the shrink.
+        while True:
             try:
-                work.put_nowait(None)
-            except queue.Full:
-                pass
+                work.get_nowait()
+            except queue.Empty:
+                break
+        for _ in workers:
+            work.put(None)
+        for worker in workers:
+            worker.join()
         result.seconds = time.monotonic() - started
 
 

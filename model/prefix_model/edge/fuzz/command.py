@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from prefix_model.edge.fuzz.campaign import Known, Result, Settings, Unusable, replay_script, run_campaign
+from prefix_model.edge.fuzz.campaign import Result, Settings, Unusable, replay_script, run_campaign
 from prefix_model.edge.fuzz.generate import Coverage, draw
 from prefix_model.edge.fuzz.report import as_json, as_junit, as_text, save
+from prefix_model.edge.runner.baseline import BaselineError, KnownDivergence, read_baseline
 from prefix_model.edge.vectors.consumer import JsonObject
 
-__all__ = ["FUZZ_HELP", "add_arguments", "run", "read_baseline", "BadInput", "Unusable"]
+__all__ = ["FUZZ_HELP", "add_arguments", "run", "BadInput", "Unusable"]
 
 FUZZ_HELP = """\
 Differential testing: generate action scripts by walking the model, run each in lockstep through
@@ -27,9 +28,9 @@ A campaign is the same sequence of scripts for its seed, whatever --jobs.
 
 A crash, hang or garbage line of the adapter is a fault, reported apart with its stderr tail (the
 adapter is restarted), never a divergence. --baseline declares divergences an implementation
-knowingly shows: a JSON object {"divergences": [{"signature", "reason", "script"?}]}; they are
-reported but do not fail the run, and an entry no script shows (its own script replayed, when it
-has one) is stale and fails it.
+knowingly shows: a JSON object {"divergences": [{"signature", "reason", "script"?}]} (the file
+conform --baseline reads, whose "cases" fuzz ignores); they are reported but do not fail the run,
+and an entry no script shows (its own script replayed, when it has one) is stale and fails it.
 
 example:
   prefix-model fuzz --adapter 'prefix-model adapter' --seconds 60            (the model against itself)
@@ -75,22 +76,6 @@ def _read_json(path: str, what: str) -> Any:
         raise BadInput(f"{path}: not a {what} (not JSON: {error})") from None
 
 
-def read_baseline(path: str) -> tuple[Known, ...]:
-    """Read a baseline file: ``{"divergences": [{"signature", "reason", "script"?}]}``."""
-    value = _read_json(path, "baseline")
-    entries = value.get("divergences") if isinstance(value, dict) else None
-    if not isinstance(entries, list):
-        raise BadInput(f"{path}: a baseline is an object whose divergences is an array")
-    known = []
-    for n, entry in enumerate(entries):
-        ok = isinstance(entry, dict) and isinstance(entry.get("signature"), str) and isinstance(entry.get("reason"), str)
-        script = entry.get("script") if isinstance(entry, dict) else None
-        if not ok or not (script is None or _is_script(script)):
-            raise BadInput(f"{path}: divergences/{n}: an entry is {{signature: string, reason: string, script?: [action object]}}")
-        known.append(Known(entry["signature"], entry["reason"], None if script is None else tuple(script)))
-    return tuple(known)
-
-
 def _is_script(value: object) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(a, dict) and isinstance(a.get("action"), str) for a in value)
 
@@ -102,6 +87,15 @@ def _read_script(path: str) -> list[JsonObject]:
         raise BadInput(f"{path}: not a script (a case with actions, or a non-empty JSON array of action objects)")
     assert isinstance(actions, list)
     return actions
+
+
+def _baseline(path: str | None) -> tuple[KnownDivergence, ...]:
+    if path is None:
+        return ()
+    try:
+        return read_baseline(Path(path)).divergences
+    except BaselineError as error:
+        raise BadInput(str(error)) from None
 
 
 def _progress(result: Result) -> None:
@@ -119,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings(
         seed=args.seed, scripts=args.scripts if args.scripts is not None or args.seconds is not None else 200, seconds=args.seconds,
         jobs=args.jobs, keep_going=args.keep_going, shrink_budget=args.shrink_budget,
-        baseline=read_baseline(args.baseline) if args.baseline is not None else (),
+        baseline=_baseline(args.baseline),
     )  # fmt: skip
     tty = sys.stderr.isatty()
     result = run_campaign(args.adapter, args.timeout, settings, _progress if tty else None)

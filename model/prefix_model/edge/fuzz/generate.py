@@ -33,7 +33,7 @@ from prefix_model.loop.world import World
 
 __all__ = ["AIM", "LENGTHS", "Coverage", "Script", "kind_of", "draw"]
 
-AIM = 0.3  # how often a move is chosen for the least-seen outcome rather than at random
+AIM = 0.15  # how often a move is chosen for the least-seen outcome rather than at random
 LENGTHS = (8, 16, 30, 50, 90, 160)  # actions after the setup; long scripts reach several instances and many turns
 _STYLES: dict[str, dict[str, float]] = {
     # weights of the families while a turn is open, then while every instance is idle
@@ -112,10 +112,11 @@ def draw(seed: int, number: int, coverage: Coverage, offered: frozenset[str] | N
             coverage.add(kind_of(move.action), outcomes(before, server.adapter.world, move.action))
 
     # The setup: listeners (up to five), now and then a compaction policy, one or two agents.
-    for name in rng.sample(LISTENERS, rng.choice((0, 1, 2, 2, 3, 3, 4, 5))):
-        take(Move(Register(grammar.listener(name)), BOUNDARY))
-    if rng.random() < 0.35:
-        take(Move(MountCompaction(grammar.policy()), BOUNDARY))
+    setup: list[Action] = [Register(grammar.listener(name)) for name in rng.sample(LISTENERS, rng.choice((0, 1, 2, 2, 3, 3, 4, 5)))]
+    setup += [MountCompaction(grammar.policy())] if rng.random() < 0.35 else []
+    for action in setup:
+        if offered is None or type(action).__name__ in offered:
+            take(Move(action, BOUNDARY))
     for _ in range(rng.choice((1, 1, 1, 2))):
         created = grammar.create(server.adapter.world)
         if created is not None:
@@ -126,10 +127,10 @@ def draw(seed: int, number: int, coverage: Coverage, offered: frozenset[str] | N
         if not moves:
             break
         busy = any(i.turn_open for i in world.instances)
-        pool = _pick_family(rng, moves, style if busy else _IDLE)
-        if rng.random() < AIM and len(pool) > 1:
-            pool = [_aimed(pool, world, coverage, semantics)]
-        take(rng.choice(pool))
+        if rng.random() < AIM:  # aimed: over every family, the move reaching the least-seen outcome
+            take(_aimed(moves, world, coverage, semantics))
+        else:
+            take(rng.choice(_pick_family(rng, moves, style if busy else _IDLE)))
     return Script(seed, number, tuple(actions), tuple(replies))
 
 

@@ -150,9 +150,28 @@ class Grammar:
         summarizer = ("", "") if self.rng.random() < 0.7 else ("mock", "summary-model")
         return CompactPolicy(window, threshold, retain, tokens, summarization_provider=summarizer[0], summarization_model=summarizer[1])
 
-    def tools(self) -> tuple[JsonValue, ...]:
+    def tools(self, current: tuple[JsonValue, ...] = ()) -> tuple[JsonValue, ...]:
+        """A tool list: a new one, or (half the time, when there is one) a near miss of ``current``."""
+        if current and self.rng.random() < 0.5:
+            return self.near(current)
         names = self.rng.sample(("echo", "read", "grep"), self.rng.randint(0, 2))
         return tuple(_tool(n, " (v2)" if self.rng.random() < 0.3 else "") for n in sorted(names))
+
+    def near(self, values: tuple[JsonValue, ...]) -> tuple[JsonValue, ...]:
+        """``values`` changed a little: one member edited where it is an object with a string, reordered, one dropped or repeated."""
+        roll, index = self.rng.random(), self.rng.randrange(len(values))
+        if roll < 0.5 and isinstance(values[index], FrozenMap):
+            member = values[index]
+            assert isinstance(member, FrozenMap)
+            key = next((k for k, v in member.items() if isinstance(v, str) and k not in ("name", "role", "type")), None)
+            if key is not None:
+                edited = FrozenMap({k: (f"{v} (edited)" if k == key else v) for k, v in member.items()})
+                return values[:index] + (edited,) + values[index + 1 :]
+        if roll < 0.7 and len(values) > 1:
+            return tuple(reversed(values))
+        if roll < 0.85:
+            return values[:index] + values[index + 1 :]
+        return values + (values[index],)
 
     def config(self) -> LlmCallConfig:
         model = self.rng.choice(("mock-model", "mock-model", "other-model"))
@@ -256,8 +275,8 @@ class Grammar:
                 Move(Inject(i, self.text("inject "), self.source(), self.meta()), WINDOW),
                 Move(Steer(i, self.text("steer ")), WINDOW),
                 Move(Cancel(i), WINDOW),
-                Move(SetSystem(i, self.text("system ")), WINDOW),
-                Move(SetTools(i, self.tools()), WINDOW),
+                Move(SetSystem(i, instance.system + " (edited)" if instance.system and self.rng.random() < 0.5 else self.text("system ")), WINDOW),
+                Move(SetTools(i, self.tools(instance.tools)), WINDOW),
             ]
             if instance.turn_open:
                 moves.append(Move(self.prompt(i), WINDOW))  # queued behind the open turn
@@ -265,7 +284,10 @@ class Grammar:
                 moves.append(Move(Dispose(i), WINDOW))
         if world.listeners:
             listener = self.rng.choice(world.listeners)
-            moves.append(Move(MutateContribution(listener.name, self.messages(listener.name + "*", self._tag())), WINDOW))
+            held = next((c.messages for c in listener.script if not isinstance(c, Throw) and c.messages), ())
+            near = tuple(m for m in self.near(held) if isinstance(m, FrozenMap)) if held else ()
+            mutated = near if near and self.rng.random() < 0.5 else self.messages(listener.name + "*", self._tag())
+            moves.append(Move(MutateContribution(listener.name, mutated), WINDOW))
         moves += self._boundaries(world)
         moves += self._refused(world)
         return [m for m in moves if self.offered is None or type(m.action).__name__ in self.offered]

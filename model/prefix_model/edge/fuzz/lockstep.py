@@ -80,11 +80,21 @@ def model_replies(actions: Sequence[JsonObject], semantics: Semantics = HARNESS)
     return replies
 
 
+def _shown(reply: JsonObject) -> JsonObject:
+    """A reply with the sessions that appended nothing left out: an adapter may list every session or only those that
+    grew (the protocol allows both); which sessions exist is compared apart, as the sessions each side has shown."""
+    appended = reply.get("appended")
+    if not isinstance(appended, dict):
+        return reply
+    return reply | {"appended": {session: events for session, events in appended.items() if events != []}}
+
+
 def _compare(index: int, name: str, expected: Answer, actual: Answer) -> Difference | None:
     if expected is None or actual is None:
         if (expected is None) == (actual is None):
             return None
         return Difference(index, name, REFUSED_BY_IMPLEMENTATION if actual is None else ACCEPTED_BY_IMPLEMENTATION)
+    expected, actual = _shown(expected), _shown(actual)
     if plain_text(expected) == plain_text(actual):
         return None
     path, there, here = first_difference(expected, actual)
@@ -97,6 +107,7 @@ def lockstep(adapter: AdapterProcess, actions: Sequence[JsonObject], expected: S
     :raises AdapterFailure: the adapter crashed, hung or broke the protocol (a fault, not a divergence)
     """
     adapter.call("reset", {})
+    sessions: tuple[set[str], set[str]] = (set(), set())  # every session each side has shown so far
     for index, (action, want) in enumerate(zip(actions, expected)):
         name = str(action.get("action"))
         try:
@@ -108,4 +119,8 @@ def lockstep(adapter: AdapterProcess, actions: Sequence[JsonObject], expected: S
         difference = _compare(index, name, want, got)
         if difference is not None:
             return difference
+        for seen, reply in zip(sessions, (want, got)):
+            seen.update(reply.get("appended", {}) if reply is not None else ())
+        if sessions[0] != sessions[1]:
+            return Difference(index, name, DIFFERS, "/appended", sorted(sessions[0]), sorted(sessions[1]), "the sessions shown so far differ")
     return None

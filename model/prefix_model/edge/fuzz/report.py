@@ -26,7 +26,7 @@ from prefix_model.edge.vectors.cases import Scenario, case_text, play
 from prefix_model.edge.vectors.codec import action_from_json
 from prefix_model.edge.vectors.consumer import JsonObject
 from prefix_model.edge.vectors.generate import manifest_text
-from prefix_model.loop.explore import OUTCOMES, outcomes, requirements_of
+from prefix_model.loop.explore import OUTCOMES, REFUSAL_REQUIREMENTS, outcomes, requirements_of
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.world import World
 
@@ -50,7 +50,7 @@ def scenario_of(ident: str, description: str, actions: Sequence[JsonObject]) -> 
         after = apply(world, action)
         reached.update(r for o in outcomes(world, after, action) for r in requirements_of(o))
         world = after
-    requirements = tuple(sorted(reached | ({"LOOP-1"} if refused else set()))) or ("LOOP-1",)
+    requirements = tuple(sorted(reached | set(REFUSAL_REQUIREMENTS if refused or not reached else ())))
     scenario = Scenario(ident, description, requirements, decoded, tuple(refused))
     return scenario, play(scenario)
 

@@ -98,6 +98,12 @@ class AdapterProcess:
             process.kill()
             process.wait()
 
+    @staticmethod
+    def _kill(process: subprocess.Popen[str]) -> None:
+        # Reaped at once, so alive() says so and the next case starts a fresh adapter instead of being charged with this one.
+        process.kill()
+        process.wait()
+
     def alive(self) -> bool:
         """Return whether the adapter process is still running."""
         return self._process is not None and self._process.poll() is None
@@ -121,18 +127,18 @@ class AdapterProcess:
         try:
             line = self._lines.get(timeout=self.timeout)
         except queue.Empty:
-            process.kill()
+            self._kill(process)
             raise AdapterFailure(f"{method}: no response within {self.timeout:g} s", self._tail()) from None
         if line is None:
             process.wait()
             raise AdapterFailure(f"{method}: the adapter exited (status {process.returncode}) without a response", self._tail())
         if len(line) > MAX_LINE:
-            process.kill()
+            self._kill(process)
             raise AdapterFailure(f"{method}: a response line longer than {MAX_LINE} bytes", self._tail())
         try:
             result, failed = result_of(json.loads(line), self._next)
         except (ValueError, ProtocolError) as broken:
-            process.kill()
+            self._kill(process)
             raise AdapterFailure(f"{method}: protocol error: {broken}: {line[:200]!r}", self._tail()) from None
         if failed is not None:
             raise AdapterError(failed)

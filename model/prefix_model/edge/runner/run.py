@@ -14,17 +14,22 @@ import sys
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from prefix_model.edge.runner.baseline import Baseline
 from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
 from prefix_model.edge.runner.protocol import PROTOCOL_VERSION
 from prefix_model.edge.vectors.consumer import Problem, load_cases, replay
 
-__all__ = ["Outcome", "kind_of", "not_applicable", "run_cases", "as_json", "as_text", "as_junit", "PASS", "FAIL", "NOT_APPLICABLE", "NOT_RUN"]
+__all__ = [
+    "Outcome", "kind_of", "not_applicable", "run_cases", "ran", "failed", "as_json", "as_text", "as_junit",
+    "PASS", "FAIL", "NOT_APPLICABLE", "NOT_RUN", "KNOWN", "STALE",
+]  # fmt: skip
 
 PASS, FAIL, NOT_APPLICABLE, NOT_RUN = "pass", "fail", "not applicable", "not run"
+KNOWN, STALE = "known", "stale"  # a failure the baseline declares; a declared case that passes
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,26 +58,50 @@ def not_applicable(case: Mapping[str, Any], hello: Mapping[str, Any]) -> str | N
     return f"the adapter does not support {', '.join(missing)}" if missing else None
 
 
+def ran(outcomes: list[Outcome]) -> int:
+    """How many cases actually ran (passed, failed, or known or stale under a baseline): none is a vacuous run."""
+    return sum(1 for o in outcomes if o.status not in (NOT_APPLICABLE, NOT_RUN))
+
+
+def failed(outcomes: list[Outcome]) -> bool:
+    """Whether the run fails: a case failed that the baseline does not declare, or a declared case passed (stale)."""
+    return any(o.status in (FAIL, STALE) for o in outcomes)
+
+
 def run_cases(
-    adapter: AdapterProcess, directory: Path, only: str | None = None, progress: bool = False, fail_fast: bool = False
+    adapter: AdapterProcess,
+    directory: Path,
+    only: str | None = None,
+    progress: bool = False,
+    fail_fast: bool = False,
+    baseline: Baseline = Baseline(),
 ) -> list[Outcome]:
     """Return the outcome of every case of ``directory`` (those matching the glob ``only``), in manifest order.
 
-    With ``fail_fast``, the cases after the first failure are not run: each is reported as such.
+    With ``fail_fast``, the cases after the first failure are not run: each is reported as such. A
+    case the ``baseline`` declares is ``known`` when it fails and ``stale`` when it passes. An adapter
+    that will not restart after a failure leaves every later case not run, with the reason.
     """
     outcomes: list[Outcome] = []
     loaded = [entry for entry in load_cases(directory) if only is None or fnmatch.fnmatchcase(entry[0], only)]
     for n, (ident, case, problems) in enumerate(loaded, 1):
-        if fail_fast and outcomes and outcomes[-1].status == FAIL:
+        if fail_fast and outcomes and outcomes[-1].status in (FAIL, STALE):
             stopped = f"not run: --fail-fast stopped at {outcomes[-1].id}"
             outcomes += [_not_run(ident, case, stopped) for ident, case, _ in loaded[n - 1 :]]
             break
+        if not adapter.alive():
+            try:
+                adapter.restart()
+            except AdapterFailure as failure:
+                stopped = f"not run: the adapter would not restart after {outcomes[-1].id if outcomes else 'its start'}: {failure.reason}"
+                outcomes += [_not_run(ident, case, stopped) for ident, case, _ in loaded[n - 1 :]]
+                break
         if progress:
             print(f"\r\x1b[K[{n}/{len(loaded)}] {ident}", end="", file=sys.stderr, flush=True)
         if case is None:
             outcomes.append(Outcome(ident, "?", FAIL, problems))
             continue
-        outcomes.append(_run_one(adapter, ident, case))
+        outcomes.append(_judged(_run_one(adapter, ident, case), baseline.case_reason(ident)))
     if progress:
         print("\r\x1b[K", end="", file=sys.stderr, flush=True)
     return outcomes
@@ -84,7 +113,17 @@ def _not_run(ident: str, case: Mapping[str, Any] | None, why: str) -> Outcome:
     return Outcome(ident, kind_of(case), NOT_RUN, (why,), tuple(case.get("requirements", ())))
 
 
+def _judged(outcome: Outcome, known: str | None) -> Outcome:
+    """The outcome under the baseline: a declared failure is known (its reason first), a declared pass is stale."""
+    if known is None or outcome.status not in (PASS, FAIL):
+        return outcome
+    if outcome.status == FAIL:
+        return replace(outcome, status=KNOWN, problems=(f"known (baseline): {known}", *outcome.problems))
+    return replace(outcome, status=STALE, problems=(f"stale baseline entry: the case passes now ({known})",))
+
+
 def _run_one(adapter: AdapterProcess, ident: str, case: Mapping[str, Any]) -> Outcome:
+    """One case; an adapter the case killed is restarted by the next case's turn (``run_cases``), never charged to it."""
     kind, requirements = kind_of(case), tuple(case.get("requirements", ()))
     why = not_applicable(case, adapter.hello)
     if why is not None:
@@ -93,14 +132,16 @@ def _run_one(adapter: AdapterProcess, ident: str, case: Mapping[str, Any]) -> Ou
         problems = tuple(replay(case, adapter, adapter, reader=adapter))
     except AdapterFailure as failure:
         problems = (str(failure),)
-    if problems and not adapter.alive():
-        adapter.restart()
     return Outcome(ident, kind, FAIL if problems else PASS, problems, requirements)
 
 
 def _totals(outcomes: list[Outcome]) -> dict[str, int]:
-    counts = Counter(o.status for o in outcomes)
-    return {"pass": counts[PASS], "fail": counts[FAIL], "notApplicable": counts[NOT_APPLICABLE], "notRun": counts[NOT_RUN]}
+    return _counted(Counter(o.status for o in outcomes))
+
+
+def _counted(counts: Counter[str]) -> dict[str, int]:
+    totals = {"pass": counts[PASS], "fail": counts[FAIL], "notApplicable": counts[NOT_APPLICABLE], "notRun": counts[NOT_RUN]}
+    return totals | ({"known": counts[KNOWN], "stale": counts[STALE]} if counts[KNOWN] or counts[STALE] else {})
 
 
 def _by(outcomes: list[Outcome], keys: Any) -> dict[str, dict[str, int]]:
@@ -108,7 +149,7 @@ def _by(outcomes: list[Outcome], keys: Any) -> dict[str, dict[str, int]]:
     for outcome in outcomes:
         for key in keys(outcome):
             table.setdefault(key, Counter())[outcome.status] += 1
-    return {key: {"pass": c[PASS], "fail": c[FAIL], "notApplicable": c[NOT_APPLICABLE], "notRun": c[NOT_RUN]} for key, c in sorted(table.items())}
+    return {key: _counted(c) for key, c in sorted(table.items())}
 
 
 def _problem(problem: str) -> dict[str, Any]:
@@ -132,8 +173,8 @@ def as_text(outcomes: list[Outcome], hello: Mapping[str, Any]) -> str:
     """Return the human report: failures with what is wrong, not-applicable cases with why, then the totals."""
     lines = [f"adapter: {hello.get('implementation', '?')} (protocol {hello.get('protocol')})"]
     for outcome in outcomes:
-        if outcome.status == FAIL:
-            lines.append(f"FAIL {outcome.id}")
+        if outcome.status in (FAIL, KNOWN, STALE):
+            lines.append(f"{outcome.status.upper()} {outcome.id}")
             lines += [f"    {line}" for problem in outcome.problems for line in problem.splitlines()]
     # Not applicable, by reason: a whole kind is one line; an unsupported action names its cases.
     reasons = Counter(o.problems[0] for o in outcomes if o.status == NOT_APPLICABLE)
@@ -147,9 +188,10 @@ def as_text(outcomes: list[Outcome], hello: Mapping[str, Any]) -> str:
     if totals["notRun"]:
         first = next(o for o in outcomes if o.status == NOT_RUN)
         lines.append(f"NOT RUN {totals['notRun']} case{'s' if totals['notRun'] != 1 else ''}, from {first.id} on ({first.problems[0].removeprefix('not run: ')})")
-    ran = f"{totals['pass']} passed, {totals['fail']} failed, {totals['notApplicable']} not applicable"
-    ran += f", {totals['notRun']} not run" if totals["notRun"] else ""
-    lines.append(f"{ran} ({kinds} passed of applicable)")
+    line = f"{totals['pass']} passed, {totals['fail']} failed, {totals['notApplicable']} not applicable"
+    line += f", {totals['notRun']} not run" if totals["notRun"] else ""
+    line += f", {totals['known']} known, {totals['stale']} stale" if "known" in totals else ""
+    lines.append(f"{line} ({kinds} passed of applicable)")
     return "\n".join(lines)
 
 
@@ -158,14 +200,14 @@ def as_junit(outcomes: list[Outcome], hello: Mapping[str, Any]) -> bytes:
     totals = _totals(outcomes)
     suite = ElementTree.Element(
         "testsuite", name=f"prefix-model conform: {hello.get('implementation', '?')}", tests=str(len(outcomes)),
-        failures=str(totals["fail"]), skipped=str(totals["notApplicable"] + totals["notRun"]), errors="0",
+        failures=str(totals["fail"] + totals.get("stale", 0)), skipped=str(totals["notApplicable"] + totals["notRun"] + totals.get("known", 0)), errors="0",
     )  # fmt: skip
     for outcome in outcomes:
         element = ElementTree.SubElement(suite, "testcase", classname=outcome.kind, name=outcome.id)
-        if outcome.status == FAIL:
+        if outcome.status in (FAIL, STALE):
             failure = ElementTree.SubElement(element, "failure", message=outcome.problems[0].splitlines()[0] if outcome.problems else "failed")
             failure.text = "\n".join(outcome.problems)
-        elif outcome.status in (NOT_APPLICABLE, NOT_RUN):
+        elif outcome.status in (NOT_APPLICABLE, NOT_RUN, KNOWN):
             ElementTree.SubElement(element, "skipped", message=outcome.problems[0])
     text: bytes = ElementTree.tostring(suite, encoding="utf-8", xml_declaration=True)
     return text

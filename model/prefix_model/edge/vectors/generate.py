@@ -90,6 +90,7 @@ NOT_WITNESSED: dict[str, str] = {
     "TOK-": "the token meter's post-step pressure is neither in the log nor in a request (meter-internal)",
     "VEC-": "the vectors' own requirements: tests/edge/test_vectors.py, tests/edge/test_conform.py",
     "REV-": "the design review compares designs on generated sessions; it is not a property of one log: tests/review/",
+    "FUZZ-": "the differential tester's guarantees are about campaigns through an adapter, not a property of one log: tests/edge/test_fuzz.py",
     "EXP-": "the explorer's guarantees are about a search over many runs, not a property of one log: tests/loop/test_explore.py",
     "JSON-7": "a model limit (nesting depth), not a harness rule: another implementation need not share it",
     "FMT-5": "a model limit (hostile nesting, line length), not a harness rule",

@@ -1,0 +1,87 @@
+"""A baseline: what an implementation knowingly gets wrong, each with its reason, so a suite can be adopted gradually.
+
+One JSON file serves ``conform`` and ``fuzz``::
+
+    {"cases": [{"id": "compaction/usage-pressure", "reason": "..."}],
+     "divergences": [{"signature": "Dispatch: replies differ at /sent/*/request", "reason": "...", "script": [...]}]}
+
+A listed case that fails, or a listed divergence that a campaign shows, is reported as known and
+does not fail the run; a listed one that no longer fails (a case that passes, a divergence no script
+shows, its own script replayed when it has one) is *stale* and fails the run, so a fixed bug
+cannot hide a later regression behind its old entry.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["BaselineError", "KnownCase", "KnownDivergence", "Baseline", "read_baseline"]
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be read: the path, where, and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class KnownCase:
+    """A vector case an implementation knowingly fails."""
+
+    id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class KnownDivergence:
+    """A divergence an implementation knowingly shows, and optionally the script that shows it."""
+
+    signature: str
+    reason: str
+    script: tuple[dict[str, Any], ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The known cases and divergences of one implementation."""
+
+    cases: tuple[KnownCase, ...] = ()
+    divergences: tuple[KnownDivergence, ...] = ()
+
+    def case_reason(self, ident: str) -> str | None:
+        """The reason case ``ident`` is known to fail, or None."""
+        return next((k.reason for k in self.cases if k.id == ident), None)
+
+
+def _is_script(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(a, dict) and isinstance(a.get("action"), str) for a in value)
+
+
+def read_baseline(path: Path) -> Baseline:
+    """Read a baseline file; raise ``BaselineError`` with the path and the entry at fault."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise BaselineError(f"{path}: {error.strerror or error}") from None
+    except (UnicodeDecodeError, ValueError) as error:
+        raise BaselineError(f"{path}: not a baseline (not JSON: {error})") from None
+    if not isinstance(value, dict) or not set(value) <= {"cases", "divergences"}:
+        raise BaselineError(f"{path}: a baseline is an object with cases and/or divergences, nothing else")
+    cases, divergences = value.get("cases", []), value.get("divergences", [])
+    if not isinstance(cases, list) or not isinstance(divergences, list):
+        raise BaselineError(f"{path}: cases and divergences are arrays")
+    known_cases = []
+    for n, entry in enumerate(cases):
+        if not (isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("reason"), str)):
+            raise BaselineError(f"{path}: /cases/{n}: an entry is {{id: string, reason: string}}")
+        known_cases.append(KnownCase(entry["id"], entry["reason"]))
+    known = []
+    for n, entry in enumerate(divergences):
+        script = entry.get("script") if isinstance(entry, dict) else None
+        if not (isinstance(entry, dict) and isinstance(entry.get("signature"), str) and isinstance(entry.get("reason"), str)) or not (
+            script is None or _is_script(script)
+        ):
+            raise BaselineError(f"{path}: /divergences/{n}: an entry is {{signature: string, reason: string, script?: [action object]}}")
+        known.append(KnownDivergence(entry["signature"], entry["reason"], None if script is None else tuple(script)))
+    return Baseline(tuple(known_cases), tuple(known))

@@ -1,0 +1,206 @@
+"""spec §14.4 — ``prefix-model fuzz``: generated scripts in lockstep through the model and an adapter (FUZZ-1..FUZZ-7).
+
+Real child processes: the model's own adapter (no divergence), planted faults that pass every
+published vector (tests/adapters/planted_adapter.py: found, shrunk, saved, the saved case failing
+them through ``conform``), a broken adapter (its crashes and garbage are faults, not divergences)
+and one that offers nothing (exit 2). The shrinker is also judged alone, against an oracle whose
+answer is known.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prefix_model.edge.cli import main
+from prefix_model.edge.fuzz.campaign import Settings, run_campaign
+from prefix_model.edge.fuzz.generate import Coverage, draw
+from prefix_model.edge.fuzz.lockstep import DIFFERS, Difference
+from prefix_model.edge.fuzz.shrink import shrink
+from prefix_model.edge.vectors.consumer import JsonObject
+
+from tests.adapters.planted_adapter import PASS_THE_VECTORS
+from tests.conftest import HANG
+from tests.edge.conftest import VECTORS_GROUP
+
+pytestmark = pytest.mark.xdist_group(VECTORS_GROUP)
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL_ADAPTER = f"{sys.executable} -m prefix_model.edge.cli adapter"
+PLANTED = f"{sys.executable} {ROOT / 'tests' / 'adapters' / 'planted_adapter.py'}"
+BROKEN_ADAPTER = f"{sys.executable} {ROOT / 'tests' / 'adapters' / 'broken_adapter.py'}"
+EMPTY_ADAPTER = f"{sys.executable} {ROOT / 'tests' / 'adapters' / 'empty_adapter.py'}"
+
+
+@pytest.fixture(autouse=True)
+def _importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The adapters under tests/ import prefix_model and this checkout's tests package; they run, as a foreign
+    # implementation would, with contracts off (the generator, in this process, runs the model with them on).
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(ROOT / "model"), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("PREFIX_MODEL_CONTRACTS", "0")
+
+
+def fuzz(*args: str) -> tuple[int, dict[str, Any]]:
+    """A campaign in its own process, contracts off as installed (the generator's model is the tested model; its
+    contracts are judged by the loop's own tests, and with them on a campaign here ran about five times slower)."""
+    command = [sys.executable, "-m", "prefix_model.edge.cli", "fuzz", *args, "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=HANG, env=os.environ | {"PREFIX_MODEL_CONTRACTS": "0"})
+    return done.returncode, json.loads(done.stdout)
+
+
+@pytest.mark.spec("FUZZ-1", "FUZZ-2", "FUZZ-7")
+def test_a_campaign_of_the_model_against_itself_finds_nothing_and_reaches_every_outcome() -> None:
+    status, report = fuzz("--adapter", MODEL_ADAPTER, "--scripts", "40", "--seed", "7", "--jobs", "2")
+    assert status == 0 and report["divergences"] == [] and report["faults"] == []
+    assert report["scripts"] == 40 and report["actions"] > 40 * 10
+    coverage = report["coverage"]
+    unreached = [o for o, n in coverage["outcomes"].items() if not n]
+    assert unreached == [] and coverage["outcomesReached"] == coverage["outcomesKnown"], unreached
+    assert {"Resume", "ForkDrive", "MutateContribution", "SetSystem", "SetTools", "Steer", "PreStep+compact", "Reply:stream"} <= set(coverage["actions"])
+    assert coverage["refusedActions"] > 0 and {"PFX-5", "PFX-4", "CMP-2", "LOOP-13"} <= set(coverage["requirements"])
+
+
+@pytest.mark.spec("FUZZ-1")
+def test_a_campaign_is_the_same_scripts_for_its_seed_and_another_seed_draws_others() -> None:
+    def scripts(seed: int, offered: frozenset[str] | None = None) -> list[tuple[JsonObject, ...]]:
+        coverage = Coverage()
+        return [draw(seed, k, coverage, offered).actions for k in range(6)]
+
+    assert scripts(3) == scripts(3) != scripts(4)
+    offered = frozenset({"Create", "SendPrompt", "BeginStep", "Compose", "PreStep", "Dispatch", "Reply", "PostStep", "RunTools"})
+    assert {a["action"] for script in scripts(3, offered) for a in script} <= offered
+
+
+@pytest.mark.spec("FUZZ-3", "FUZZ-4", "FUZZ-7", "VEC-5")
+@pytest.mark.parametrize("planted", PASS_THE_VECTORS)
+def test_a_fault_that_passes_every_vector_is_found_shrunk_and_saved_as_a_case_that_fails_it(
+    planted: str, generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    adapter = f"{PLANTED} {planted}"
+    assert main(["conform", "--adapter", adapter, "--vectors", str(generated[0])]) == 0, "the planted fault must pass every vector"
+    capsys.readouterr()
+    saved = tmp_path / "found"
+    status, report = fuzz("--adapter", adapter, "--scripts", "60", "--seed", "2", "--save", str(saved), "--shrink-budget", "400")
+    assert status == 1 and len(report["divergences"]) == 1, report["divergences"]
+    found = report["divergences"][0]
+    shrunk = found["shrunk"]
+    assert shrunk["length"] < found["originalLength"] and shrunk["length"] <= 25 and shrunk["difference"]["kind"]
+    assert found["reproduce"].endswith(f"--seed 2 --script {found['firstScript']}")
+    # The saved case is a vector: the model passes it, the planted fault fails it.
+    assert main(["conform", "--adapter", MODEL_ADAPTER, "--vectors", str(saved)]) == 0
+    assert main(["conform", "--adapter", adapter, "--vectors", str(saved)]) == 1
+    case = next(saved.rglob("case.json"))
+    capsys.readouterr()
+    # --replay of the saved case shows the same difference; against the model, none.
+    assert main(["fuzz", "--adapter", adapter, "--replay", str(case), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["difference"]["signature"] == shrunk["difference"]["signature"]
+    assert main(["fuzz", "--adapter", MODEL_ADAPTER, "--replay", str(case)]) == 0
+
+
+@pytest.mark.spec("FUZZ-1", "FUZZ-7")
+def test_the_first_divergence_is_the_same_whatever_the_number_of_processes() -> None:
+    firsts = []
+    for jobs in (1, 2):
+        result = run_campaign(f"{PLANTED} duplicates-dropped", 30, Settings(seed=2, scripts=10, jobs=jobs, shrink_budget=30))
+        firsts.append([(f.first.number, f.difference.signature, f.shrunk.actions if f.shrunk else None) for f in result.found])
+    assert firsts[0] == firsts[1] and len(firsts[0]) == 1
+
+
+@pytest.mark.spec("FUZZ-5", "FUZZ-7")
+def test_crashes_and_garbage_are_faults_never_divergences() -> None:
+    # The broken adapter exits on SetTools and writes garbage on Dispose; it also drops user messages' meta (a divergence).
+    status, report = fuzz("--adapter", BROKEN_ADAPTER, "--scripts", "25", "--keep-going", "--timeout", "5", "--shrink-budget", "30")
+    assert report["faults"], "SetTools and Dispose are drawn in 25 scripts"
+    messages = [fault["message"] for fault in report["faults"]]
+    assert any("SetTools is not implemented" in m for m in messages) and any("protocol error" in m for m in messages)
+    assert all(d["difference"]["kind"] in (DIFFERS, "refused by the implementation, applied by the model") for d in report["divergences"])
+    assert not any("SetTools" == d["difference"]["action"] or "Dispose" == d["difference"]["action"] for d in report["divergences"])
+    assert status == (1 if report["divergences"] else 2)
+
+
+@pytest.mark.spec("FUZZ-6")
+def test_a_baseline_declares_a_known_divergence_and_a_stale_entry_fails(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    adapter = f"{PLANTED} duplicates-dropped"
+    _, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "2", "--shrink-budget", "40")
+    found = report["divergences"][0]
+    baseline = tmp_path / "baseline.json"
+    known = {"signature": found["signature"], "reason": "we drop duplicate prefix messages", "script": found["shrunk"]["actions"]}
+    baseline.write_text(json.dumps({"divergences": [known]}), encoding="utf-8")
+    status, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "2", "--baseline", str(baseline))
+    assert status == 0 and report["divergences"][0]["known"] == known["reason"] and report["stale"] == []
+    # Against an implementation without the fault the entry is stale: its script no longer diverges.
+    status, report = fuzz("--adapter", MODEL_ADAPTER, "--scripts", "3", "--baseline", str(baseline))
+    assert status == 1 and report["stale"] == [{"signature": known["signature"], "reason": known["reason"]}]
+    baseline.write_text('{"divergences": [{"signature": 3}]}', encoding="utf-8")
+    assert main(["fuzz", "--adapter", MODEL_ADAPTER, "--baseline", str(baseline)]) == 2
+    assert "/divergences/0: an entry is" in capsys.readouterr().err
+
+
+@pytest.mark.spec("FUZZ-6", "VEC-5")
+def test_conform_reports_a_declared_failure_as_known_and_a_declared_pass_as_stale(
+    generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    baseline = tmp_path / "baseline.json"
+    entries = [{"id": "inject/sources-and-meta", "reason": "meta is not kept"}, {"id": "loop/no-listener", "reason": "once broken"}]
+    baseline.write_text(json.dumps({"cases": entries}), encoding="utf-8")
+    args = ["conform", "--adapter", BROKEN_ADAPTER, "--vectors", str(generated[0]), "--only", "[il][no][jo]*", "--baseline", str(baseline), "--json"]
+    assert main(args) == 1
+    cases = {c["id"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
+    assert cases["inject/sources-and-meta"]["status"] == "known" and cases["loop/no-listener"]["status"] == "stale"
+
+
+@pytest.mark.spec("VEC-5", "FUZZ-7")
+def test_a_run_that_tests_nothing_is_exit_2_with_json_never_a_pass(generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    vectors = str(generated[0])
+    assert main(["conform", "--adapter", EMPTY_ADAPTER, "--vectors", vectors, "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert "no case ran" in json.loads(out)["error"] and "no case ran" in err
+    assert main(["conform", "--adapter", MODEL_ADAPTER, "--vectors", vectors, "--only", "no/such/*", "--json"]) == 2
+    assert "matches no case" in json.loads(capsys.readouterr().out)["error"]
+    assert main(["conform", "--adapter", "/nonexistent/adapter", "--vectors", vectors, "--json"]) == 2
+    assert "will not start" in json.loads(capsys.readouterr().out)["error"]
+    assert main(["fuzz", "--adapter", EMPTY_ADAPTER, "--json"]) == 2
+    assert "runs no scenario" in json.loads(capsys.readouterr().out)["error"]
+
+
+@pytest.mark.spec("VEC-5")
+def test_after_a_hang_is_killed_the_next_case_runs_on_a_fresh_adapter(generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    # steering/mid-turn hangs the broken adapter; the cases after it in manifest order must not be charged with the kill.
+    args = ["conform", "--adapter", BROKEN_ADAPTER, "--vectors", str(generated[0]), "--only", "st*", "--timeout", "2", "--json"]
+    assert main(args) == 1
+    cases = json.loads(capsys.readouterr().out)["cases"]
+    hung = [c["id"] for c in cases].index("steering/mid-turn")
+    assert "no response within 2 s" in cases[hung]["problems"][0]["message"]
+    assert len(cases) > hung + 1 and all(c["status"] == "pass" for c in cases[hung + 1 :]), cases[hung + 1 :]
+
+
+def _script(n: int) -> list[JsonObject]:
+    return [{"action": "Steer", "instance": 0, "text": f"item {k} " * 3} for k in range(n)]
+
+
+@pytest.mark.spec("FUZZ-3")
+def test_the_shrinker_keeps_exactly_what_the_divergence_needs() -> None:
+    # An oracle that diverges at the last of the actions numbered 7 and 31 whenever both are present.
+    needed = {"item 7 item 7 item 7 ", "item 31 item 31 item 31 "}
+
+    def oracle(actions: Sequence[JsonObject]) -> Difference | None:
+        texts = [a["text"] for a in actions]
+        if not needed <= set(texts):
+            return None
+        last = max(texts.index(t) for t in needed)
+        return Difference(last, "Steer", DIFFERS, f"/appended/s1/{last}", "a", "b")
+
+    script = _script(50)
+    first = oracle(script)
+    assert first is not None
+    shrunk = shrink(script, first, oracle)
+    assert [a["text"] for a in shrunk.actions] == sorted(needed, key=lambda t: int(t.split()[1]))
+    assert shrunk.difference.signature == first.signature and not shrunk.exhausted
+    # A budget too small to finish says so.
+    assert shrink(script, first, oracle, budget=3).exhausted
