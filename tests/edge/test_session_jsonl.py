@@ -16,11 +16,12 @@ from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import Event
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
 from prefix_model.core.log import Log
+from prefix_model.edge.checker import check_log
 from prefix_model.edge.formats import frames
 from prefix_model.edge.formats.frames import Chunk, LineFilter, split_lines
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
 from prefix_model.edge.formats.persisted_writer import persisted_frames, write_persisted, zstd_frame
-from prefix_model.edge.formats.session_jsonl import LogStream, iter_log_events
+from prefix_model.edge.formats.session_jsonl import LogStream, Unread, iter_log_events
 from prefix_model.formats.event_lines import event_to_line
 from prefix_model.formats.session_lines import ROW_TYPES, ZSTD_MAGIC, SessionHeaderLine, TornTail, expand_chunk_row, header_to_line, pack_chunk_runs, parse_header_line, record_to_line
 from prefix_model.loop.transitions import run
@@ -463,6 +464,23 @@ def test_an_unreadable_event_in_the_preserved_prefix_is_rejected_by_its_rule(tmp
     negative["time0"], negative["data"]["dt"] = -5, [1, 1, 1]
     error = read_error(write_lines(tmp_path / "t.jsonl", [*lines[:row], json.dumps(negative), *lines[row + 1 :]]))
     assert (error.line, error.rule) == (row + 1, "LOG-3")
+
+
+@pytest.mark.spec("CHK-4", "LOG-3", "FMT-8")
+def test_check_reads_on_past_a_row_whose_member_times_break_log_3(tmp_path: Path) -> None:
+    # The row held its members' seqs, so the next line's seq follows them: no stop, no seq gap (CHK-4).
+    lines = lines_of(real_events())
+    row = next(n for n, line in enumerate(lines) if '"text-chunks"' in line)
+    negative = json.loads(lines[row])
+    negative["time0"] = -5
+    members = len(negative["data"]["texts"])
+    path = write_lines(tmp_path / "t.session.jsonl", [*lines[:row], json.dumps(negative), *lines[row + 1 :]])
+    read = list(LogStream(path).plain_events(go_on=True))
+    unread = [(n, item.rejection.rule, item.final) for n, item in read if isinstance(item, Unread)]
+    assert unread == [(row + 1, "LOG-3", False)] and len(read) == len(real_events()) - members + 1
+    report = check_log(path, None)
+    assert report.stopped is None and [(f.rule, f.line) for f in report.findings] == [("LOG-3", row + 1)]
+    assert report.events == len(real_events()) - members
 
 
 def row_mutations() -> list[tuple[str, Callable[[dict[str, object]], object]]]:
