@@ -483,6 +483,22 @@ def test_check_reads_on_past_a_row_whose_member_times_break_log_3(tmp_path: Path
     assert report.events == len(real_events()) - members
 
 
+@pytest.mark.spec("JSON-1", "FMT-4", "FMT-7", "CHK-4")
+def test_an_integer_of_more_digits_than_int_reads_is_json_1_in_both_forms(tmp_path: Path) -> None:
+    huge = "9" * 5_001  # past int()'s 4300 digits: JSON.parse reads Infinity, as for 400 digits
+    memory = [event_to_line(e) for e in real_events()]
+    at = next(n for n, line in enumerate(memory) if '"type":"user/message"' in line)
+    path = write_lines(tmp_path / "m.jsonl", [*memory[:at], memory[at].replace('"data":{', f'"data":{{"n":{huge},', 1), *memory[at + 1 :]])
+    report = check_log(path, None)
+    assert [(f.rule, f.line) for f in report.findings] == [("JSON-1", at + 1)] and "not finite as a double" in report.findings[0].message
+    # After a hole, a turn/end holding such a number is still a turn/end: the hole is corruption, not a torn tail.
+    lines = lines_of(real_events())
+    end = last_turn_end_line(lines) - 1
+    closing = lines[end].replace('"data":{', f'"data":{{"n":-{huge},', 1)
+    error = read_error(write_lines(tmp_path / "p.jsonl", [*lines[:5], "{", closing]))
+    assert (error.line, error.rule) == (6, "FMT-7") and "line 7 is a turn/end" in error.reason
+
+
 def row_mutations() -> list[tuple[str, Callable[[dict[str, object]], object]]]:
     def data(row: dict[str, object]) -> dict[str, object]:
         value = row["data"]

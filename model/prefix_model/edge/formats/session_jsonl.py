@@ -33,7 +33,7 @@ from prefix_model.core.json_values import FrozenMap, json_text
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.frames import Frames, Line, LineFilter, plain_lines, split_lines, zstd_chunks
 from prefix_model.formats import rules
-from prefix_model.formats.event_lines import parse_event, parse_json_line
+from prefix_model.formats.event_lines import json_int, parse_event, parse_json_line
 from prefix_model.formats.plain_events import plain_event
 from prefix_model.formats.plain_json import NotPlain, plain_loads
 from prefix_model.formats.session_lines import (
@@ -86,7 +86,7 @@ def _reject_constant(name: str) -> object:
 def _loose_parse(text: str) -> object:
     """Return ``JSON.parse(text)`` as plain values, or None when it is not JSON (RecursionError when too deep)."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=json_int)
     except ValueError:
         return None
 
