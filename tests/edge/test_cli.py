@@ -408,6 +408,25 @@ def test_check_reads_standard_input_from_a_fifo_whose_writer_has_closed(tmp_path
     assert result.returncode == 0 and b"conforms" in result.stdout, result.stderr
 
 
+@pytest.mark.spec("CLI-6")
+def test_standard_input_that_is_a_directory_stops_the_interpreter_before_any_python_runs(tmp_path: Path) -> None:
+    """What CLI-6 says of ``check - < DIR``: CPython exits 1 before the entry point (or sitecustomize) runs, printing no report.
+
+    The day an interpreter lets Python code run first, this fails: the entry point can then exit 2 and the spec must say so.
+    """
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.stderr.write('python ran\\n')\n", encoding="utf-8")
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    directory = os.open(tmp_path, os.O_RDONLY)  # what the shell's < DIR gives (Python's open() refuses a directory)
+    try:
+        result = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-"], stdin=directory, env=env, capture_output=True, text=True, timeout=HANG)
+    finally:
+        os.close(directory)
+    assert (result.returncode, result.stdout) == (1, "") and "python ran" not in result.stderr
+    assert "init_sys_streams: <stdin> is a directory" in result.stderr
+    spec = (ROOT / "spec" / "SPEC.md").read_text(encoding="utf-8")
+    assert "init_sys_streams: <stdin> is a directory" in " ".join(spec.split())
+
+
 @pytest.mark.spec("CHK-2")
 def test_the_installed_command_runs_without_contracts_unless_the_environment_asks() -> None:
     """Production is the contracts-off lane (``edge/launch.py``); the same verdict either way, ``python -m`` keeps them on."""
