@@ -550,6 +550,15 @@ def test_a_malformed_row_is_a_hole(tmp_path: Path, label: str, mutate: Callable[
     assert len(read) == len(real_events())
 
 
+@pytest.mark.spec("FMT-8")
+def test_a_dt_of_the_wrong_length_says_what_length_it_needs() -> None:
+    # "dt length 4 does not match 4 members" read as a contradiction: the reason names the length the members need.
+    row = {"type": "text-chunks", "seq0": 0, "time0": 0, "data": {"turn": 1, "step": 1, "index": 0, "dt": [0, 0, 0, 0], "texts": ["a", "b", "c", "d"]}}
+    value = freeze(row)
+    assert isinstance(value, FrozenMap)
+    assert expand_chunk_row(value) == Rejection("FMT-8", "malformed text-chunks row: dt has 4 gap(s) where 4 texts need 3, one between each two")
+
+
 @pytest.mark.spec("FMT-8", "FMT-7")
 def test_tool_call_rows_validate_their_identity(tmp_path: Path) -> None:
     base = {"type": "tool-call-chunks", "seq0": 0, "time0": 0, "data": {"turn": 1, "step": 1, "index": 0, "dt": [0, 0], "id": "c", "args": ["a", "b", "c"]}}
