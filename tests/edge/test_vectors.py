@@ -53,6 +53,7 @@ from prefix_model.edge.vectors.consumer import (
     pointer,
     replay,
 )
+from prefix_model.edge.runner.client import AdapterFailure
 from prefix_model.edge.vectors.generate import (
     NOT_WITNESSED,
     REJECTION_ONLY,
@@ -503,6 +504,31 @@ class Broken(ModelAdapter):
         if action.get("action") == "Reply":
             raise RuntimeError("stream closed")
         super().apply(action)
+
+
+class Hanging(ModelAdapter):
+    """An adapter process that stops answering on a reply, as the runner's client reports it."""
+
+    def apply(self, action: JsonObject) -> None:
+        if action.get("action") == "Reply":
+            raise AdapterFailure("apply: no response within 2 s")
+        super().apply(action)
+
+
+class Forgetful(ModelAdapter):
+    """An implementation that shows no session."""
+
+    def logs(self) -> dict[str, list[JsonObject]]:
+        return {}
+
+
+@pytest.mark.spec("VEC-3")
+def test_replay_words_its_problems_without_python(generated: tuple[Path, Path]) -> None:
+    # JSON lists, not Python's; an adapter process's failure in its own words, not under a Python class name.
+    plain = load(generated[0], "loop/no-listener")
+    assert replay(plain, Forgetful())[0] == 'sessions: expected ["s1"], got []'
+    assert replay(plain, Hanging()) == ["action 6 (Reply) failed: apply: no response within 2 s"]
+    assert replay(plain | {"formatVersion": "3"}, ModelAdapter()) == ['format version "3" is not 3']
 
 
 @pytest.mark.spec("VEC-3", "LOOP-1", "LOG-4", "LOOP-2")

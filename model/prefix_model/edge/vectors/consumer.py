@@ -304,7 +304,7 @@ def _replay_scenario(case: Mapping[str, Any], adapter: Adapter, stepwise: bool) 
                 continue
             return [Problem(f"action {index} ({name}) was refused: {error}", pointer(("actions", index)))]
         except Exception as error:  # an adapter's failure is a finding about it, never a crash of the consumer
-            return [Problem(f"action {index} ({name}) failed: {type(error).__name__}: {error}", pointer(("actions", index)))]
+            return [Problem(f"action {index} ({name}) failed: {_failure(error)}", pointer(("actions", index)))]
         if index in refused:
             refusal = applied_though_refused(index, name)
             return [Problem(f"{refusal.reason} ({refusal.rule})", pointer(("actions", index)))]
@@ -318,11 +318,19 @@ def _replay_scenario(case: Mapping[str, Any], adapter: Adapter, stepwise: bool) 
     logs, requests = adapter.logs(), adapter.requests()
     problems: list[str] = []
     if sorted(expected["sessions"]) != sorted(logs):
-        problems.append(Problem(f"sessions: expected {sorted(expected['sessions'])}, got {sorted(logs)}", "/expected/sessions", sorted(expected["sessions"]), sorted(logs)))
+        want, got = sorted(expected["sessions"]), sorted(logs)
+        problems.append(Problem(f"sessions: expected {json.dumps(want, ensure_ascii=False)}, got {json.dumps(got, ensure_ascii=False)}", "/expected/sessions", want, got))
     for session in sorted(set(expected["sessions"]) & set(logs)):
         problems += _compare(f"session {session} event", ("expected", "sessions", session), expected["sessions"][session], logs[session])
     problems += _compare("request", ("expected", "requests"), expected["requests"], requests)
     return problems
+
+
+def _failure(error: Exception) -> str:
+    """Say how an adapter or reader failed: the project's own failures (an adapter process that hung, crashed or broke
+    the protocol) are worded for people and say it alone; any other exception is an in-process implementation's crash,
+    whose kind is part of what went wrong (``KeyError: 'x'``)."""
+    return str(error) if type(error).__module__.startswith("prefix_model.") else f"{type(error).__name__}: {error}"
 
 
 def _torn(line: object) -> str:
@@ -344,7 +352,7 @@ def _replay_file(case: Mapping[str, Any], reader: Reader) -> list[str]:
             return [f"the reader rejects the file with {error.rule}, not {case['requirement']} ({_short(error.reason)})"]
         return []
     except Exception as error:  # a reader's crash is a finding about it, never a crash of the consumer
-        return [f"the reader failed: {type(error).__name__}: {error}"]
+        return [f"the reader failed: {_failure(error)}"]
     if not case["valid"]:
         return [f"the reader reads {len(read.events)} events from a file it must reject with {case['requirement']}"]
     problems: list[str] = list(_compare("event", ("log",), [json.loads(line) for line in case["log"]], read.events))
@@ -368,7 +376,7 @@ def replay(
     no finding, an invalid one a finding of its ``requirement``.
     """
     if case.get("formatVersion") != FORMAT_VERSION:
-        return [f"format version {case.get('formatVersion')!r} is not {FORMAT_VERSION}"]
+        return [f"format version {_text(case.get('formatVersion'))} is not {FORMAT_VERSION}"]
     if "actions" in case:
         return _replay_scenario(case, adapter, stepwise)
     if "file" in case:
