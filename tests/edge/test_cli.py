@@ -408,6 +408,23 @@ def test_check_reads_standard_input_from_a_fifo_whose_writer_has_closed(tmp_path
     assert result.returncode == 0 and b"conforms" in result.stdout, result.stderr
 
 
+@pytest.mark.spec("CLI-2")
+@pytest.mark.parametrize("args", [("check", "--example"), ("review",)], ids=["short-output", "long-output"])
+def test_a_reader_that_goes_away_ends_the_command_silently_with_sigpipes_status(args: tuple[str, ...]) -> None:
+    """``prefix-model review | head -1``: no "Broken pipe" line, no status that reads as a verdict.
+
+    The reader is gone before the first write: a short report meets it in the last flush, a long one (review's 120 KB) mid-print.
+    """
+    reading, writing = os.pipe()
+    os.close(reading)
+    try:
+        result = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", *args], stdout=writing, env=CONTRACTS_OFF,
+                                stderr=subprocess.PIPE, text=True, timeout=HANG)  # fmt: skip
+    finally:
+        os.close(writing)
+    assert (result.returncode, result.stderr) == (141, "")
+
+
 @pytest.mark.spec("CLI-6")
 def test_standard_input_that_is_a_directory_stops_the_interpreter_before_any_python_runs(tmp_path: Path) -> None:
     """What CLI-6 says of ``check - < DIR``: CPython exits 1 before the entry point (or sitecustomize) runs, printing no report.

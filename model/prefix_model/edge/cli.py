@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["main", "build_parser", "COMMANDS"]
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_UNUSABLE = 0, 1, 2
+EXIT_READER_GONE = 128 + 13  # SIGPIPE's: how a shell reports a tool whose reader went away
 DEFAULT_MAX_FINDINGS = 50  # a page a person reads; the summary counts every finding
 
 _REQUEST_HELP = """\
@@ -581,6 +582,8 @@ def _run_review(args: argparse.Namespace) -> int:
         raise _Unusable(f"{plot}: no such directory for the plot")
     try:
         return run_review(args.json, plot, args.diagram, args.short, args.turns)
+    except BrokenPipeError:  # stdout's reader went away: not the plot's failure
+        raise
     except OSError as error:  # the plot could not be written
         raise _Unusable(f"{plot}: {error.strerror or error}") from None
 
@@ -661,6 +664,29 @@ def _run_conform(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``prefix-model``; return the exit status."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # a reader gone before the last buffer is written is seen here, not in the flush at exit
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """End silently, as a Unix tool killed by SIGPIPE ends, when the reader of stdout went away (``| head``).
+
+    The status is 141 (128 + SIGPIPE, what a shell shows for ``cat`` there): never 0, 1 or 2, which
+    read as a verdict. What is left in stdout's buffer goes to the null device, or the flush at
+    exit would fail again and print.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    return EXIT_READER_GONE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):
         # A lone surrogate (a file name's undecodable byte, a \udc80 in a log's value) prints as its
         # escape, so the text stays valid UTF-8 and --json stays valid JSON.
@@ -697,9 +723,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check" and args.json:  # the machine reader gets its verdict too, never an empty stdout
             print(json.dumps(_unusable_json(error), ensure_ascii=False))
         return EXIT_UNUSABLE
-    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
-        sys.stderr.close()
-        return EXIT_OK
 
 
 if __name__ == "__main__":
