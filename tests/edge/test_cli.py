@@ -106,6 +106,28 @@ def test_request_reads_what_check_reads_and_names_the_headers_session(form: str,
         assert from_memory.stdout.strip() == from_file.stdout.strip() == piped.stdout.decode().strip() == expected
 
 
+@pytest.mark.spec("CLI-1")
+def test_request_names_the_session_with_the_flag_check_and_timeline_use(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # One spelling across commands (--session); --session-id, request's first spelling, still works and is not advertised.
+    world = run_witness(HARNESS)
+    session = world.sessions[0].id
+    memory, _ = write_session(world, session, tmp_path, "memory")
+    sent = next(r for r in world.requests if r.session_id == session and r.loop_request)
+    step = (str(memory), "--turn", str(sent.turn), "--step", str(sent.step))
+    expected = (0, json_text(request_to_json(sent.request)) + "\n", "")
+    assert printed(capsys, *step, "--session", session) == expected == printed(capsys, *step, "--session-id", session)
+    for command in ("request", "check", "timeline"):
+        usage = command_help(command)
+        assert "--session ID" in usage and "--session-id" not in usage, command
+
+
+def command_help(command: str) -> str:
+    """Return ``prefix-model COMMAND --help``'s text."""
+    commands = next(a for a in cli.build_parser(command)._actions if isinstance(a, argparse._SubParsersAction))
+    parser: argparse.ArgumentParser = commands.choices[command]
+    return parser.format_help()
+
+
 def test_request_for_a_missing_step_exits_2_with_one_line() -> None:
     assert_one_line_error(run("request", "--example", "--turn", "7", "--step", "1"), "REQ-5", "turn 7 step 1")
 

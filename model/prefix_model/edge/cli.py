@@ -46,7 +46,7 @@ Print, as one line of JSON, the request that step (TURN, STEP) of a harness sess
 have sent: the header in force for that step (the latest request/header before the step's
 first assistant/chunk), its messagePrefix, then deriveMessages of every event before the step's
 step/start. Field names are the harness's: provider, model, reasoningEffort, messages, system,
-tools, temperature, maxTokens, stop, sessionId (the one --session-id gives, or the persisted
+tools, temperature, maxTokens, stop, sessionId (the one --session gives, or the persisted
 header names).
 
 LOG is what check reads: the in-memory event form (one JSON event object per line: type, seq,
@@ -55,7 +55,7 @@ input. Compare the output with what your adapter received; JSON text is JSON.str
 equal requests print equal bytes.
 
 example:
-  prefix-model request session.events.jsonl --turn 3 --step 1 --session-id s-42
+  prefix-model request session.events.jsonl --turn 3 --step 1 --session s-42
   prefix-model request ~/.dsh/sessions/_no-cwd/s-42/session.jsonl.zstd --turn 3 --step 1
   zstdcat session.jsonl.zstd | prefix-model request - --turn 3 --step 1
   prefix-model request --example --turn 1 --step 2
@@ -224,7 +224,9 @@ def _add_request(commands: _Commands) -> None:
     source.add_argument("--example", action="store_true", help="use the example log bundled with the package")
     request.add_argument("--turn", type=int, required=True, help="turn number (from turn/start)")
     request.add_argument("--step", type=int, required=True, help="step number within the turn (from 1)")
-    request.add_argument("--session-id", help="sessionId to put in the request (default: the one the persisted header or the example names, else omitted)")
+    request.add_argument("--session", dest="session_id", metavar="ID",
+                         help="sessionId to put in the request (default: the one the persisted header or the example names, else omitted)")
+    request.add_argument("--session-id", dest="session_id", help=argparse.SUPPRESS)  # its first spelling, kept for scripts; check and timeline say --session
 
 
 def _add_demo(commands: _Commands) -> None:
