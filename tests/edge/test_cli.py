@@ -477,6 +477,9 @@ def test_the_installed_command_runs_without_contracts_unless_the_environment_ask
     assert (off.returncode, on.returncode) == (0, 0), off.stderr + on.stderr
     assert off.stdout.splitlines()[-1] == "contracts False" and on.stdout.splitlines()[-1] == "contracts True"
     assert off.stdout.splitlines()[:-1] == on.stdout.splitlines()[:-1]  # the same report
+    # The README says which is the default where (it once said "on everywhere").
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "the installed `prefix-model` command runs with them off" in readme and "on everywhere" not in readme
 
 
 # What a check of an uncompressed log does not import, each a part of every check's start-up

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import replace
@@ -520,6 +521,16 @@ class Forgetful(ModelAdapter):
 
     def logs(self) -> dict[str, list[JsonObject]]:
         return {}
+
+
+@pytest.mark.spec("VEC-1")
+def test_vectors_md_names_the_format_and_model_versions_the_generator_writes() -> None:
+    # Its status line said format version 2 while the cases, the manifest and the rest of the page said 3.
+    text = " ".join(VECTORS_MD.read_text(encoding="utf-8").split())
+    status = re.search(r"for model version (\S+), vector format version (\d+)\.", text)
+    assert status is not None and status.groups() == (__version__, str(FORMAT_VERSION))
+    stated = re.findall(r"format version (\d+)|`formatVersion` is (?:not )?(\d+)", text)
+    assert len(stated) >= 3 and {a or b for a, b in stated} == {str(FORMAT_VERSION)}
 
 
 @pytest.mark.spec("VEC-3")
