@@ -704,8 +704,12 @@ class LogChecker:
                 want_value, got_value = want_value or (), got_value or ()
             if json_text(want_value) != json_text(got_value):
                 covered.add(name)
-                found.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}", expected=want_value,
-                                     actual=got_value, implies=("REC-2",), expected_from=self._header_seq, **where))  # fmt: skip
+                # A field left out is shown as absent (MISSING), as REC-2 and a message show it, not as the null it compares as
+                # (no tools is the empty list, and shown as one).
+                want_shown = want_value if name in expected or name == "tools" else MISSING
+                got_shown = got_value if name in fields or name == "tools" else MISSING
+                found.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}", expected=want_shown,
+                                     actual=got_shown, implies=("REC-2",), expected_from=self._header_seq, **where))  # fmt: skip
         names = [k for k in expected if k != "sessionId"] + [k for k in fields if k not in expected and k != "sessionId"]
         differing = [k for k in names if k not in covered and k != "messages" and json_text(expected.get(k)) != json_text(fields.get(k))]
         if differing:
