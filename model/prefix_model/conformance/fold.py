@@ -384,6 +384,14 @@ class LogChecker:
         """ENC-1, ENC-2: whether an event naming ``turn`` names the open turn (JSON-5: ``true`` is no turn 1)."""
         return self._open_turn is not None and is_step_number(turn, self._open_turn)
 
+    def _turn_state(self, expected: str = "expected the open turn") -> str:
+        """Say, in words, which turn and step are open where an event does not fit them: ``expected`` then the open turn."""
+        if self._open_turn is None:
+            return "no turn is open"
+        if self._open_step is not None:
+            return f"step {self._open_step.step.step} of turn {self._open_turn} is still open"
+        return f"{expected} {self._open_turn}"
+
     def _enclosure(self, line: int, event: PlainEvent) -> None:
         """ENC-1..ENC-3: every event sits in its turn and step (S/invariant.ts:55-155)."""
         data, kind = event.data, event.type
@@ -397,12 +405,12 @@ class LogChecker:
             self._next_step = 1
         elif kind == TURN_END:
             if not self._in_open_turn(turn) or self._open_step is not None:
-                self._find("ENC-1", f"turn/end {_text(turn)} does not close the open turn {self._open_turn} (step open: {self._open_step is not None})", event, line)
+                self._find("ENC-1", f"turn/end {_text(turn)}: {self._turn_state()}", event, line)
             self._open_turn = None
             self._next_turn += 1
         elif kind == STEP_START:
             if not self._in_open_turn(turn) or self._open_step is not None or not is_step_number(step, self._next_step):
-                self._find("ENC-2", f"step/start {_text(turn)}/{_text(step)}: expected step {self._next_step} of open turn {self._open_turn}", event, line)
+                self._find("ENC-2", f"step/start {_text(turn)}/{_text(step)}: {self._turn_state(f'expected step {self._next_step} of open turn')}", event, line)
         elif kind == STEP_END:
             if not self._in_open_step(turn, step):
                 self._find("ENC-2", f"step/end {_text(turn)}/{_text(step)} does not close the open step", event, line)
