@@ -51,6 +51,7 @@ from prefix_model.edge.vectors.consumer import (
     Unreadable,
     consume,
     consume_report,
+    load_cases,
     pointer,
     replay,
 )
@@ -534,12 +535,14 @@ def test_vectors_md_names_the_format_and_model_versions_the_generator_writes() -
 
 
 @pytest.mark.spec("VEC-3")
-def test_replay_words_its_problems_without_python(generated: tuple[Path, Path]) -> None:
+def test_replay_words_its_problems_without_python(generated: tuple[Path, Path], tmp_path: Path) -> None:
     # JSON lists, not Python's; an adapter process's failure in its own words, not under a Python class name.
     plain = load(generated[0], "loop/no-listener")
     assert replay(plain, Forgetful())[0] == 'sessions: expected ["s1"], got []'
     assert replay(plain, Hanging()) == ["action 6 (Reply) failed: apply: no response within 2 s"]
     assert replay(plain | {"formatVersion": "3"}, ModelAdapter()) == ['format version "3" is not 3']
+    (tmp_path / "manifest.json").write_text(json.dumps({"cases": [], "formatVersion": "3"}), encoding="utf-8")
+    assert load_cases(tmp_path) == [("manifest.json", None, ('format version "3" is not 3',))]
 
 
 @pytest.mark.spec("VEC-3", "LOOP-1", "LOG-4", "LOOP-2")

@@ -421,7 +421,7 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
     if not (isinstance(entries, list) and all(isinstance(e, dict) and {"id", "file", "sha256"} <= set(e) for e in entries)):
         raise VectorsUnreadable(f"{where}: not a manifest (an object whose cases each name id, file and sha256)")
     if manifest.get("formatVersion") != FORMAT_VERSION:
-        return [("manifest.json", None, (f"format version {manifest.get('formatVersion')!r} is not {FORMAT_VERSION}",))]
+        return [("manifest.json", None, (f"format version {_text(manifest.get('formatVersion'))} is not {FORMAT_VERSION}",))]
     loaded: list[tuple[str, Mapping[str, Any] | None, tuple[str, ...]]] = []
     for entry in entries:
         path = directory / str(entry["file"])
@@ -444,7 +444,7 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
             continue
         if not isinstance(case, dict) or case.get("id") != entry["id"]:
             named = case.get("id") if isinstance(case, dict) else None
-            loaded.append((entry["id"], None, (f"{entry['file']} holds case {named!r}",)))
+            loaded.append((entry["id"], None, (f"{entry['file']} holds case {_text(named)}",)))
             continue
         invalid = best_match(_case_validator().iter_errors(case))
         if invalid is not None:  # a malformed case fails unrun, never as a crash of whoever runs it
