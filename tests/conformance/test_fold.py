@@ -221,11 +221,34 @@ def test_the_feed_contract_wants_the_spec_rule_itself_at_the_events_line() -> No
         renamed(LogChecker(), 1, bad_seq)
 
 
+def with_data(event: Event, **fields: object) -> Event:
+    """Return ``event`` with ``fields`` set in its data."""
+    data = event.data
+    assert isinstance(data, FrozenMap)
+    return replace(event, data=freeze_object({**data, **fields}))
+
+
 @pytest.mark.spec("ENC-2")
 def test_a_step_outside_any_turn_is_told_the_step_it_should_have_been() -> None:
     start = next(e for e in _events("s3") if e.type == STEP_START)
     found = check_events([(1, replace(start, seq=0))]).findings
-    assert [(f.rule, f.message) for f in found] == [("ENC-2", "step/start 1/1: expected step 1 of open turn None")]
+    assert [(f.rule, f.message) for f in found] == [("ENC-2", "step/start 1/1: no turn is open")]  # not Python's "open turn None"
+    turn_start = next(e for e in _events("s3") if e.type == "turn/start")
+    found = check_events([(1, turn_start), (2, replace(with_data(start, step=2), seq=1))]).findings
+    assert [(f.rule, f.message) for f in found] == [("ENC-2", "step/start 1/2: expected step 1 of open turn 1")]
+    found = check_events([(1, turn_start), (2, replace(start, seq=1)), (3, replace(start, seq=2))]).findings
+    assert [(f.rule, f.message) for f in found] == [("ENC-2", "step/start 1/1: step 1 of turn 1 is still open")]
+
+
+@pytest.mark.spec("ENC-1")
+def test_a_turn_end_that_closes_nothing_says_what_is_open_in_words() -> None:
+    turn_start, start, end = (next(e for e in _events("s3") if e.type == kind) for kind in ("turn/start", STEP_START, "turn/end"))
+    found = check_events([(1, replace(end, seq=0))]).findings
+    assert [(f.rule, f.message) for f in found] == [("ENC-1", "turn/end 1: no turn is open")]
+    found = check_events([(1, turn_start), (2, replace(start, seq=1)), (3, replace(end, seq=2))]).findings
+    assert [(f.rule, f.message) for f in found] == [("ENC-1", "turn/end 1: step 1 of turn 1 is still open")]
+    found = check_events([(1, turn_start), (2, replace(with_data(end, turn=2), seq=1))]).findings
+    assert [(f.rule, f.message) for f in found] == [("ENC-1", "turn/end 2: expected the open turn 1")]
 
 
 def _fold_of(events: Iterable[Event], captured: tuple[Captured, ...]) -> tuple[object, ...]:

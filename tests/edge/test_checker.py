@@ -16,11 +16,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from prefix_model.conformance.findings import MISSING
 from prefix_model.conformance.fold import captured_request, check_events
 from prefix_model.core.json_values import json_text
 from prefix_model.core.requests import request_to_json
 from prefix_model.edge.checker import Unusable, check_log
 from prefix_model.edge.formats.persisted_writer import write_persisted
+from prefix_model.examples import EXAMPLE_DIR, EXAMPLE_FILE, example_capture_lines
 from prefix_model.formats.event_lines import event_to_line
 from prefix_model.formats.session_lines import SessionHeaderLine
 from prefix_model.loop.semantics import HARNESS, Semantics
@@ -297,6 +299,24 @@ def _damaged(tmp_path: Path, form: str, damage: Callable[[list[str], int], objec
     damage(lines, chunk)
     log.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return log, capture, chunk
+
+
+@pytest.mark.spec("CHK-3", "REC-1", "CLI-6")
+def test_an_absent_field_is_shown_as_missing_in_every_finding(tmp_path: Path) -> None:
+    # One spelling of an absent side in the text: "(missing)", as for a message, never the "null" a field compares as.
+    lines = example_capture_lines()
+    first = json.loads(lines[0])
+    first.pop("system")
+    first["temperature"] = 0.5
+    capture = tmp_path / "capture.jsonl"
+    capture.write_text("".join(line + "\n" for line in [json.dumps(first), *lines[1:]]), encoding="utf-8")
+    report = check_log(EXAMPLE_DIR / EXAMPLE_FILE, capture)
+    shown = {f.path: (f.expected, f.actual) for f in report.findings}
+    assert shown == {"/system": ("You are a careful assistant.", MISSING), "/temperature": (MISSING, 0.5)}
+    text = report.as_text()
+    assert "actual   (missing)" in text and "expected (missing)" in text and " null" not in text
+    located = {f["path"]: f for f in json.loads(json.dumps(report.as_json()))["findings"]}
+    assert located["/system"]["actual"] is None and located["/temperature"]["expected"] is None  # the report's schema: null
 
 
 @pytest.mark.spec("CHK-4", "LOG-2", "FMT-1", "CLI-6")

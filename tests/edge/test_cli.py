@@ -106,6 +106,28 @@ def test_request_reads_what_check_reads_and_names_the_headers_session(form: str,
         assert from_memory.stdout.strip() == from_file.stdout.strip() == piped.stdout.decode().strip() == expected
 
 
+@pytest.mark.spec("CLI-1")
+def test_request_names_the_session_with_the_flag_check_and_timeline_use(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # One spelling across commands (--session); --session-id, request's first spelling, still works and is not advertised.
+    world = run_witness(HARNESS)
+    session = world.sessions[0].id
+    memory, _ = write_session(world, session, tmp_path, "memory")
+    sent = next(r for r in world.requests if r.session_id == session and r.loop_request)
+    step = (str(memory), "--turn", str(sent.turn), "--step", str(sent.step))
+    expected = (0, json_text(request_to_json(sent.request)) + "\n", "")
+    assert printed(capsys, *step, "--session", session) == expected == printed(capsys, *step, "--session-id", session)
+    for command in ("request", "check", "timeline"):
+        usage = command_help(command)
+        assert "--session ID" in usage and "--session-id" not in usage, command
+
+
+def command_help(command: str) -> str:
+    """Return ``prefix-model COMMAND --help``'s text."""
+    commands = next(a for a in cli.build_parser(command)._actions if isinstance(a, argparse._SubParsersAction))
+    parser: argparse.ArgumentParser = commands.choices[command]
+    return parser.format_help()
+
+
 def test_request_for_a_missing_step_exits_2_with_one_line() -> None:
     assert_one_line_error(run("request", "--example", "--turn", "7", "--step", "1"), "REQ-5", "turn 7 step 1")
 
@@ -408,6 +430,42 @@ def test_check_reads_standard_input_from_a_fifo_whose_writer_has_closed(tmp_path
     assert result.returncode == 0 and b"conforms" in result.stdout, result.stderr
 
 
+@pytest.mark.spec("CLI-2")
+@pytest.mark.parametrize("args", [("check", "--example"), ("review",)], ids=["short-output", "long-output"])
+def test_a_reader_that_goes_away_ends_the_command_silently_with_sigpipes_status(args: tuple[str, ...]) -> None:
+    """``prefix-model review | head -1``: no "Broken pipe" line, no status that reads as a verdict.
+
+    The reader is gone before the first write: a short report meets it in the last flush, a long one (review's 120 KB) mid-print.
+    """
+    reading, writing = os.pipe()
+    os.close(reading)
+    try:
+        result = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", *args], stdout=writing, env=CONTRACTS_OFF,
+                                stderr=subprocess.PIPE, text=True, timeout=HANG)  # fmt: skip
+    finally:
+        os.close(writing)
+    assert (result.returncode, result.stderr) == (141, "")
+
+
+@pytest.mark.spec("CLI-6")
+def test_standard_input_that_is_a_directory_stops_the_interpreter_before_any_python_runs(tmp_path: Path) -> None:
+    """What CLI-6 says of ``check - < DIR``: CPython exits 1 before the entry point (or sitecustomize) runs, printing no report.
+
+    The day an interpreter lets Python code run first, this fails: the entry point can then exit 2 and the spec must say so.
+    """
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.stderr.write('python ran\\n')\n", encoding="utf-8")
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    directory = os.open(tmp_path, os.O_RDONLY)  # what the shell's < DIR gives (Python's open() refuses a directory)
+    try:
+        result = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", "-"], stdin=directory, env=env, capture_output=True, text=True, timeout=HANG)
+    finally:
+        os.close(directory)
+    assert (result.returncode, result.stdout) == (1, "") and "python ran" not in result.stderr
+    assert "init_sys_streams: <stdin> is a directory" in result.stderr
+    spec = (ROOT / "spec" / "SPEC.md").read_text(encoding="utf-8")
+    assert "init_sys_streams: <stdin> is a directory" in " ".join(spec.split())
+
+
 @pytest.mark.spec("CHK-2")
 def test_the_installed_command_runs_without_contracts_unless_the_environment_asks() -> None:
     """Production is the contracts-off lane (``edge/launch.py``); the same verdict either way, ``python -m`` keeps them on."""
@@ -419,6 +477,9 @@ def test_the_installed_command_runs_without_contracts_unless_the_environment_ask
     assert (off.returncode, on.returncode) == (0, 0), off.stderr + on.stderr
     assert off.stdout.splitlines()[-1] == "contracts False" and on.stdout.splitlines()[-1] == "contracts True"
     assert off.stdout.splitlines()[:-1] == on.stdout.splitlines()[:-1]  # the same report
+    # The README says which is the default where (it once said "on everywhere").
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "the installed `prefix-model` command runs with them off" in readme and "on everywhere" not in readme
 
 
 # What a check of an uncompressed log does not import, each a part of every check's start-up

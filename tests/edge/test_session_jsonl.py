@@ -16,11 +16,12 @@ from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import Event
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
 from prefix_model.core.log import Log
+from prefix_model.edge.checker import check_log
 from prefix_model.edge.formats import frames
 from prefix_model.edge.formats.frames import Chunk, LineFilter, split_lines
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
 from prefix_model.edge.formats.persisted_writer import persisted_frames, write_persisted, zstd_frame
-from prefix_model.edge.formats.session_jsonl import LogStream, iter_log_events
+from prefix_model.edge.formats.session_jsonl import LogStream, Unread, iter_log_events
 from prefix_model.formats.event_lines import event_to_line
 from prefix_model.formats.session_lines import ROW_TYPES, ZSTD_MAGIC, SessionHeaderLine, TornTail, expand_chunk_row, header_to_line, pack_chunk_runs, parse_header_line, record_to_line
 from prefix_model.loop.transitions import run
@@ -465,6 +466,39 @@ def test_an_unreadable_event_in_the_preserved_prefix_is_rejected_by_its_rule(tmp
     assert (error.line, error.rule) == (row + 1, "LOG-3")
 
 
+@pytest.mark.spec("CHK-4", "LOG-3", "FMT-8")
+def test_check_reads_on_past_a_row_whose_member_times_break_log_3(tmp_path: Path) -> None:
+    # The row held its members' seqs, so the next line's seq follows them: no stop, no seq gap (CHK-4).
+    lines = lines_of(real_events())
+    row = next(n for n, line in enumerate(lines) if '"text-chunks"' in line)
+    negative = json.loads(lines[row])
+    negative["time0"] = -5
+    members = len(negative["data"]["texts"])
+    path = write_lines(tmp_path / "t.session.jsonl", [*lines[:row], json.dumps(negative), *lines[row + 1 :]])
+    read = list(LogStream(path).plain_events(go_on=True))
+    unread = [(n, item.rejection.rule, item.final) for n, item in read if isinstance(item, Unread)]
+    assert unread == [(row + 1, "LOG-3", False)] and len(read) == len(real_events()) - members + 1
+    report = check_log(path, None)
+    assert report.stopped is None and [(f.rule, f.line) for f in report.findings] == [("LOG-3", row + 1)]
+    assert report.events == len(real_events()) - members
+
+
+@pytest.mark.spec("JSON-1", "FMT-4", "FMT-7", "CHK-4")
+def test_an_integer_of_more_digits_than_int_reads_is_json_1_in_both_forms(tmp_path: Path) -> None:
+    huge = "9" * 5_001  # past int()'s 4300 digits: JSON.parse reads Infinity, as for 400 digits
+    memory = [event_to_line(e) for e in real_events()]
+    at = next(n for n, line in enumerate(memory) if '"type":"user/message"' in line)
+    path = write_lines(tmp_path / "m.jsonl", [*memory[:at], memory[at].replace('"data":{', f'"data":{{"n":{huge},', 1), *memory[at + 1 :]])
+    report = check_log(path, None)
+    assert [(f.rule, f.line) for f in report.findings] == [("JSON-1", at + 1)] and "not finite as a double" in report.findings[0].message
+    # After a hole, a turn/end holding such a number is still a turn/end: the hole is corruption, not a torn tail.
+    lines = lines_of(real_events())
+    end = last_turn_end_line(lines) - 1
+    closing = lines[end].replace('"data":{', f'"data":{{"n":-{huge},', 1)
+    error = read_error(write_lines(tmp_path / "p.jsonl", [*lines[:5], "{", closing]))
+    assert (error.line, error.rule) == (6, "FMT-7") and "line 7 is a turn/end" in error.reason
+
+
 def row_mutations() -> list[tuple[str, Callable[[dict[str, object]], object]]]:
     def data(row: dict[str, object]) -> dict[str, object]:
         value = row["data"]
@@ -514,6 +548,15 @@ def test_a_malformed_row_is_a_hole(tmp_path: Path, label: str, mutate: Callable[
     stream, read = read_all(write_lines(tmp_path / "late.jsonl", [*lines, text]))
     assert stream.torn_tail is not None and stream.torn_tail.line == len(lines) + 1 and "malformed" in stream.torn_tail.reason
     assert len(read) == len(real_events())
+
+
+@pytest.mark.spec("FMT-8")
+def test_a_dt_of_the_wrong_length_says_what_length_it_needs() -> None:
+    # "dt length 4 does not match 4 members" read as a contradiction: the reason names the length the members need.
+    row = {"type": "text-chunks", "seq0": 0, "time0": 0, "data": {"turn": 1, "step": 1, "index": 0, "dt": [0, 0, 0, 0], "texts": ["a", "b", "c", "d"]}}
+    value = freeze(row)
+    assert isinstance(value, FrozenMap)
+    assert expand_chunk_row(value) == Rejection("FMT-8", "malformed text-chunks row: dt has 4 gap(s) where 4 texts need 3, one between each two")
 
 
 @pytest.mark.spec("FMT-8", "FMT-7")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import replace
@@ -50,9 +51,11 @@ from prefix_model.edge.vectors.consumer import (
     Unreadable,
     consume,
     consume_report,
+    load_cases,
     pointer,
     replay,
 )
+from prefix_model.edge.runner.client import AdapterFailure
 from prefix_model.edge.vectors.generate import (
     NOT_WITNESSED,
     REJECTION_ONLY,
@@ -503,6 +506,43 @@ class Broken(ModelAdapter):
         if action.get("action") == "Reply":
             raise RuntimeError("stream closed")
         super().apply(action)
+
+
+class Hanging(ModelAdapter):
+    """An adapter process that stops answering on a reply, as the runner's client reports it."""
+
+    def apply(self, action: JsonObject) -> None:
+        if action.get("action") == "Reply":
+            raise AdapterFailure("apply: no response within 2 s")
+        super().apply(action)
+
+
+class Forgetful(ModelAdapter):
+    """An implementation that shows no session."""
+
+    def logs(self) -> dict[str, list[JsonObject]]:
+        return {}
+
+
+@pytest.mark.spec("VEC-1")
+def test_vectors_md_names_the_format_and_model_versions_the_generator_writes() -> None:
+    # Its status line said format version 2 while the cases, the manifest and the rest of the page said 3.
+    text = " ".join(VECTORS_MD.read_text(encoding="utf-8").split())
+    status = re.search(r"for model version (\S+), vector format version (\d+)\.", text)
+    assert status is not None and status.groups() == (__version__, str(FORMAT_VERSION))
+    stated = re.findall(r"format version (\d+)|`formatVersion` is (?:not )?(\d+)", text)
+    assert len(stated) >= 3 and {a or b for a, b in stated} == {str(FORMAT_VERSION)}
+
+
+@pytest.mark.spec("VEC-3")
+def test_replay_words_its_problems_without_python(generated: tuple[Path, Path], tmp_path: Path) -> None:
+    # JSON lists, not Python's; an adapter process's failure in its own words, not under a Python class name.
+    plain = load(generated[0], "loop/no-listener")
+    assert replay(plain, Forgetful())[0] == 'sessions: expected ["s1"], got []'
+    assert replay(plain, Hanging()) == ["action 6 (Reply) failed: apply: no response within 2 s"]
+    assert replay(plain | {"formatVersion": "3"}, ModelAdapter()) == ['format version "3" is not 3']
+    (tmp_path / "manifest.json").write_text(json.dumps({"cases": [], "formatVersion": "3"}), encoding="utf-8")
+    assert load_cases(tmp_path) == [("manifest.json", None, ('format version "3" is not 3',))]
 
 
 @pytest.mark.spec("VEC-3", "LOOP-1", "LOG-4", "LOOP-2")

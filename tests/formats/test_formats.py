@@ -86,6 +86,16 @@ def test_parse_json_line_rejects_nan_and_infinity_literals_and_overflow() -> Non
     assert isinstance(overflow, Rejection) and overflow.rule == "JSON-1"
 
 
+@pytest.mark.spec("FMT-4", "JSON-1", "JSON-3")
+@pytest.mark.parametrize("digits", [309, 400, 4300, 4301, 5001, 100_000])
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_an_integer_past_every_double_is_json_1_however_many_digits(digits: int, sign: str) -> None:
+    # JSON.parse reads each as ±Infinity; int() refuses more than 4300 digits, which must not make it "not JSON".
+    found = parse_json_line(f'{{"x":{sign}{"9" * digits}}}')
+    assert found == Rejection("JSON-1", "$.x: number is not finite as a double")
+    assert parse_json_line(f"{sign}{'9' * 308}") == float(f"{sign}{'9' * 308}")  # the largest doubles still read
+
+
 @pytest.mark.spec("FMT-1", "FMT-2")
 def test_invalid_lines_name_their_line_and_rule() -> None:
     assert rule_of(TURN_START, b"") == (2, "FMT-1")

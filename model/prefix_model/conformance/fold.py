@@ -384,6 +384,14 @@ class LogChecker:
         """ENC-1, ENC-2: whether an event naming ``turn`` names the open turn (JSON-5: ``true`` is no turn 1)."""
         return self._open_turn is not None and is_step_number(turn, self._open_turn)
 
+    def _turn_state(self, expected: str = "expected the open turn") -> str:
+        """Say, in words, which turn and step are open where an event does not fit them: ``expected`` then the open turn."""
+        if self._open_turn is None:
+            return "no turn is open"
+        if self._open_step is not None:
+            return f"step {self._open_step.step.step} of turn {self._open_turn} is still open"
+        return f"{expected} {self._open_turn}"
+
     def _enclosure(self, line: int, event: PlainEvent) -> None:
         """ENC-1..ENC-3: every event sits in its turn and step (S/invariant.ts:55-155)."""
         data, kind = event.data, event.type
@@ -397,12 +405,12 @@ class LogChecker:
             self._next_step = 1
         elif kind == TURN_END:
             if not self._in_open_turn(turn) or self._open_step is not None:
-                self._find("ENC-1", f"turn/end {_text(turn)} does not close the open turn {self._open_turn} (step open: {self._open_step is not None})", event, line)
+                self._find("ENC-1", f"turn/end {_text(turn)}: {self._turn_state()}", event, line)
             self._open_turn = None
             self._next_turn += 1
         elif kind == STEP_START:
             if not self._in_open_turn(turn) or self._open_step is not None or not is_step_number(step, self._next_step):
-                self._find("ENC-2", f"step/start {_text(turn)}/{_text(step)}: expected step {self._next_step} of open turn {self._open_turn}", event, line)
+                self._find("ENC-2", f"step/start {_text(turn)}/{_text(step)}: {self._turn_state(f'expected step {self._next_step} of open turn')}", event, line)
         elif kind == STEP_END:
             if not self._in_open_step(turn, step):
                 self._find("ENC-2", f"step/end {_text(turn)}/{_text(step)} does not close the open step", event, line)
@@ -704,8 +712,12 @@ class LogChecker:
                 want_value, got_value = want_value or (), got_value or ()
             if json_text(want_value) != json_text(got_value):
                 covered.add(name)
-                found.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}", expected=want_value,
-                                     actual=got_value, implies=("REC-2",), expected_from=self._header_seq, **where))  # fmt: skip
+                # A field left out is shown as absent (MISSING), as REC-2 and a message show it, not as the null it compares as
+                # (no tools is the empty list, and shown as one).
+                want_shown = want_value if name in expected or name == "tools" else MISSING
+                got_shown = got_value if name in fields or name == "tools" else MISSING
+                found.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}", expected=want_shown,
+                                     actual=got_shown, implies=("REC-2",), expected_from=self._header_seq, **where))  # fmt: skip
         names = [k for k in expected if k != "sessionId"] + [k for k in fields if k not in expected and k != "sessionId"]
         differing = [k for k in names if k not in covered and k != "messages" and json_text(expected.get(k)) != json_text(fields.get(k))]
         if differing:

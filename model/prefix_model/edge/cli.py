@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["main", "build_parser", "COMMANDS"]
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_UNUSABLE = 0, 1, 2
+EXIT_READER_GONE = 128 + 13  # SIGPIPE's: how a shell reports a tool whose reader went away
 DEFAULT_MAX_FINDINGS = 50  # a page a person reads; the summary counts every finding
 
 _REQUEST_HELP = """\
@@ -45,7 +46,7 @@ Print, as one line of JSON, the request that step (TURN, STEP) of a harness sess
 have sent: the header in force for that step (the latest request/header before the step's
 first assistant/chunk), its messagePrefix, then deriveMessages of every event before the step's
 step/start. Field names are the harness's: provider, model, reasoningEffort, messages, system,
-tools, temperature, maxTokens, stop, sessionId (the one --session-id gives, or the persisted
+tools, temperature, maxTokens, stop, sessionId (the one --session gives, or the persisted
 header names).
 
 LOG is what check reads: the in-memory event form (one JSON event object per line: type, seq,
@@ -54,7 +55,7 @@ input. Compare the output with what your adapter received; JSON text is JSON.str
 equal requests print equal bytes.
 
 example:
-  prefix-model request session.events.jsonl --turn 3 --step 1 --session-id s-42
+  prefix-model request session.events.jsonl --turn 3 --step 1 --session s-42
   prefix-model request ~/.dsh/sessions/_no-cwd/s-42/session.jsonl.zstd --turn 3 --step 1
   zstdcat session.jsonl.zstd | prefix-model request - --turn 3 --step 1
   prefix-model request --example --turn 1 --step 2
@@ -229,7 +230,9 @@ def _add_request(commands: _Commands) -> None:
     source.add_argument("--example", action="store_true", help="use the example log bundled with the package")
     request.add_argument("--turn", type=int, required=True, help="turn number (from turn/start)")
     request.add_argument("--step", type=int, required=True, help="step number within the turn (from 1)")
-    request.add_argument("--session-id", help="sessionId to put in the request (default: the one the persisted header or the example names, else omitted)")
+    request.add_argument("--session", dest="session_id", metavar="ID",
+                         help="sessionId to put in the request (default: the one the persisted header or the example names, else omitted)")
+    request.add_argument("--session-id", dest="session_id", help=argparse.SUPPRESS)  # its first spelling, kept for scripts; check and timeline say --session
 
 
 def _add_demo(commands: _Commands) -> None:
@@ -603,6 +606,8 @@ def _run_review(args: argparse.Namespace) -> int:
         raise _Unusable(f"{plot}: no such directory for the plot")
     try:
         return run_review(args.json, plot, args.diagram, args.short, args.turns)
+    except BrokenPipeError:  # stdout's reader went away: not the plot's failure
+        raise
     except OSError as error:  # the plot could not be written
         raise _Unusable(f"{plot}: {error.strerror or error}") from None
 
@@ -725,6 +730,29 @@ def _run_fuzz(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``prefix-model``; return the exit status."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # a reader gone before the last buffer is written is seen here, not in the flush at exit
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """End silently, as a Unix tool killed by SIGPIPE ends, when the reader of stdout went away (``| head``).
+
+    The status is 141 (128 + SIGPIPE, what a shell shows for ``cat`` there): never 0, 1 or 2, which
+    read as a verdict. What is left in stdout's buffer goes to the null device, or the flush at
+    exit would fail again and print.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    return EXIT_READER_GONE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):
         # A lone surrogate (a file name's undecodable byte, a \udc80 in a log's value) prints as its
         # escape, so the text stays valid UTF-8 and --json stays valid JSON.
@@ -761,9 +789,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check" and args.json:  # the machine reader gets its verdict too, never an empty stdout
             print(json.dumps(_unusable_json(error), ensure_ascii=False))
         return EXIT_UNUSABLE
-    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
-        sys.stderr.close()
-        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from prefix_model.core.events import Event, Replace, SurfaceOp, is_safe_seq
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
 from prefix_model.formats.rules import MAX_LINE_BYTES, not_json, too_deep
 
-__all__ = ["ENVELOPE_KEYS", "MAX_LINE_BYTES", "parse_json_line", "parse_event", "event_to_json", "event_to_line"]
+__all__ = ["ENVELOPE_KEYS", "MAX_LINE_BYTES", "json_int", "parse_json_line", "parse_event", "event_to_json", "event_to_line"]
 
 ENVELOPE_KEYS = ("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs")
 
@@ -25,9 +25,26 @@ def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
+_PAST_DOUBLES = 10**309  # an integer no double holds (the largest is below 1.8 * 10^308)
+
+
+def json_int(text: str) -> int:
+    """Return the integer a JSON integer token spells, or a stand-in of its sign past every double.
+
+    ``int()`` refuses a token of more digits than ``sys.get_int_max_str_digits()`` (4300 by
+    default). ``JSON.parse`` reads such a token, as any of more than 309 digits, as ±Infinity;
+    the stand-in ±10^309 is past every double too, so the lossless rule rejects it as it rejects a
+    400-digit integer (JSON-1), and a reading that only looks at types sees a number.
+    """
+    try:
+        return int(text)
+    except ValueError:
+        return -_PAST_DOUBLES if text.startswith("-") else _PAST_DOUBLES
+
+
 def _parse_int(text: str) -> int | float:
     # JSON.parse("-0") is negative zero, which the lossless rule then rejects (JSON-2).
-    return -0.0 if text == "-0" else int(text)
+    return -0.0 if text == "-0" else json_int(text)
 
 
 def parse_json_line(text: str) -> JsonValue | Rejection:

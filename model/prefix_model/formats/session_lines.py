@@ -168,7 +168,8 @@ def _check_run_data(tag: str, data: FrozenMap, payload_key: str) -> tuple[str, .
     if not isinstance(dt, tuple) or not all(_is_safe_integer(gap) for gap in dt):
         return _malformed(tag, "dt must be an array of safe integers")
     if len(dt) != len(payload) - 1:
-        return _malformed(tag, f"dt length {len(dt)} does not match {len(payload)} members")
+        # dt holds the gaps between members' times: one fewer than the members.
+        return _malformed(tag, f"dt has {len(dt)} gap(s) where {len(payload)} {payload_key} need {len(payload) - 1}, one between each two")
     return tuple(p for p in payload if isinstance(p, str))
 
 

@@ -33,7 +33,7 @@ from prefix_model.core.json_values import FrozenMap, json_text
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.frames import Frames, Line, LineFilter, plain_lines, split_lines, zstd_chunks
 from prefix_model.formats import rules
-from prefix_model.formats.event_lines import parse_event, parse_json_line
+from prefix_model.formats.event_lines import json_int, parse_event, parse_json_line
 from prefix_model.formats.plain_events import plain_event
 from prefix_model.formats.plain_json import NotPlain, plain_loads
 from prefix_model.formats.session_lines import (
@@ -86,7 +86,7 @@ def _reject_constant(name: str) -> object:
 def _loose_parse(text: str) -> object:
     """Return ``JSON.parse(text)`` as plain values, or None when it is not JSON (RecursionError when too deep)."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=json_int)
     except ValueError:
         return None
 
@@ -340,13 +340,25 @@ class LogStream:
             raise self._fail(line.number, parsed)
         return (parsed,)
 
-    def _at_next_seq(self, line: Line) -> bool:
-        """Return whether ``line`` spells one event (no packed row) at the next seq."""
+    def _seqs_held(self, line: Line) -> int:
+        """Return how many seqs from the next one ``line`` held, when its events broke an envelope rule; 0 when it cannot be passed.
+
+        One event line at the next seq held that seq. A packed row that expands (FMT-8) at the
+        next seq, but whose members' times break LOG-3, held its members' seqs: the row is read
+        again (a rare line), so the next line's seq is checked against the row's end.
+        """
+        text = line.raw.decode("utf-8", "replace")
         try:
-            value = _loose_parse(line.raw.decode("utf-8", "replace"))
+            value = _loose_parse(text)
         except RecursionError:
-            return False
-        return isinstance(value, dict) and value.get("type") not in ROW_TYPES and type(value.get("seq")) is int and value["seq"] == self.events_read
+            return 0
+        if not isinstance(value, dict):
+            return 0
+        if value.get("type") in ROW_TYPES:
+            row = parse_json_line(text)
+            events = expand_chunk_row(row) if isinstance(row, FrozenMap) else None
+            return len(events) if isinstance(events, tuple) and events[0].seq == self.events_read else 0
+        return 1 if type(value.get("seq")) is int and value["seq"] == self.events_read else 0
 
     def _persisted(self, header: Line, lines: Iterator[Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent | Unread]]:
         last = header.number
@@ -364,12 +376,12 @@ class LogStream:
             except LogReadError as error:
                 if not self._go_on:
                     raise
-                # One event at the next seq that breaks an envelope rule can be passed: it held that seq.
-                passable = self._at_next_seq(line)
-                yield line.number, Unread(Rejection(error.rule, error.reason), final=not passable)
-                if not passable:
+                # A line at the next seq whose events break an envelope rule can be passed: it held their seqs (CHK-4).
+                held = self._seqs_held(line)
+                yield line.number, Unread(Rejection(error.rule, error.reason), final=not held)
+                if not held:
                     return
-                self.events_read += 1
+                self.events_read += held
                 last = line.number
                 continue
             if emitted is None:

@@ -306,7 +306,7 @@ def _replay_scenario(case: Mapping[str, Any], adapter: Adapter, stepwise: bool) 
                 continue
             return [Problem(f"action {index} ({name}) was refused: {error}", pointer(("actions", index)))]
         except Exception as error:  # an adapter's failure is a finding about it, never a crash of the consumer
-            return [Problem(f"action {index} ({name}) failed: {type(error).__name__}: {error}", pointer(("actions", index)))]
+            return [Problem(f"action {index} ({name}) failed: {_failure(error)}", pointer(("actions", index)))]
         if index in refused:
             refusal = applied_though_refused(index, name)
             return [Problem(f"{refusal.reason} ({refusal.rule})", pointer(("actions", index)))]
@@ -320,11 +320,19 @@ def _replay_scenario(case: Mapping[str, Any], adapter: Adapter, stepwise: bool) 
     logs, requests = adapter.logs(), adapter.requests()
     problems: list[str] = []
     if sorted(expected["sessions"]) != sorted(logs):
-        problems.append(Problem(f"sessions: expected {sorted(expected['sessions'])}, got {sorted(logs)}", "/expected/sessions", sorted(expected["sessions"]), sorted(logs)))
+        want, got = sorted(expected["sessions"]), sorted(logs)
+        problems.append(Problem(f"sessions: expected {json.dumps(want, ensure_ascii=False)}, got {json.dumps(got, ensure_ascii=False)}", "/expected/sessions", want, got))
     for session in sorted(set(expected["sessions"]) & set(logs)):
         problems += _compare(f"session {session} event", ("expected", "sessions", session), expected["sessions"][session], logs[session])
     problems += _compare("request", ("expected", "requests"), expected["requests"], requests)
     return problems
+
+
+def _failure(error: Exception) -> str:
+    """Say how an adapter or reader failed: the project's own failures (an adapter process that hung, crashed or broke
+    the protocol) are worded for people and say it alone; any other exception is an in-process implementation's crash,
+    whose kind is part of what went wrong (``KeyError: 'x'``)."""
+    return str(error) if type(error).__module__.startswith("prefix_model.") else f"{type(error).__name__}: {error}"
 
 
 def _torn(line: object) -> str:
@@ -346,7 +354,7 @@ def _replay_file(case: Mapping[str, Any], reader: Reader) -> list[str]:
             return [f"the reader rejects the file with {error.rule}, not {case['requirement']} ({_short(error.reason)})"]
         return []
     except Exception as error:  # a reader's crash is a finding about it, never a crash of the consumer
-        return [f"the reader failed: {type(error).__name__}: {error}"]
+        return [f"the reader failed: {_failure(error)}"]
     if not case["valid"]:
         return [f"the reader reads {len(read.events)} events from a file it must reject with {case['requirement']}"]
     problems: list[str] = list(_compare("event", ("log",), [json.loads(line) for line in case["log"]], read.events))
@@ -370,7 +378,7 @@ def replay(
     no finding, an invalid one a finding of its ``requirement``.
     """
     if case.get("formatVersion") != FORMAT_VERSION:
-        return [f"format version {case.get('formatVersion')!r} is not {FORMAT_VERSION}"]
+        return [f"format version {_text(case.get('formatVersion'))} is not {FORMAT_VERSION}"]
     if "actions" in case:
         return _replay_scenario(case, adapter, stepwise)
     if "file" in case:
@@ -415,7 +423,7 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
     if not (isinstance(entries, list) and all(isinstance(e, dict) and {"id", "file", "sha256"} <= set(e) for e in entries)):
         raise VectorsUnreadable(f"{where}: not a manifest (an object whose cases each name id, file and sha256)")
     if manifest.get("formatVersion") != FORMAT_VERSION:
-        return [("manifest.json", None, (f"format version {manifest.get('formatVersion')!r} is not {FORMAT_VERSION}",))]
+        return [("manifest.json", None, (f"format version {_text(manifest.get('formatVersion'))} is not {FORMAT_VERSION}",))]
     loaded: list[tuple[str, Mapping[str, Any] | None, tuple[str, ...]]] = []
     for entry in entries:
         path = directory / str(entry["file"])
@@ -438,7 +446,7 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
             continue
         if not isinstance(case, dict) or case.get("id") != entry["id"]:
             named = case.get("id") if isinstance(case, dict) else None
-            loaded.append((entry["id"], None, (f"{entry['file']} holds case {named!r}",)))
+            loaded.append((entry["id"], None, (f"{entry['file']} holds case {_text(named)}",)))
             continue
         invalid = best_match(_case_validator().iter_errors(case))
         if invalid is not None:  # a malformed case fails unrun, never as a crash of whoever runs it
