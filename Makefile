@@ -69,18 +69,21 @@ mutation-vectors: setup
 thorough: setup
 	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -n $(TEST_WORKERS) tests/loop/test_loop_stateful.py tests/loop/test_variants_machine.py tests/loop/test_loop.py tests/loop/test_properties.py
 
-## bench: check throughput against json.loads and its growth with size (not a test; prints figures)
+## bench: check throughput against json.loads and its growth with size, and with the nodes two whole-surface compactions shadow (not a test; prints figures)
 bench: setup
 	$(BIN)/python bench/check_bench.py --sizes 10000,100000
+	$(BIN)/python bench/check_bench.py --shape compactions --sizes 5000,10000,20000,40000 --repeat 3
 	$(BIN)/python bench/startup_bench.py
 
-## bench-compare: check ÷ parse of BASE against HEAD, interleaved in one run on the same files (issue 12's 10 % bound)
+## bench-compare: check ÷ parse of BASE against HEAD, interleaved in one run on the same files (issue 12's 10 % bound);
+## SHAPE=compactions SIZES=5000,10000,20000,40000 for the large-compaction session
 BASE   ?= f50cf04
 HEAD   ?= HEAD
 SIZES  ?= 10000,100000,1000000
 ROUNDS ?= 3
+SHAPE  ?= turns
 bench-compare: setup
-	$(BIN)/python bench/compare_bench.py --base $(BASE) --head $(HEAD) --sizes $(SIZES) --rounds $(ROUNDS)
+	$(BIN)/python bench/compare_bench.py --base $(BASE) --head $(HEAD) --sizes $(SIZES) --rounds $(ROUNDS) --shape $(SHAPE)
 
 ## conform-harness: the vectors through the real deepseek-harness loop (HARNESS_DIR: a built checkout; Node >= 22 on PATH)
 conform-harness: setup
