@@ -69,10 +69,11 @@ mutation-vectors: setup
 thorough: setup
 	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -n $(TEST_WORKERS) tests/loop/test_loop_stateful.py tests/loop/test_variants_machine.py tests/loop/test_loop.py tests/loop/test_properties.py
 
-## bench: check throughput against json.loads and its growth with size, and with the nodes two whole-surface compactions shadow (not a test; prints figures)
+## bench: check throughput against json.loads and its growth with size, and with the nodes two whole-surface compactions shadow,
+## contracts off as the installed command runs (not a test; prints figures)
 bench: setup
 	$(BIN)/python bench/check_bench.py --sizes 10000,100000
-	$(BIN)/python bench/check_bench.py --shape compactions --sizes 5000,10000,20000,40000 --repeat 3
+	PREFIX_MODEL_CONTRACTS=0 $(BIN)/python bench/check_bench.py --shape compactions --sizes 5000,10000,20000,40000 --repeat 3
 	$(BIN)/python bench/startup_bench.py
 
 ## bench-compare: check ÷ parse of BASE against HEAD, interleaved in one run on the same files (issue 12's 10 % bound);
