@@ -14,10 +14,14 @@ setup: $(STAMP)
 
 # uv installs what pip would (the same ranges from the same index) in about 15 s where pip took 44 s: setup is part of
 # CI's 10 minutes. The venv keeps its own pip, which tests/test_wheel.py builds and installs the wheel with.
+# uv writes no bytecode unless asked, and the editable model lives outside site-packages, which is all
+# --compile-bytecode compiles: compileall writes the model's own .pyc, so a start reads bytecode as one from a
+# wheel does, even where PYTHONDONTWRITEBYTECODE keeps Python from writing it (bench/startup_bench.py).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet 'uv>=0.9,<1'
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
+	$(BIN)/python -m compileall -q model/prefix_model
 	touch $(STAMP)
 
 ## run: the loop scenario (log, requests, properties), the faulty-variant catalogue, the design review (short), a reconstruction
