@@ -14,10 +14,14 @@ setup: $(STAMP)
 
 # uv installs what pip would (the same ranges from the same index) in about 15 s where pip took 44 s: setup is part of
 # CI's 10 minutes. The venv keeps its own pip, which tests/test_wheel.py builds and installs the wheel with.
+# uv writes no bytecode unless asked, and the editable model lives outside site-packages, which is all
+# --compile-bytecode compiles: compileall writes the model's own .pyc, so a start reads bytecode as one from a
+# wheel does, even where PYTHONDONTWRITEBYTECODE keeps Python from writing it (bench/startup_bench.py).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet 'uv>=0.9,<1'
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
+	$(BIN)/python -m compileall -q model/prefix_model
 	touch $(STAMP)
 
 ## run: the loop scenario (log, requests, properties), the faulty-variant catalogue, the design review (short), a reconstruction
@@ -69,18 +73,22 @@ mutation-vectors: setup
 thorough: setup
 	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -n $(TEST_WORKERS) tests/loop/test_loop_stateful.py tests/loop/test_variants_machine.py tests/loop/test_loop.py tests/loop/test_properties.py
 
-## bench: check throughput against json.loads and its growth with size (not a test; prints figures)
+## bench: check throughput against json.loads and its growth with size, and with the nodes two whole-surface compactions shadow,
+## contracts off as the installed command runs (not a test; prints figures)
 bench: setup
 	$(BIN)/python bench/check_bench.py --sizes 10000,100000
+	PREFIX_MODEL_CONTRACTS=0 $(BIN)/python bench/check_bench.py --shape compactions --sizes 5000,10000,20000,40000 --repeat 3
 	$(BIN)/python bench/startup_bench.py
 
-## bench-compare: check ÷ parse of BASE against HEAD, interleaved in one run on the same files (issue 12's 10 % bound)
+## bench-compare: check ÷ parse of BASE against HEAD, interleaved in one run on the same files (issue 12's 10 % bound);
+## SHAPE=compactions SIZES=5000,10000,20000,40000 for the large-compaction session
 BASE   ?= f50cf04
 HEAD   ?= HEAD
 SIZES  ?= 10000,100000,1000000
 ROUNDS ?= 3
+SHAPE  ?= turns
 bench-compare: setup
-	$(BIN)/python bench/compare_bench.py --base $(BASE) --head $(HEAD) --sizes $(SIZES) --rounds $(ROUNDS)
+	$(BIN)/python bench/compare_bench.py --base $(BASE) --head $(HEAD) --sizes $(SIZES) --rounds $(ROUNDS) --shape $(SHAPE)
 
 ## conform-harness: the vectors through the real deepseek-harness loop (HARNESS_DIR: a built checkout; Node >= 22 on PATH)
 conform-harness: setup

@@ -10,6 +10,11 @@ events); medians of the process's CPU time are reported (``time.process_time``),
 the same machine load and other jobs on a shared machine count as little as they can. Usage:
 
     python bench/check_bench.py [--sizes 10000,100000,1000000] [--repeat 5] [--form memory|persisted|zstd] [--dir DIR]
+    python bench/check_bench.py --shape compactions --sizes 5000,10000,20000,40000
+
+``--shape compactions`` generates another session instead (``generate_compactions``): a surface
+grown to SIZE nodes and compacted whole, twice, with a tool/result rewritten every turn, and a
+sparse capture; a check that is linear in the log grows linearly in the shadowed nodes there.
 
 It prints one row per size (events, MB, runs, parse s, check s, events/s, MB/s, check ÷ parse,
 peak RSS of a fresh process checking the pair) and the growth of check time per event between
@@ -129,6 +134,91 @@ def _compact(w: _Writer, turn: int) -> None:
     w.emit("compact/end", {"turn": turn})
 
 
+CALLS = 100  # tool calls of each turn of the compaction shape: a surface of N nodes in about 2N events
+
+
+def generate_compactions(folder: Path, nodes: int) -> tuple[Path, Path]:
+    """Write a session whose surface grows to about ``nodes`` nodes and is compacted whole, twice, and its capture.
+
+    Each turn's first step calls the tool ``CALLS`` times at once (a node per result); each turn
+    after the first rewrites the content of a tool/result of the turn before (a replacement on a
+    surface of up to ``nodes`` nodes, its positions found near the surface's end). The capture is
+    sparse, so it stays linear in the size: the first step's request, and, around each compaction,
+    the request of the step that compacts (the whole surface) and of the next step; a last turn
+    follows the second compaction.
+    """
+    log, capture = folder / f"compactions-{nodes}.events.jsonl", folder / f"compactions-{nodes}.requests.jsonl"
+    w = _Writer(log, capture)
+    turn, captured = 0, {(1, 1)}
+    results: list[tuple[int, dict[str, object]]] = []
+    for _ in range(2):
+        while True:
+            turn += 1
+            w.emit("turn/start", {"turn": turn, "trigger": {"kind": "message", "source": {"kind": "user"}}})
+            if results:
+                _rewrite(w, *results[0])
+            results = _batch_turn(w, turn, captured, compact=len(w.nodes) + CALLS + 3 >= nodes)
+            if not results:  # the turn compacted
+                captured.add((turn + 1, 1))
+                break
+    turn += 1  # a turn after the second compaction, whose first request follows it
+    w.emit("turn/start", {"turn": turn, "trigger": {"kind": "message", "source": {"kind": "user"}}})
+    _batch_turn(w, turn, captured, compact=False)
+    w.log.close()
+    w.capture.close()
+    return log, capture
+
+
+def _batch_turn(w: _Writer, turn: int, captured: set[tuple[int, int]], compact: bool) -> list[tuple[int, dict[str, object]]]:
+    """Write one turn of ``CALLS`` tool calls; return its tool/results (seq, data), none when it ended in a compaction."""
+    text = f"please echo {CALLS} items, batch {turn}"
+    seq = w.emit("user/message", {"content": [{"type": "text", "text": text}], "source": {"kind": "user"}}, "append")
+    w.node(seq, {"role": "user", "content": [{"type": "text", "text": text}]})
+    results: list[tuple[int, dict[str, object]]] = []
+    for step in (1, 2):
+        where: dict[str, object] = {"turn": turn, "step": step}
+        w.emit("step/start", where)
+        if turn == 1 and step == 1:
+            w.emit("request/header", {"header": HEADER, "reason": "initial"})
+        if compact and step == 2:
+            captured.add((turn, step))
+        if (turn, step) in captured:
+            w.request(turn, step)
+        calls = [{"type": "tool-call", "id": f"c{turn}-{n}", "name": "echo", "arguments": json.dumps({"text": f"{n}"})} for n in range(CALLS)]
+        content: list[dict[str, object]] = [dict(c) for c in calls] if step == 1 else [{"type": "text", "text": f"echoed batch {turn}"}]
+        first = w.emit("assistant/chunk", where | {"chunk": {"type": "finish", "reason": {"kind": "tool-calls" if step == 1 else "stop"}}})
+        seq = w.emit("assistant/message", where | {"content": content, "provenance": PROVENANCE}, "append", [first])
+        w.node(seq, {"role": "assistant", "content": content, "provenance": PROVENANCE})
+        for call in calls if step == 1 else ():
+            call_seq = w.emit("tool/call", where | {"callId": call["id"], "name": "echo", "arguments": call["arguments"]})
+            data = where | {"callId": call["id"], "content": [{"type": "text", "text": f"echo: {call['arguments']}"}], "isError": False}
+            seq = w.emit("tool/result", data, "append", [call_seq])
+            w.node(seq, _result_message(data))
+            results.append((seq, data))
+        if compact and step == 2:
+            _compact(w, turn)
+            results = []
+        w.emit("step/end", where)
+    w.emit("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+    return results
+
+
+def _result_message(data: Mapping[str, object]) -> dict[str, object]:
+    """The message a tool/result derives (DER-3), as ``generate`` writes it."""
+    return {"role": "user", "content": [{"type": "tool-result", "toolCallId": data["callId"], "content": data["content"], "isError": False}]}
+
+
+def _rewrite(w: _Writer, seq: int, data: Mapping[str, object]) -> None:
+    """Replace the tool/result node ``seq`` by one that changes only its content (SURF-9), as a pruning of old results does."""
+    rewritten = dict(data) | {"content": [{"type": "text", "text": "[pruned]"}]}
+    new = w.emit("tool/result", rewritten, {"op": "replace", "start": seq, "end": seq}, [seq])
+    position = next(n for n, (s, _) in enumerate(w.nodes) if s == seq)
+    w.nodes[position] = (new, _result_message(rewritten))
+
+
+SHAPES = {"turns": generate, "compactions": generate_compactions}  # a size: events, or surface nodes compacted
+
+
 def persisted(log: Path, compress: bool) -> Path:
     """Write ``log`` again as the harness persists it (header line, packed chunk rows, zstd frames)."""
     target = log.with_suffix(".session.jsonl" + (".zstd" if compress else ""))
@@ -164,6 +254,8 @@ def main() -> None:
     parser.add_argument("--form", choices=("memory", "persisted", "zstd"), default="memory",
                         help="the log's form: in-memory event lines, or session.jsonl with packed chunk rows, plain or zstd")
     parser.add_argument("--dir", help="where to write the generated files (default: a temporary folder)")
+    parser.add_argument("--shape", choices=tuple(SHAPES), default="turns",
+                        help="turns: SIZE events of short turns, compacted every ten; compactions: SIZE surface nodes compacted whole, twice")
     args = parser.parse_args()
     folder = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="prefix-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -171,7 +263,7 @@ def main() -> None:
     print(f"contracts {'on' if ENABLED else 'off'}; medians of interleaved runs, CPU seconds of this process")
     print(f"{'events':>9} {'MB':>8} {'runs':>4} {'parse s':>8} {'check s':>8} {'events/s':>10} {'MB/s':>7} {'check/parse':>11} {'peak RSS MB':>11}")
     for size in (int(s) for s in args.sizes.split(",")):
-        log, capture = generate(folder, size)
+        log, capture = SHAPES[args.shape](folder, size)
         if args.form != "memory":
             log = persisted(log, args.form == "zstd")
         repeat = args.repeat if size <= 100_000 else 1

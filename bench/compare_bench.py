@@ -16,7 +16,7 @@ at 10^6 events between runs), so this compares two revisions in one run, on the 
 Before timing, each revision's installed entry point (its ``[project.scripts] prefix-model``) checks
 the smallest pair once, untimed: it must accept the files and find them conforming. Usage:
 
-    python bench/compare_bench.py --base f50cf04 [--head HEAD] [--sizes 10000,100000,1000000] [--rounds 5]
+    python bench/compare_bench.py --base f50cf04 [--head HEAD] [--sizes 10000,100000,1000000] [--rounds 5] [--shape turns|compactions]
 
 It prints, per size, the medians over the rounds and their spread [min..max]: parse seconds, each
 revision's check seconds, each revision's check ÷ parse ratio (the median of the per-round
@@ -45,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.check_bench import ROOT, generate  # noqa: E402
+from bench.check_bench import ROOT, SHAPES  # noqa: E402
 
 TIMING = ROOT / "bench" / "timing.py"
 # The module that defines check_log, and the one that defines the contract switch, are found in each
@@ -160,8 +160,9 @@ def _percent(value: float) -> str:
     return f"{100 * value:+.1f}%"
 
 
-def report(base: Revision, head: Revision, sizes: dict[int, Size], rounds: int) -> list[str]:
+def report(base: Revision, head: Revision, sizes: dict[int, Size], rounds: int, shape: str) -> list[str]:
     lines = [
+        f"shape {shape} (bench/check_bench.py --shape): sizes {', '.join(str(n) for n in sizes)}",
         f"base {base.name} = {base.commit}: check {base.check_module}.check_log, command {base.entry}",
         f"head {head.name} = {head.commit}: check {head.check_module}.check_log, command {head.entry}",
         "contracts off (PREFIX_MODEL_CONTRACTS=0); CPU seconds of a fresh process per timing (start-up excluded)",
@@ -189,6 +190,7 @@ def main() -> None:
     parser.add_argument("--head", default="HEAD", help="the revision compared with it (default HEAD: committed, not the working tree)")
     parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated event counts")
     parser.add_argument("--rounds", type=int, default=5, help="rounds per size; each times base, parse and head once")
+    parser.add_argument("--shape", choices=tuple(SHAPES), default="turns", help="the generated session's shape, as bench/check_bench.py --shape")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -200,8 +202,8 @@ def main() -> None:
         logs.mkdir()
         sizes: dict[int, Size] = {}
         for count in counts:
-            print(f"generating {count} events", file=sys.stderr)
-            log, capture = generate(logs, count)
+            print(f"generating {args.shape} of size {count}", file=sys.stderr)
+            log, capture = SHAPES[args.shape](logs, count)
             if not sizes:  # each revision's own command on the first pair, which also compiles its modules
                 smoke(base, log, capture)
                 smoke(head, log, capture)
@@ -216,10 +218,10 @@ def main() -> None:
                     else:
                         seconds = time_check(side, log, capture)
                         size.check[side.label].append(seconds)
-                    print(f"{count} events, round {r + 1}/{args.rounds}: {'parse' if side is None else side.label + ' check'} {seconds:.3f} s", file=sys.stderr)
+                    print(f"size {count}, round {r + 1}/{args.rounds}: {'parse' if side is None else side.label + ' check'} {seconds:.3f} s", file=sys.stderr)
             log.unlink()
             capture.unlink()
-    print("\n".join(report(base, head, sizes, args.rounds)))
+    print("\n".join(report(base, head, sizes, args.rounds, args.shape)))
 
 
 if __name__ == "__main__":

@@ -14,8 +14,10 @@ from functools import cache
 from typing import cast
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from prefix_model.conformance.findings import MISSING, Finding
-from prefix_model.conformance.fold import Captured, LogChecker, StepResult, captured_request, check_events
+from prefix_model.conformance.fold import Captured, LogChecker, StepResult, SurfaceNodes, captured_request, check_events
 from prefix_model.conformance.plain import PlainEvent, from_event, plain_text
 from prefix_model.core.contracts import RejectedError, Rejection
 from prefix_model.core.events import (
@@ -701,3 +703,42 @@ def test_with_no_seed_a_step_at_seq_0_takes_its_request_in_order() -> None:
     start = next(n for n, e in enumerate(events) if e.type == STEP_START)
     checker = check_events(_numbered(_moved(events[start:], -start)), _unnamed("s3"), "s3")
     assert [(m.turn, m.step) for m in checker.in_order] == [(1, 1)] and checker.requests_unmatched == 0
+
+
+def _answers(nodes: SurfaceNodes | list[int], probes: range) -> list[tuple[bool, int | None]]:
+    """What ``replacement_range`` asks of a node list, for each probe: ``in``, and ``index`` (None for a ValueError)."""
+    found: list[tuple[bool, int | None]] = []
+    for probe in probes:
+        try:
+            position: int | None = nodes.index(probe)
+        except ValueError:
+            position = None
+        found.append((probe in nodes, position))
+    return found
+
+
+_NODE_OPS = st.lists(st.tuples(st.booleans(), st.booleans(), st.integers(0, 60), st.integers(0, 60), st.integers(0, 20)), max_size=40)
+
+
+@pytest.mark.spec("CHK-2", "SURF-6")
+@given(_NODE_OPS)
+def test_the_checkers_nodes_answer_as_a_list_of_their_seqs(ops: list[tuple[bool, bool, int, int, int]]) -> None:
+    """The fold's nodes keep each one's position by seq (no scan per replacement); every answer is a plain list's.
+
+    Through appends and splices of fresh seqs (as a log numbers them) and of repeated ones (a log
+    breaking LOG-2), and in a fork's copy, which goes on apart from its original.
+    """
+    nodes, plain, probes = SurfaceNodes(), list[int](), range(-1, 100)
+    for n, (splice, fresh, a, b, repeated) in enumerate(ops):
+        seq = 21 + n if fresh else repeated  # fresh seqs are 21..60, repeated ones 0..20
+        if splice and plain:
+            i, j = sorted((a % len(plain), b % len(plain)))
+            nodes.splice(i, j, seq)
+            plain[i : j + 1] = [seq]
+        else:
+            nodes.append(seq)
+            plain.append(seq)
+        assert list(nodes) == plain and len(nodes) == len(plain) and nodes[:] == plain and _answers(nodes, probes) == _answers(plain, probes)
+    copy = SurfaceNodes(nodes)
+    copy.append(99)
+    assert _answers(copy, probes) == _answers([*plain, 99], probes) and _answers(nodes, probes) == _answers(plain, probes)

@@ -34,6 +34,7 @@ from prefix_model.core.surface import (
     EMPTY_SURFACE,
     Surface,
     apply_surface_event,
+    check_provenance,
     check_surface_event,
     check_tool_result_rewrite,
     fold_surface,
@@ -370,6 +371,26 @@ def test_replace_provenance_may_hold_more_than_the_shadowed_nodes() -> None:
     log = _messages(3).append("compact/start", {"turn": 1})
     log = _replace(log, 0, 1, sources=(3, 1, 0, 2))
     assert log.surface == Surface((4, 2), 1)
+
+
+@pytest.mark.spec("SURF-7", "SURF-8")
+def test_a_compaction_of_twenty_thousand_nodes_is_judged_node_by_node() -> None:
+    """A large replacement's provenance: its sources in any order cover the nodes, and each node they miss is named, in surface order."""
+    shadowed = tuple(range(1, 40_001, 2))  # 20,000 nodes: the odd seqs; the even ones are log-only
+    covering = (40_001, 40_002, *reversed(shadowed), 40_000)  # compact/start, compact/summary, the nodes, one more earlier event
+
+    def compaction(sources: tuple[int, ...] | None) -> Event:
+        return Event(USER_MESSAGE, 40_003, 0, freeze(_user("summary")), Replace(1, 39_999), sources)
+
+    assert check_provenance(compaction(covering), shadowed) is None
+    dropped = shadowed[::1000]  # 20 of them, from the first to near the last
+    kept = tuple(s for s in covering if s not in set(dropped))
+    assert check_provenance(compaction(kept), shadowed) == Rejection("SURF-8", f"sourceEventSeqs must include every shadowed node; missing {list(dropped)}")
+    assert check_provenance(compaction(kept), tuple(s for s in shadowed if s not in set(dropped))) is None
+    found = check_provenance(compaction(None), shadowed)
+    assert found is not None and found.rule == "SURF-8" and found.reason.endswith(f"missing {list(shadowed)}")
+    repeated = check_provenance(compaction((*covering, shadowed[-1])), shadowed)
+    assert repeated == Rejection("SURF-7", "sourceEventSeqs must not contain duplicates")
 
 
 # --- SURF-9: tool/result rewrites ---------------------------------------------------------------------

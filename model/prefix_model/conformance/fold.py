@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 import itertools
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from prefix_model.conformance.findings import MISSING, Finding, first_difference
 from prefix_model.conformance.plain import Known, PlainEvent, Spans, from_event, plain_text, to_event
@@ -52,13 +52,97 @@ from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap
 from prefix_model.core.requests import Request, build_request, is_step_number, request_to_json
 from prefix_model.core.surface import check_provenance, check_tool_result_rewrite, replacement_range
 
-__all__ = ["Captured", "InOrder", "StepResult", "LogChecker", "check_events", "captured_request"]
+__all__ = ["Captured", "InOrder", "StepResult", "SurfaceNodes", "LogChecker", "check_events", "captured_request"]
 
 _STEP_SCOPED = frozenset((ASSISTANT_CHUNK, ASSISTANT_MESSAGE, TOOL_CALL))
 _SURFACE = frozenset(SURFACE_TYPES)
 _STEP_EDGES = frozenset((STEP_START, ASSISTANT_CHUNK, STEP_END, TURN_END))  # the events ``_step_events`` acts on
 _COMPANION_FIELDS = ("model", "system", "temperature", "maxTokens", "stop", "tools")
 _SESSION_ID = frozenset(("sessionId",))  # REC-2 compares every field but the session id
+
+_END = 2**63 - 1  # ``index``'s default stop: past any list's end, as list.index's own (sys.maxsize)
+
+
+def _positions_agree(nodes: SurfaceNodes) -> bool:
+    """Whether ``nodes``' positions by seq, when kept, are those of its list."""
+    return nodes._at is None or nodes._at == {seq: position for position, seq in enumerate(nodes._seqs)}
+
+
+class SurfaceNodes(Sequence[int]):
+    """The live surface's nodes in order, with each one's position kept by seq: ``replacement_range`` finds a node without a scan.
+
+    A list answers ``in`` and ``index`` by scanning it, so each replacement cost the surface's
+    length: a tool/result rewritten every turn made the check quadratic in the surface. Here a
+    rewrite costs O(1), and a replacement of k nodes O(k) plus the nodes after it (which the
+    list's splice moves anyway). The answers are the list's: a seq that is no int, or one already
+    on the surface (a log breaking LOG-2), stops the keeping, and the list's scan answers from then.
+    """
+
+    __slots__ = ("_seqs", "_at")
+
+    def __init__(self, nodes: Iterable[int] = ()) -> None:
+        self._seqs: list[int] = []
+        self._at: dict[int, int] | None = {}
+        if isinstance(nodes, SurfaceNodes):  # a fork's copy
+            self._seqs, self._at = list(nodes._seqs), None if nodes._at is None else dict(nodes._at)
+        else:
+            for seq in nodes:
+                self.append(seq)
+
+    def __len__(self) -> int:
+        return len(self._seqs)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        return self._seqs[index]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._seqs)
+
+    def __contains__(self, seq: object) -> bool:
+        return seq in self._seqs if self._at is None or type(seq) is not int else seq in self._at
+
+    @ensure(lambda self, value, result: self._seqs.index(value) == result, "CHK-2: the position list.index gives", enabled=ENABLED)
+    def index(self, value: Any, start: int = 0, stop: int = _END) -> int:
+        """Return the first position of ``value`` (ValueError when it is no node), as ``list.index`` does."""
+        if self._at is None or type(value) is not int or start != 0 or stop != _END:
+            return self._seqs.index(value, start, stop)
+        position = self._at.get(value)
+        if position is None:
+            raise ValueError(f"{value} is not a node")
+        return position
+
+    @ensure(lambda self, seq: self._seqs[-1] == seq and _positions_agree(self), "CHK-2: the seq is the last node, its position kept", enabled=ENABLED)
+    def append(self, seq: int) -> None:
+        """Add ``seq`` as the last node."""
+        self._keep(seq, len(self._seqs))
+        self._seqs.append(seq)
+
+    @require(lambda self, i, j: 0 <= i <= j < len(self), "SURF-5: start position ≤ end position, both current", enabled=ENABLED)
+    @ensure(lambda self, i, seq: self._seqs[i] == seq and _positions_agree(self), "SURF-6: the seq takes the range's position, the positions kept", enabled=ENABLED)
+    def splice(self, i: int, j: int, seq: int) -> None:
+        """Replace the nodes at positions ``i..j`` (inclusive) by ``seq``, in place (``splice_nodes`` on a tuple)."""
+        seqs, at = self._seqs, self._at
+        if at is not None:
+            for old in seqs[i : j + 1]:
+                del at[old]
+        seqs[i : j + 1] = [seq]
+        self._keep(seq, i)
+        if self._at is not None and j > i:  # the nodes after the range moved back
+            for position in range(i + 1, len(seqs)):
+                self._at[seqs[position]] = position
+
+    def _keep(self, seq: int, position: int) -> None:
+        at = self._at
+        if at is None:
+            return
+        if type(seq) is not int or seq in at:
+            self._at = None
+        else:
+            at[seq] = position
 
 
 @dataclass(slots=True)  # not frozen: one is built per request, and a frozen one builds field by field through object.__setattr__
@@ -239,7 +323,7 @@ class LogChecker:
     _next_seq: int = 0  # the seq the next event must have (LOG-2); past a gap, the one after the event that opened it
     _resync: bool = False  # a line that was no event came before: the next event may take the numbering up further on
     _run_reason: str = ""  # the first reason of the run of unreadable lines the last finding covers
-    _nodes: list[int] = field(default_factory=list)
+    _nodes: SurfaceNodes = field(default_factory=lambda: SurfaceNodes())
     _live: dict[int, PlainEvent] = field(default_factory=dict)
     _messages: dict[int, dict[str, object] | None] = field(default_factory=dict)
     _pieces: list[str | None] = field(default_factory=list)  # per node: its message's text and a comma ("" for none); None until needed
@@ -282,6 +366,8 @@ class LogChecker:
         for name, value in vars(self).items():
             if isinstance(value, (list, dict, set)):
                 setattr(copy, name, type(value)(value))
+            elif isinstance(value, SurfaceNodes):
+                setattr(copy, name, SurfaceNodes(value))
         if self._open_step is not None:
             copy._open_step = _Open(replace(self._open_step.step), self._open_step.header_seen, self._open_step.resolved)
         copy._queue = _CaptureQueue(itertools.islice(captured, self._queue.taken, None), self._queue.taken)
@@ -495,7 +581,7 @@ class LogChecker:
             return found
         for seq in shadowed:
             self._drop_node(seq)
-        self._nodes[i : j + 1] = [event.seq]
+        self._nodes.splice(i, j, event.seq)
         self._pieces[i : j + 1] = [None]
         self._filled = min(self._filled, i)
         self._add_node(event)

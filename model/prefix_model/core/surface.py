@@ -96,17 +96,19 @@ class EventsBySeq(Protocol):
 def check_provenance(event: Event, shadowed: tuple[int, ...]) -> Rejection | None:
     """Return the provenance rule ``event``'s ``sourceEventSeqs`` break, shadowing the nodes ``shadowed`` (none for an append)."""
     sources = event.source_event_seqs
+    given: set[int] = set()  # each shadowed node is looked up in a set: a scan of the tuple made a compaction of N nodes cost N²
     if sources is not None:
         if len(sources) == 0 and event.type != ASSISTANT_MESSAGE:
             return Rejection("SURF-7", "sourceEventSeqs must not be empty except on assistant/message")
         if not all(is_safe_seq(s) for s in sources):
             return Rejection("SURF-7", "sourceEventSeqs must hold non-negative safe integers")
-        if len(set(sources)) != len(sources):
+        given = set(sources)
+        if len(given) != len(sources):
             return Rejection("SURF-7", "sourceEventSeqs must not contain duplicates")
         later = [s for s in sources if s >= event.seq]
         if later:
             return Rejection("SURF-7", f"sourceEventSeqs must reference earlier events: {later[0]} >= {event.seq}")
-    missing = [s for s in shadowed if sources is None or s not in sources]
+    missing = [s for s in shadowed if s not in given]
     if missing:
         return Rejection("SURF-8", f"sourceEventSeqs must include every shadowed node; missing {missing}")
     return None
