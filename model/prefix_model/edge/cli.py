@@ -121,7 +121,9 @@ example:
   prefix-model review --short
   prefix-model review --json --plot review.png --diagram mermaid
 
-exit status: 0 printed (and written); 2 the plot file cannot be written
+--plot needs the plot extra (pip install 'session-prefix-model[plot]': matplotlib).
+
+exit status: 0 printed (and written); 2 the plot file cannot be written, or matplotlib is not installed
 """
 
 
@@ -591,12 +593,21 @@ def _positive(text: str) -> int:
 _positive.__name__ = "positive integer"
 
 
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported, found without importing it."""
+    from importlib.util import find_spec
+
+    return find_spec(module) is not None
+
+
 def _run_review(args: argparse.Namespace) -> int:
     from prefix_model.edge.review import run_review
 
     plot = Path(args.plot) if args.plot is not None else None
     if plot is not None and not plot.parent.is_dir():
         raise _Unusable(f"{plot}: no such directory for the plot")
+    if plot is not None and not _installed("matplotlib"):  # an extra: asked for before the review's seconds of work
+        raise _Unusable("review --plot draws with matplotlib, which is not installed: pip install 'session-prefix-model[plot]'")
     try:
         return run_review(args.json, plot, args.diagram, args.short, args.turns)
     except OSError as error:  # the plot could not be written
