@@ -200,6 +200,7 @@ def test_a_bundle_that_cannot_be_written_is_one_line_exit_2_before_any_work(tmp_
     for args, says in (
         (["vectors", "--bundle", str(tmp_path / "no" / "such" / "v.tar.gz")], "no such directory for the bundle"),
         (["vectors"], "--bundle"),
+        (["vectors", "--out", str(tmp_path / "v"), "--bundle", str(tmp_path / "v" / "v.tar.gz")], "which it packs"),
     ):
         assert cli.main(args) == 2
         out, err = capsys.readouterr()

@@ -263,8 +263,10 @@ def bundle_path(given: Path) -> Path:
     return given / f"{bundle_name()}.tar.gz" if given.is_dir() else given
 
 
-def _unusable_bundle(target: Path) -> str | None:
+def _unusable_bundle(target: Path, out: Path) -> str | None:
     """Return why the tarball cannot be written to ``target``, or None (checked before the seconds of work)."""
+    if out.resolve() in target.resolve().parents:  # it would pack itself, half written
+        return f"{target} is inside {out}, which it packs"
     if target.is_dir():
         return f"{target} is a directory, not a file to write the bundle to"
     if not target.parent.is_dir():
@@ -279,7 +281,7 @@ def generate(out: Path, bundle: Path | None = None, shown: Path | None = None) -
     """
     created: list[Path] = []  # what a failed run must leave as it found it
     try:  # an unusable DIR is refused before any work: one that cannot be created too
-        refused = None if bundle is None else _unusable_bundle(bundle)
+        refused = None if bundle is None else _unusable_bundle(bundle, out)
         if refused is None:
             created = [p for p in (out, *out.parents) if not p.exists()]
             refused = _clear(out, remove=False)
