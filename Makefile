@@ -1,36 +1,57 @@
-# The README's two commands, `make run` and `make test`, each set up .venv by themselves.
+# The README's two commands, `make run` and `make test`, each set up .venv by themselves: `make run`
+# only what running needs (the package's dependencies), `make test` the test and proof toolchain too.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+UV     := $(BIN)/uv
 STAMP  := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 HYPOTHESIS_PROFILE ?= ci
 # pytest processes for `make unit` (pytest-xdist); every run is derandomized, so the split does not change a verdict
 TEST_WORKERS ?= 2
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run test typecheck unit proofs proofs-deep explore-deep explore-million mutation mutation-vectors bench bench-compare thorough conform-harness clean
+.PHONY: setup run-setup run vectors-bundle test typecheck unit proofs proofs-deep explore-deep explore-million mutation mutation-vectors bench bench-compare thorough conform-harness clean
 
+## setup: .venv with the package (editable), the plot extra and the test and proof toolchain (what make test uses)
 setup: $(STAMP)
+
+## run-setup: .venv with the package (editable) and its runtime dependencies only (what make run uses)
+run-setup: $(RUN_STAMP)
 
 # uv installs what pip would (the same ranges from the same index) in about 15 s where pip took 44 s: setup is part of
 # CI's 10 minutes. The venv keeps its own pip, which tests/test_wheel.py builds and installs the wheel with.
+$(UV):
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet 'uv>=0.9,<1'
+
+# Both stamps install into the one .venv: after make test, make run finds everything there already.
+$(RUN_STAMP): pyproject.toml | $(UV)
+	$(UV) pip install --quiet --python $(BIN)/python -e .
+	$(BIN)/python -m compileall -q model/prefix_model
+	touch $@
+
 # uv writes no bytecode unless asked, and the editable model lives outside site-packages, which is all
 # --compile-bytecode compiles: compileall writes the model's own .pyc, so a start reads bytecode as one from a
 # wheel does, even where PYTHONDONTWRITEBYTECODE keeps Python from writing it (bench/startup_bench.py).
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet 'uv>=0.9,<1'
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
+$(STAMP): pyproject.toml | $(UV)
+	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	$(BIN)/python -m compileall -q model/prefix_model
-	touch $(STAMP)
+	touch $@
 
 ## run: the loop scenario (log, requests, properties), the faulty-variant catalogue, the design review (short), a reconstruction
-run: setup
+run: run-setup
 	$(BIN)/prefix-model demo
 	$(BIN)/prefix-model variants
 	$(BIN)/prefix-model review --short
 	$(BIN)/prefix-model request --example --turn 1 --step 2
 	$(BIN)/prefix-model check --example
+
+## vectors-bundle: the conformance vectors, their README and the specification as dist/session-prefix-vectors-<version>.tar.gz
+## (the same bytes from the same commit)
+vectors-bundle: run-setup
+	mkdir -p dist
+	$(BIN)/prefix-model vectors --bundle dist
 
 ## test: mypy --strict, the pytest suite, then the CrossHair proofs; fails if any fails
 test: typecheck unit proofs

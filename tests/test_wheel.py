@@ -91,7 +91,20 @@ def test_a_capture_the_shipped_schema_rejects_is_one_line(scripts: Path, tmp_pat
 
 @pytest.mark.spec("VEC-1")
 def test_vectors_run_on_the_installed_package(scripts: Path, tmp_path: Path) -> None:
-    """Its coverage audit reads the shipped SPEC.md. The bytes are test_vectors.py's business."""
+    """Its coverage audit reads the shipped SPEC.md, its README the shipped template. The bytes are test_vectors.py's business."""
     status, out, err = prefix_model(scripts, tmp_path, "vectors", "--out", "vectors")
     assert (status, err) == (0, "")
     assert out.startswith("prefix-model vectors: ") and (tmp_path / "vectors" / "manifest.json").is_file()
+    readme = (tmp_path / "vectors" / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("# Session-prefix conformance vectors") and "${" not in readme
+    assert (tmp_path / "vectors" / "spec" / "schema" / "vector.schema.json").read_bytes() == (ROOT / "spec" / "schema" / "vector.schema.json").read_bytes()
+
+
+@pytest.mark.spec("CLI-10")
+def test_docs_names_the_files_the_wheel_installed(scripts: Path, tmp_path: Path) -> None:
+    """A pip user's `prefix-model docs`: absolute paths inside the installed package, every file there, none in the repo."""
+    status, out, err = prefix_model(scripts, tmp_path, "docs")
+    assert (status, err) == (0, "")
+    listed = [Path(line.split()[0]) for line in out.splitlines() if line.startswith("  /")]
+    assert len(listed) == len([p for p in (ROOT / "spec").rglob("*") if p.is_file()])
+    assert all(p.is_file() and p.is_relative_to(scripts.parent) and "prefix_model/spec/" in p.as_posix() for p in listed), listed

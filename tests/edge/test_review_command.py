@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,16 @@ def test_review_with_an_unwritable_plot_is_one_line_and_exit_2(tmp_path: Path, c
     assert cli.main(["review", "--plot", str(tmp_path / "no" / "such" / "dir.png")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("prefix-model: ") and "dir.png" in err[0]
+
+
+@pytest.mark.spec("CLI-9", "CLI-2")
+def test_review_plot_without_matplotlib_names_the_extra_in_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """matplotlib is the plot extra, not a dependency: an install without it says which extra, before any work."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what find_spec sees when it is not installed
+    plot = tmp_path / "review.png"
+    assert cli.main(["review", "--plot", str(plot)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "session-prefix-model[plot]" in err and "Traceback" not in err, err
+    assert not plot.exists()

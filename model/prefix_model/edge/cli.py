@@ -1,4 +1,4 @@
-"""Spec §9 — the command line: ``prefix-model request``, ``demo``, ``variants``, ``review``, ``timeline`` and ``explore``.
+"""Spec §9 — the command line: ``prefix-model request``, ``demo``, ``variants``, ``review``, ``timeline``, ``explore`` and ``docs``.
 
 The CLI is the edge: it reads files, prints, and maps every unreadable input or missing step to
 one line on stderr and exit status 2 (CLI-2). Exit 0 means the command did what it was asked.
@@ -83,8 +83,8 @@ optional "turn"/"step" naming the step that sent it and "agentLoopRequest": fals
 auxiliary call; or the {"index", "capture", "request"} lines of a harness recording. Requests
 are matched in file order, the order they were sent: one naming turn/step to that step (a
 request naming a step the log has already passed is a finding), one without to the next
-dispatching step (spec/formats.md). Both files are read once, side by side: memory follows the
-log's live history, not the files' size.
+dispatching step (formats.md of the installed specification; `prefix-model docs` prints where).
+Both files are read once, side by side: memory follows the log's live history, not the files' size.
 
 example:
   prefix-model check --example          (the bundled example log and its capture)
@@ -122,14 +122,16 @@ example:
   prefix-model review --short
   prefix-model review --json --plot review.png --diagram mermaid
 
-exit status: 0 printed (and written); 2 the plot file cannot be written
+--plot needs the plot extra (pip install 'session-prefix-model[plot]': matplotlib).
+
+exit status: 0 printed (and written); 2 the plot file cannot be written, or matplotlib is not installed
 """
 
 
 _CONFORM_HELP = """\
 Run every conformance vector through an implementation's adapter: a child process speaking the
-adapter protocol (JSON lines on stdin/stdout; spec/vectors.md §10, schemas in
-spec/schema/adapter-protocol.schema.json). Each case passes, fails (the first difference, what
+adapter protocol (JSON lines on stdin/stdout; vectors.md §10 and schema/adapter-protocol.schema.json
+of the installed specification: see `prefix-model docs`). Each case passes, fails (the first difference, what
 the adapter did wrong, or its crash, hang or garbage with the tail of its stderr; it is then
 restarted) or is not applicable (its hello does not offer the case's kind or an action) — never
 counted as a pass. Totals per kind and per requirement ID follow.
@@ -273,13 +275,18 @@ def _add_timeline(commands: _Commands) -> None:
 def _add_vectors(commands: _Commands) -> None:
     vectors = commands.add_parser(
         "vectors",
-        help="write the conformance vectors (deterministic JSON cases, a SHA-256 manifest)",
+        help="write the conformance vectors (deterministic JSON cases, a SHA-256 manifest, a README and the schemas)",
         description="Write language-neutral conformance vectors into DIR: one case.json per case (an action script "
         "with the logs and requests it must produce, a log/capture a conforming checker must reject, or a persisted "
-        "session.jsonl[.zstd] file a conforming reader must read or reject, with the requirement ID) and manifest.json with the SHA-256 of each file. Byte-identical on every run; the generation "
-        "fails if a requirement has no case. Format and adapter protocol: spec/vectors.md.",
+        "session.jsonl[.zstd] file a conforming reader must read or reject, with the requirement ID); a README.md "
+        "saying how to run them in any language, with the adapter protocol; the specification and its JSON Schemas "
+        "under DIR/spec/; and manifest.json with the SHA-256 of each file. Byte-identical on every run; the generation "
+        "fails if a requirement has no case. --bundle packs the same files as a reproducible .tar.gz. Format and "
+        "adapter protocol: vectors.md of the installed specification (see `prefix-model docs`).",
     )
-    vectors.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    vectors.add_argument("--out", metavar="DIR", help="output directory (created if absent)")
+    vectors.add_argument("--bundle", metavar="FILE.tar.gz", help="also write them as one reproducible tarball (same bytes on every run); "
+                         "an existing directory gets session-prefix-vectors-<version>.tar.gz")
 
 
 def _add_variants(commands: _Commands) -> None:
@@ -357,10 +364,22 @@ def _add_adapter(commands: _Commands) -> None:
         "adapter",
         help="serve the model itself over the adapter protocol on stdin/stdout (for conform)",
         description="The model as an adapter: answers hello, reset, apply, read, check and shutdown, one JSON line "
-        "each (spec/vectors.md §10). `prefix-model conform --adapter 'prefix-model adapter'` runs the vectors against it; "
+        "each (vectors.md §10 of the installed specification: see `prefix-model docs`). "
+        "`prefix-model conform --adapter 'prefix-model adapter'` runs the vectors against it; "
         "with --variant it serves a faulty design instead (what a conform run or a fuzz campaign must find).",
     )
     adapter.add_argument("--variant", metavar="NAME", help="serve a faulty variant of `prefix-model variants` instead of the harness's semantics")
+
+
+def _add_docs(commands: _Commands) -> None:
+    commands.add_parser(
+        "docs",
+        help="print where the installed specification and its JSON Schemas are (absolute paths)",
+        description="Print the absolute path of every file of the specification this installation ships — SPEC.md "
+        "(the requirements), formats.md (log files and captures), vectors.md (the vectors and the adapter "
+        "protocol) and each JSON Schema — with its title. The help of other commands names them as they are "
+        "named here (vectors.md §10, schema/capture.schema.json).",
+    )
 
 
 # Each command's parser, in the order --help lists them.
@@ -376,6 +395,7 @@ COMMANDS: dict[str, Callable[[_Commands], None]] = {
     "fuzz": _add_fuzz,
     "explore": _add_explore,
     "adapter": _add_adapter,
+    "docs": _add_docs,
 }
 
 
@@ -598,12 +618,21 @@ def _positive(text: str) -> int:
 _positive.__name__ = "positive integer"
 
 
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported, found without importing it."""
+    from importlib.util import find_spec
+
+    return find_spec(module) is not None
+
+
 def _run_review(args: argparse.Namespace) -> int:
     from prefix_model.edge.review import run_review
 
     plot = Path(args.plot) if args.plot is not None else None
     if plot is not None and not plot.parent.is_dir():
         raise _Unusable(f"{plot}: no such directory for the plot")
+    if plot is not None and not _installed("matplotlib"):  # an extra: asked for before the review's seconds of work
+        raise _Unusable("review --plot draws with matplotlib, which is not installed: pip install 'session-prefix-model[plot]'")
     try:
         return run_review(args.json, plot, args.diagram, args.short, args.turns)
     except BrokenPipeError:  # stdout's reader went away: not the plot's failure
@@ -649,6 +678,21 @@ def _run_explore(args: argparse.Namespace) -> int:
     if args.itf is not None and found is None:
         print(f"prefix-model: no violation, so no ITF trace was written to {args.itf}", file=sys.stderr)
     return verdict(measured)
+
+
+def _run_vectors(args: argparse.Namespace) -> int:
+    from prefix_model.edge.vectors.generate import run as write_vectors
+
+    if args.out is None and args.bundle is None:
+        raise _Unusable("vectors: name --out DIR, --bundle FILE.tar.gz, or both")
+    return write_vectors(None if args.out is None else Path(args.out), None if args.bundle is None else Path(args.bundle))
+
+
+def _run_docs() -> int:
+    from prefix_model.edge.vectors.bundle import installed_docs
+
+    print(installed_docs())
+    return EXIT_OK
 
 
 def _run_conform(args: argparse.Namespace) -> int:
@@ -770,9 +814,9 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "timeline":
             return _run_timeline(args)
         if args.command == "vectors":
-            from prefix_model.edge.vectors.generate import generate as generate_vectors
-
-            return generate_vectors(Path(args.out))
+            return _run_vectors(args)
+        if args.command == "docs":
+            return _run_docs()
         if args.command == "adapter":
             return _run_adapter(args)
         if args.command == "conform":

@@ -11,9 +11,12 @@ one line on stderr and nothing written:
    scenario's logs and requests, written as a log file (time 0) and a capture, draw no finding
    from the checker; every action decodes back to itself.
 
-Output: ``DIR/<case-id>/case.json`` per case and ``DIR/manifest.json`` (cases sorted by id, each
-with its file's SHA-256), byte-identical on every run. Files a previous manifest in DIR listed are
-removed first; a non-empty DIR without a manifest is refused.
+Output: ``DIR/<case-id>/case.json`` per case, what makes DIR stand alone (``DIR/README.md`` and
+the specification with its schemas under ``DIR/spec/``: ``bundle``), and ``DIR/manifest.json``
+(cases sorted by id, each with its file's SHA-256, then the other files with theirs),
+byte-identical on every run. Files a previous manifest in DIR listed are removed first; a
+non-empty DIR without a manifest is refused. ``--bundle FILE`` also packs DIR as a reproducible
+``.tar.gz`` (``bundle.write_tarball``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Sequence
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -31,6 +35,7 @@ from pathlib import Path
 
 from prefix_model import __version__
 from prefix_model.edge.vectors import FORMAT_VERSION, MANIFEST_SCHEMA
+from prefix_model.edge.vectors.bundle import DOCS, bundle_files, write_tarball
 from prefix_model.edge.vectors.cases import (
     PENDING_MODEL_BUGS,
     Case,
@@ -60,6 +65,9 @@ __all__ = [
     "manifest_text",
     "example_text",
     "generate",
+    "bundle_name",
+    "bundle_path",
+    "run",
     "main",
 ]
 
@@ -143,6 +151,9 @@ def audit(cases: Sequence[Case], ids: Sequence[str], pending: Sequence[LogCase] 
     clash = sorted(r for r in VIOLABLE if exemption(r) is not None or r not in specified)
     if clash:
         problems.append(f"VIOLABLE requirements that are exempt or unspecified: {', '.join(clash)}")
+    shadowed = sorted(c.id for c in cases if c.id.split("/")[0] == DOCS)
+    if shadowed:
+        problems.append(f"case ids under {DOCS}/, where a vectors directory keeps the specification: {', '.join(shadowed)}")
     loose = sorted(set(REJECTION_ONLY) - VIOLABLE)
     if loose:
         problems.append(f"rejection-only requirements not in VIOLABLE: {', '.join(loose)}")
@@ -183,11 +194,12 @@ def recheck(cases: Sequence[Case]) -> list[str]:
     return problems
 
 
-def manifest_text(entries: Sequence[tuple[str, str, str]]) -> str:
-    """Return the manifest's text for (id, file, sha256) entries."""
+def manifest_text(entries: Sequence[tuple[str, str, str]], others: Sequence[tuple[str, str]] = ()) -> str:
+    """Return the manifest's text for (id, file, sha256) case entries and the directory's other (file, sha256)."""
     cases = tuple(obj({"id": i, "file": f, "sha256": h}) for i, f, h in sorted(entries))
-    manifest = obj({"schema": MANIFEST_SCHEMA, "modelVersion": __version__, "formatVersion": FORMAT_VERSION, "cases": cases})
-    return layout(manifest, ((), ("cases",)))
+    files = tuple(obj({"file": f, "sha256": h}) for f, h in sorted(others))
+    manifest = obj({"schema": MANIFEST_SCHEMA, "modelVersion": __version__, "formatVersion": FORMAT_VERSION, "cases": cases, "files": files})
+    return layout(manifest, ((), ("cases",), ("files",)))
 
 
 def example_text(case_id: str = EXAMPLE_CASE) -> str:
@@ -222,7 +234,7 @@ def _clear(out: Path, remove: bool = True) -> str | None:
         return None if not any(out.iterdir()) else f"{out} is not empty and holds no manifest.json of earlier vectors"
     try:
         old = json.loads(manifest.read_text(encoding="utf-8"))
-        files = [out / entry["file"] for entry in old["cases"]]
+        files = [out / entry["file"] for entry in old["cases"] + old.get("files", [])]  # a manifest before the README had no files
     except (OSError, ValueError, KeyError, TypeError) as error:
         return f"{manifest} is not a vectors manifest ({error})"
     for path in files:
@@ -242,12 +254,38 @@ def _clear(out: Path, remove: bool = True) -> str | None:
     return None
 
 
-def generate(out: Path) -> int:
-    """Write the vectors to ``out``; print a one-line summary and return 0, or one line on stderr and non-zero."""
+def bundle_name() -> str:
+    """Return the name of the vectors' tarball and of the folder it holds them in, without suffix: versioned by the model."""
+    return f"session-prefix-vectors-{__version__}"
+
+
+def bundle_path(given: Path) -> Path:
+    """Return the tarball ``--bundle`` names: the file given, or in a directory given, ``<bundle_name()>.tar.gz``."""
+    return given / f"{bundle_name()}.tar.gz" if given.is_dir() else given
+
+
+def _unusable_bundle(target: Path, out: Path) -> str | None:
+    """Return why the tarball cannot be written to ``target``, or None (checked before the seconds of work)."""
+    if out.resolve() in target.resolve().parents:  # it would pack itself, half written
+        return f"{target} is inside {out}, which it packs"
+    if target.is_dir():
+        return f"{target} is a directory, not a file to write the bundle to"
+    if not target.parent.is_dir():
+        return f"{target.parent}: no such directory for the bundle"
+    return None
+
+
+def generate(out: Path, bundle: Path | None = None, shown: Path | None = None) -> int:
+    """Write the vectors to ``out`` (and pack them to ``bundle``); print a one-line summary and return 0, or one line on stderr and non-zero.
+
+    ``shown`` is where the summary says the vectors went (``bundle`` when ``out`` is scratch).
+    """
     created: list[Path] = []  # what a failed run must leave as it found it
     try:  # an unusable DIR is refused before any work: one that cannot be created too
-        created = [p for p in (out, *out.parents) if not p.exists()]
-        refused = _clear(out, remove=False)
+        refused = None if bundle is None else _unusable_bundle(bundle, out)
+        if refused is None:
+            created = [p for p in (out, *out.parents) if not p.exists()]
+            refused = _clear(out, remove=False)
         if refused is None:
             out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -270,33 +308,63 @@ def generate(out: Path) -> int:
             print(f"prefix-model vectors: {refused}", file=sys.stderr)
             return 2
         _write(out, cases)
+        if bundle is not None:
+            _pack(out, bundle)
     except OSError as error:
         print(f"prefix-model vectors: {error.filename or out}: {error.strerror or error}", file=sys.stderr)
         return 2
     valid = sum(1 for c in cases if isinstance(c, Scenario) or c.valid)
     pending = f"; {len(PENDING_MODEL_BUGS)} held back pending a model fix" if PENDING_MODEL_BUGS else ""
-    print(f"prefix-model vectors: {len(cases)} cases ({valid} valid, {len(cases) - valid} invalid) written to {out}{pending}")
+    print(f"prefix-model vectors: {len(cases)} cases ({valid} valid, {len(cases) - valid} invalid) written to {shown or out}{pending}")
     return 0
 
 
+def _pack(out: Path, bundle: Path) -> None:
+    """Pack ``out`` to ``bundle`` by way of a file beside it: a run cut short leaves no truncated tarball under its name."""
+    partial = bundle.with_name(bundle.name + ".part")
+    try:
+        write_tarball(out, partial, bundle_name())
+        os.replace(partial, bundle)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
 def _write(out: Path, cases: Sequence[Case]) -> None:
-    """Write every case file, then the manifest last: a run cut short leaves no manifest naming a missing file."""
-    entries = []
+    """Write every case file and the README and specification, then the manifest last: a run cut short leaves no manifest naming a missing file."""
+    entries, others = [], []
     for case in cases:
         data = case_text(case).encode("utf-8")
         path = out / case.id / "case.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         entries.append((case.id, f"{case.id}/case.json", hashlib.sha256(data).hexdigest()))
-    (out / "manifest.json").write_bytes(manifest_text(entries).encode("utf-8"))
+    for name, data in bundle_files(cases):
+        path = out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        others.append((name, hashlib.sha256(data).hexdigest()))
+    (out / "manifest.json").write_bytes(manifest_text(entries, others).encode("utf-8"))
+
+
+def run(out: Path | None, bundle: Path | None) -> int:
+    """Write the vectors to ``out``, or pack them to ``bundle`` (a file, or a directory to name it in), or both; return the exit status."""
+    bundle = None if bundle is None else bundle_path(bundle)
+    if out is not None:
+        return generate(out, bundle)
+    assert bundle is not None
+    with tempfile.TemporaryDirectory(prefix="prefix-model-vectors-") as scratch:
+        return generate(Path(scratch) / bundle_name(), bundle, shown=bundle)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m prefix_model.edge.vectors.generate --out DIR``."""
+    """``python -m prefix_model.edge.vectors.generate --out DIR [--bundle FILE]``."""
     parser = argparse.ArgumentParser(prog="prefix-model vectors", description="Write the conformance vectors (spec/vectors.md) to DIR.")
-    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="the directory to write (created if absent)")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="the directory to write (created if absent)")
+    parser.add_argument("--bundle", type=Path, metavar="FILE", help="also pack them as a reproducible .tar.gz (a directory: named by the version)")
     args = parser.parse_args(argv)
-    return generate(args.out)
+    if args.out is None and args.bundle is None:
+        parser.error("one of --out DIR and --bundle FILE is required")
+    return run(args.out, args.bundle)
 
 
 if __name__ == "__main__":
