@@ -318,7 +318,7 @@ async function reset(): Promise<void> {
     const at = inst?.pendingPrompts.findIndex((p: Json) => p.text === said) ?? -1
     if (!inst || at < 0) return next()
     const [p] = inst.pendingPrompts.splice(at, 1)
-    if (p.blocked) return { kind: 'block', reason: 'blocked' }
+    if (p.blocked) return { kind: 'block', reason: p.blockReason ?? 'blocked' } // the hook's own reason (absent: the model's)
     const ctxOf = (x: Json, placement: string): Json => ({ content: [text(x.text)], source: x.source, ...placement === 'prompt-prefix' ? { placement } : {}, ...x.meta == null ? {} : { meta: x.meta } })
     const additional = [...p.promptPrefix.map((x: Json) => ctxOf(x, 'prompt-prefix')), ...p.contexts.map((x: Json) => ctxOf(x, 'separate'))]
     if (additional.length === 0) return next()
@@ -376,11 +376,11 @@ function scriptedListener(l: ScriptedListener) {
     const call = l.script[k]
     const held = l.held[k]!
     switch (call.call) {
-      case 'Throw': throw new Error(`session-prefix listener ${l.name} threw`)
+      case 'Throw': throw thrown(l.name, call)
       case 'ShortCircuit': return held
       case 'Append': return [...await next(), ...held]
-      case 'InjectThenPrepend':
-        agent.inject([text(call.text)], legacy.injectOptions({})) // LEGACY: name a55f148516's default source
+      case 'InjectThenPrepend': // the listener's own source and meta, as Inject passes them
+        agent.inject([text(call.text)], legacy.injectOptions({ ...call.source == null ? {} : { source: call.source }, ...call.meta == null ? {} : { meta: call.meta } })) // LEGACY
         return [...held, ...await next()]
       case 'CancelThenPrepend':
         legacy.cancel(agent) // LEGACY: older cancel(reason?: string)
@@ -388,6 +388,12 @@ function scriptedListener(l: ScriptedListener) {
       default: return [...held, ...await next()]
     }
   }
+}
+
+/** A Throw's error: its message (absent: one naming the listener) with one Error cause per `causes` entry, outermost first. */
+function thrown(name: string, call: Json): Error {
+  const messages: string[] = [call.message ?? `session-prefix listener ${name} threw`, ...call.causes ?? []]
+  return messages.reduceRight<Error | undefined>((cause, message) => new Error(message, cause === undefined ? undefined : { cause }), undefined)!
 }
 
 /** A tool call's body: the first call of a batch parks for RunTools; outputs are handed out in call order. */
@@ -565,6 +571,7 @@ async function applyLoop(a: Json): Promise<void> {
   switch (a.action) {
     case 'SendPrompt': {
       const inst = live(a.instance)
+      if (!a.blocked && a.blockReason != null) throw new Refused('a block reason without a block') // the reason is the block decision's
       legacy.checkContexts(a) // LEGACY: no-counterpart for what one additionalContext cannot carry
       inst.pendingPrompts.push(a)
       legacy.followup(inst.agent, [text(a.text)]) // LEGACY: older send()

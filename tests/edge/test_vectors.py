@@ -7,6 +7,7 @@ another language would.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ from typing import Any
 import jsonschema
 import pytest
 from prefix_model import __version__
-from prefix_model.core.json_values import freeze, json_text
+from prefix_model.core.json_values import FrozenMap, freeze, json_text
 from prefix_model.edge.checker import check_log
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.session_jsonl import LogStream
@@ -38,7 +39,7 @@ from prefix_model.edge.vectors.cases import (
     scenarios,
     world_of,
 )
-from prefix_model.edge.vectors.codec import ACTION_TYPES, CALL_TYPES, CodecError, action_from_json, action_to_json, camel
+from prefix_model.edge.vectors.codec import ACTION_TYPES, CALL_TYPES, SPARSE, CodecError, action_from_json, action_to_json, camel
 from prefix_model.edge.vectors.consumer import (
     ABSENT,
     ActionRefused,
@@ -69,7 +70,8 @@ from prefix_model.edge.vectors.generate import (
 from prefix_model.edge.vectors.persisted import FileError, clocked, file_bytes, text_file, zstd_file
 from prefix_model.formats.event_lines import event_to_json
 from prefix_model.edge.vectors.scenarios import edge_tools, play
-from prefix_model.loop.actions import Action, Create
+from prefix_model.loop.actions import Action, Create, Register, SendPrompt
+from prefix_model.loop.world import InjectThenPrepend, Listener, Throw
 from prefix_model.loop.properties import check_all
 from prefix_model.loop.variants import VARIANTS, Variant
 
@@ -278,9 +280,30 @@ def test_every_case_and_the_manifest_are_valid_under_their_schemas(generated: tu
 def test_the_vector_schema_spells_every_action_field_the_codec_writes() -> None:
     defs = json.loads((SCHEMAS / "vector.schema.json").read_text())["$defs"]
     for kind in ACTION_TYPES:
-        written = set(action_to_json(_instance_of(kind)))
-        assert set(defs[f"action{kind.__name__}"]["properties"]) == written, kind.__name__
-        assert set(defs[f"action{kind.__name__}"]["required"]) == written, kind.__name__
+        # A sparse field (written only when not its default) is a property the schema names but does not require.
+        written, sparse = set(action_to_json(_instance_of(kind))), {camel(name) for cls, name in SPARSE if cls is kind}
+        assert set(defs[f"action{kind.__name__}"]["properties"]) == written | sparse, kind.__name__
+        assert set(defs[f"action{kind.__name__}"]["required"]) == written - sparse, kind.__name__
+    for call in CALL_TYPES:
+        shape = next(c for c in defs["listenerCall"]["oneOf"] if call.__name__ in (c["properties"]["call"].get("enum") or [c["properties"]["call"].get("const")]))
+        fields, sparse = {"call"} | {camel(f.name) for f in dataclasses.fields(call)}, {camel(name) for cls, name in SPARSE if cls is call}
+        assert (set(shape["properties"]), set(shape["required"])) == (fields, fields - sparse), call.__name__
+
+
+@pytest.mark.spec("VEC-1")
+def test_a_sparse_field_is_written_only_where_it_differs_from_its_default() -> None:
+    plain, blocked = SendPrompt(0, "x", blocked=True), SendPrompt(0, "x", blocked=True, block_reason="policy")
+    assert "blockReason" not in action_to_json(plain) and action_to_json(blocked)["blockReason"] == "policy"
+    assert action_from_json(action_to_json(blocked)) == blocked and action_from_json(action_to_json(plain)) == plain
+    own = Register(Listener("l", None, (Throw("boom", ("cause",)), InjectThenPrepend("n", (), FrozenMap({"kind": "k"})))))
+    def script(action: Register) -> str:
+        listener = action_to_json(action)["listener"]
+        assert isinstance(listener, FrozenMap)
+        return json_text(listener["script"])
+
+    assert script(own) == '[{"call":"Throw","causes":["cause"],"message":"boom"},{"call":"InjectThenPrepend","messages":[],"source":{"kind":"k"},"text":"n"}]'
+    assert script(Register(Listener("l", None, (Throw(), InjectThenPrepend("n", ()))))) == '[{"call":"Throw"},{"call":"InjectThenPrepend","messages":[],"text":"n"}]'
+    assert action_from_json(action_to_json(own)) == own
 
 
 def _instance_of(kind: type) -> Action:

@@ -20,13 +20,14 @@ from prefix_model.loop.actions import MutateContribution, PlainReplace, PostStep
 from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.transitions import enabled, next_turn, run
 from prefix_model.loop.variants import semantics_of
-from prefix_model.loop.world import AgentOptions, Listener, Phase, Prepend, World
+from prefix_model.loop.world import AgentOptions, InjectThenPrepend, Listener, Phase, Prepend, Throw, World
 
 from tests.loop_scripts import LONG_PROMPT, events_of, marks, msgs, play, prepend, start, thrower, tool, turn, types
 
 UNSAFE = MAX_SAFE_INTEGER + 2  # 2^53 + 1: no double holds it, so it is not a JSON value (JSON-3)
 NOT_JSON = FrozenMap({"kind": "plugin", "n": UNSAFE})
 NO_KIND = FrozenMap({"plugin": "manual"})  # a message source needs a string kind
+SOURCE = FrozenMap({"kind": "plugin", "plugin": "workspace"})
 
 
 def _idle() -> World:
@@ -65,6 +66,9 @@ CASES: list[tuple[str, Callable[[], World], Action, bool]] = [
     ("context meta not JSON", _idle, SendPrompt(0, "x", contexts=(PromptContext("c", meta=NOT_JSON),)), False),
     ("prefix context without a kind", _idle, SendPrompt(0, "x", prompt_prefix=(PromptContext("p", NO_KIND),)), False),
     ("prompt to no instance", _idle, SendPrompt(1, "x"), False),
+    # SendPrompt: a block reason is the block decision's, so only a blocked prompt gives one.
+    ("blocked with its reason", _idle, SendPrompt(0, "x", blocked=True, block_reason="policy: no shell"), True),
+    ("a reason without a block", _idle, SendPrompt(0, "x", block_reason="policy: no shell"), False),
     # Create, ForkDrive, Resume: a new session id and tools the log can record; the options are a route, maybe empty.
     ("create", _idle, Create("main", "s2", tools=(tool("echo"),)), True),
     ("create tools not JSON", _idle, Create("main", "s2", tools=(UNSAFE,)), False),
@@ -85,6 +89,10 @@ CASES: list[tuple[str, Callable[[], World], Action, bool]] = [
     ("register", _idle, Register(prepend("other", "<Q>")), True),
     ("register a name twice", _idle, Register(prepend("ctx", "<Q>")), False),
     ("register messages not JSON", _idle, Register(Listener("other", None, (Prepend((NOT_JSON,)),))), False),
+    # A composing listener's inject: its source, when given, has a kind; its meta is JSON (as for Inject).
+    ("register an inject with source and meta", _idle, Register(Listener("other", None, (InjectThenPrepend("n", msgs("<Q>"), SOURCE, FrozenMap({"k": 1})),))), True),
+    ("register an inject without a kind", _idle, Register(Listener("other", None, (InjectThenPrepend("n", msgs("<Q>"), NO_KIND),))), False),
+    ("register an inject meta not JSON", _idle, Register(Listener("other", None, (InjectThenPrepend("n", msgs("<Q>"), None, NOT_JSON),))), False),
     ("mutate", _idle, MutateContribution("ctx", msgs("<Q>")), True),
     ("mutate no listener", _idle, MutateContribution("nobody", msgs("<Q>")), False),
     ("mutate messages not JSON", _idle, MutateContribution("ctx", (NOT_JSON,)), False),
@@ -220,3 +228,31 @@ def test_every_action_of_the_language_has_one_guard_row_in_the_spec() -> None:
     assert sorted(rows) == sorted(actions) and len(rows) == len(set(rows))
     # The check can fail: a row left out is missed.
     assert sorted(guard_rows(spec.replace("| `SetTools` |", "| SetTools |"))) != sorted(actions)
+
+
+@pytest.mark.spec("LOOP-5")
+def test_a_blocked_prompt_logs_its_hooks_own_reason_on_prompt_blocked_and_turn_end() -> None:
+    world = play((SendPrompt(0, "rm -rf /", blocked=True, block_reason="policy: no shell"),), _idle())
+    blocked, end = events_of(world)[-2:]
+    assert json_text(blocked.data) == '{"content":[{"type":"text","text":"rm -rf /"}],"source":{"kind":"user"},"reason":"policy: no shell"}'
+    assert json_text(end.field("reason")) == '{"kind":"rejected","reason":"policy: no shell"}'
+    plain = events_of(play((SendPrompt(0, "rm -rf /", blocked=True),), _idle()))
+    assert plain[-2].field("reason") == "blocked"  # no reason of its own: the model's
+
+
+@pytest.mark.spec("PFX-9")
+def test_a_listener_that_throws_its_own_error_ends_the_turn_with_its_message_chain() -> None:
+    own = Listener("net", None, (Throw("prefix fetch failed", ("connect ECONNREFUSED",)),))
+    world = play((start(), Register(own), SendPrompt(0, "go"), BeginStep(0), Compose(0)))
+    assert json_text(events_of(world)[-1].field("reason")) == '{"kind":"error","step":1,"message":"prefix fetch failed: connect ECONNREFUSED"}'
+
+
+@pytest.mark.spec("PFX-10", "LOOP-7")
+def test_a_composing_listeners_inject_carries_its_own_source_and_meta() -> None:
+    own = Listener("ws", None, (InjectThenPrepend("workspace note", msgs("<W>"), SOURCE, FrozenMap({"k": 1})),))
+    world = play((start(), Register(own), SendPrompt(0, "go"), BeginStep(0), Compose(0)))
+    injected = events_of(world)[-1]
+    assert injected.type == USER_MESSAGE and injected.surface_op == APPEND
+    assert json_text(injected.data) == '{"content":[{"type":"text","text":"workspace note"}],"source":{"kind":"plugin","plugin":"workspace"},"meta":{"k":1}}'
+    default = events_of(play((start(), Register(Listener("ws", None, (InjectThenPrepend("n", msgs("<W>")),))), SendPrompt(0, "go"), BeginStep(0), Compose(0))))
+    assert json_text(default[-1].data) == '{"content":[{"type":"text","text":"n"}],"source":{"kind":"plugin","plugin":""}}'

@@ -63,7 +63,26 @@ def test_a_short_circuit_silences_every_later_listener() -> None:
 def test_a_throw_rejects_the_waterfall_and_keeps_the_injects_made_before_it() -> None:
     result = compose((injecting("i1", "first", "<I1>"), injecting("i2", "second", "<I2>"), thrower("t"), injecting("i3", "never", "<I3>")), "main")
     assert (result.product, result.thrown_by) == (None, "t")
-    assert result.injects == ("first", "second") and result.called == ("i1", "i2", "t")
+    assert tuple(i.text for i in result.injects) == ("first", "second") and result.called == ("i1", "i2", "t")
+    assert result.error == "session-prefix listener t threw"  # no message of its own: the model names the thrower
+
+
+@pytest.mark.spec("PFX-9")
+@pytest.mark.parametrize(
+    ("thrown", "logged"),
+    [
+        (Throw("fetch failed", ("connect ECONNREFUSED 127.0.0.1:443",)), "fetch failed: connect ECONNREFUSED 127.0.0.1:443"),
+        (Throw(""), "Error"),  # an empty message shows the error's name
+        (Throw("wrapped", ("wrapped",)), "wrapped"),  # a cause repeating its wrapper's message verbatim is left out
+        (Throw("a", ("b", "b")), "a: b"),  # compared with the whole rendering of the cause, at each level
+        (Throw("a", ("b", "a")), "a: b: a"),  # only a verbatim repeat of the wrapper's own message is dropped
+        (Throw("a", ("",)), "a: Error"),
+        (Throw(None, ("quota",)), "session-prefix listener t threw: quota"),
+    ],
+)
+def test_a_thrown_error_is_rendered_with_its_cause_chain_as_the_harness_logs_it(thrown: Throw, logged: str) -> None:
+    result = compose((scripted("t", thrown),), "main")
+    assert (result.product, result.thrown_by, result.error) == (None, "t", logged)
 
 
 @pytest.mark.spec("PFX-4")
@@ -80,7 +99,9 @@ def test_a_cancel_while_composing_is_reported_only_when_its_listener_is_called()
 def test_inject_then_prepend_contributes_and_injects_in_call_order() -> None:
     result = compose((injecting("w", "workspace", "<W>"), prepend("p", "<P>"), injecting("k", "skills", "<K>")), "main")
     assert product_texts(result) == ("user:<W>", "user:<P>", "user:<K>")
-    assert result.injects == ("workspace", "skills")
+    assert tuple(i.text for i in result.injects) == ("workspace", "skills")
+    sourced = InjectThenPrepend("skills", msgs("<K>"), FrozenMap({"kind": "plugin", "plugin": "skills"}), FrozenMap({"k": 1}))
+    assert compose((scripted("k", sourced),), "main").injects == (sourced,)  # the call, source and meta with it
 
 
 @pytest.mark.spec("PFX-8")
@@ -107,30 +128,42 @@ AGENTS = ("main", "other")
 WORDS = ("<a>", "<b>", "<c>")
 
 
-def oracle(listeners: tuple[Listener, ...], agent: str) -> tuple[str | None, str | None, tuple[str, ...], tuple[str, ...], bool]:
-    """Return (product JSON or None, thrower, injects, called, cancelled) by walking forward, then folding back."""
+def error_chain(messages: tuple[str, ...]) -> str:
+    """Return errorChain (LLM/error.ts:104-131) of an error whose message is ``messages[0]``, each next one its cause."""
+    message = messages[0] or "Error"
+    cause = error_chain(messages[1:]) if messages[1:] else ""
+    return message if cause in ("", message) else f"{message}: {cause}"
+
+
+Oracle = tuple[str | None, str | None, tuple[InjectThenPrepend, ...], tuple[str, ...], bool, str | None]
+
+
+def oracle(listeners: tuple[Listener, ...], agent: str) -> Oracle:
+    """Return (product JSON or None, thrower, injects, called, cancelled, error) by walking forward, then folding back."""
     chain = [l for l in listeners if l.agent in (None, agent)]
     called: list[str] = []
-    injects: list[str] = []
+    injects: list[InjectThenPrepend] = []
     delegating: list[ListenerCall] = []
     inner: list[JsonValue] = []
     for listener in chain:
         call = listener.script[min(listener.calls, len(listener.script) - 1)]
         called.append(listener.name)
         if isinstance(call, Throw):
-            return None, listener.name, tuple(injects), tuple(called), any(isinstance(c, CancelThenPrepend) for c in delegating)
+            thrown = (f"session-prefix listener {listener.name} threw" if call.message is None else call.message, *call.causes)
+            cancelled = any(isinstance(c, CancelThenPrepend) for c in delegating)
+            return None, listener.name, tuple(injects), tuple(called), cancelled, error_chain(thrown)
         if isinstance(call, ShortCircuit):
             inner = list(call.messages)
             break
         if isinstance(call, InjectThenPrepend):
-            injects.append(call.text)
+            injects.append(call)
         delegating.append(call)
     product = inner
     for call in reversed(delegating):
         assert not isinstance(call, (Throw, ShortCircuit))
         mine: list[JsonValue] = list(call.messages)
         product = product + mine if isinstance(call, Append) else mine + product
-    return json_text(tuple(product)), None, tuple(injects), tuple(called), any(isinstance(c, CancelThenPrepend) for c in delegating)
+    return json_text(tuple(product)), None, tuple(injects), tuple(called), any(isinstance(c, CancelThenPrepend) for c in delegating), None
 
 
 def _calls() -> st.SearchStrategy[ListenerCall]:
@@ -139,8 +172,8 @@ def _calls() -> st.SearchStrategy[ListenerCall]:
         words.map(Prepend),
         words.map(Append),
         words.map(ShortCircuit),
-        st.just(Throw()),
-        st.builds(InjectThenPrepend, st.sampled_from(("n1", "n2")), words),
+        st.builds(Throw, st.sampled_from((None, "", "boom", "wrap")), st.lists(st.sampled_from(("", "boom", "cause")), max_size=2).map(tuple)),
+        st.builds(InjectThenPrepend, st.sampled_from(("n1", "n2")), words, st.sampled_from((None, FrozenMap({"kind": "plugin", "plugin": "p"})))),
         words.map(CancelThenPrepend),
     )
 
@@ -159,7 +192,7 @@ def listener_lists(draw: st.DrawFn) -> tuple[Listener, ...]:
 def test_compose_agrees_with_an_independent_oracle(listeners: tuple[Listener, ...], agent: str) -> None:
     result = compose(listeners, agent)
     product = None if result.product is None else json_text(result.product)
-    assert (product, result.thrown_by, result.injects, result.called, result.cancelled) == oracle(listeners, agent)
+    assert (product, result.thrown_by, result.injects, result.called, result.cancelled, result.error) == oracle(listeners, agent)
     assert all(isinstance(m, FrozenMap) for m in result.product or ())
 
 

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 from prefix_model.core.json_values import FrozenMap
 
-__all__ = ["PromptContext", "SendPrompt"]
+__all__ = ["PromptContext", "SendPrompt", "BLOCKED"]
+
+BLOCKED = "blocked"  # the reason of a block that gives none of its own (the model's default answer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +30,8 @@ class SendPrompt:
     """``agent.followup(text)``: idle, it opens a turn (``turn/start``, ``agent/prompt-submit``, the user
     message); during a turn it waits in the inbox until the turn ends (L/agent.ts:234-262).
 
-    ``blocked`` and the contexts are the ``agent/prompt-submit`` listener's answer when the prompt's
-    turn opens.
+    ``blocked`` (with its ``block_reason``) and the contexts are the ``agent/prompt-submit`` listener's
+    answer when the prompt's turn opens.
     """
 
     instance: int
@@ -37,3 +39,4 @@ class SendPrompt:
     blocked: bool = False
     contexts: tuple[PromptContext, ...] = ()  # additionalContexts placed 'separate': injected after the prompt
     prompt_prefix: tuple[PromptContext, ...] = ()  # additionalContexts placed 'prompt-prefix': baked into it
+    block_reason: str = BLOCKED  # the block decision's own reason, logged as given (L/loop.ts:376-378)

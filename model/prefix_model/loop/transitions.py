@@ -70,10 +70,11 @@ from prefix_model.loop.actions import (
 )
 from prefix_model.loop.compaction import DEFAULT_SUMMARY, Compaction, compact_if_needed, compact_region
 from prefix_model.loop.meter import estimate_message, measure
+from prefix_model.loop.prompt import BLOCKED
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.stream import FAILED, assemble, check_stream, failure_of, tool_calls_of
 from prefix_model.loop.waterfall import Composition, compose
-from prefix_model.loop.world import INJECTED, AgentOptions, Instance, Listener, Mark, Phase, SentRequest, Session, Throw, World
+from prefix_model.loop.world import INJECTED, AgentOptions, InjectThenPrepend, Instance, Listener, Mark, Phase, SentRequest, Session, Throw, World
 
 __all__ = ["enabled", "apply", "run", "next_turn", "PROMPT_PREFIX_DELIMITER"]
 
@@ -205,7 +206,10 @@ def _config_ok(config: LlmCallConfig) -> bool:
 
 
 def _script_ok(listener: Listener) -> bool:
-    return is_json_value(tuple(m for call in listener.script if not isinstance(call, Throw) for m in call.messages))
+    # What a listener contributes and what it injects while composing must be something the log and a request can hold.
+    injects = [c for c in listener.script if isinstance(c, InjectThenPrepend)]
+    injects_ok = all(_source_ok(c.source) and (c.meta is None or is_json_value(c.meta)) for c in injects)
+    return injects_ok and is_json_value(tuple(m for call in listener.script if not isinstance(call, Throw) for m in call.messages))
 
 
 def _session_ids(world: World) -> tuple[str, ...]:
@@ -236,8 +240,9 @@ def enabled(world: World, action: Action) -> bool:
             return name in {known.name for known in world.listeners} and is_json_value(messages)
         case MountCompaction():
             return True
-        case SendPrompt(instance=i):
-            return _instance_ok(world, i) and _contexts_ok(action)
+        case SendPrompt(instance=i, blocked=blocked, block_reason=why):
+            # A reason is the block decision's: an allowed prompt has none to give (one spelling per prompt).
+            return _instance_ok(world, i) and _contexts_ok(action) and (blocked or why == BLOCKED)
         case BeginStep(instance=i):
             return _in_phase(world, i, Phase.STEP_BEGIN)
         case Compose(instance=i):
@@ -305,9 +310,9 @@ def _send_prompt(world: World, action: SendPrompt) -> World:
     source = {"kind": "message", "source": _USER}
     world = _emit(world, instance.session_id, TURN_START, {"turn": turn, "trigger": source})
     instance = replace(instance, turn=turn, step=0)
-    if action.blocked:
-        world = _emit(world, instance.session_id, PROMPT_BLOCKED, {"content": [_text(action.text)], "source": _USER, "reason": "blocked"})
-        return _end_turn(world, instance, {"kind": "rejected", "reason": "blocked"})
+    if action.blocked:  # the hook's reason, on the durable record and the turn's end alike (L/loop.ts:376-378)
+        world = _emit(world, instance.session_id, PROMPT_BLOCKED, {"content": [_text(action.text)], "source": _USER, "reason": action.block_reason})
+        return _end_turn(world, instance, {"kind": "rejected", "reason": action.block_reason})
     data: dict[str, object] = {"content": [_text(action.text)], "source": _USER}
     if action.prompt_prefix:
         # Prompt-prefix contexts are baked into this one durable message, each named by its producer (L/loop.ts:107-131).
@@ -342,8 +347,9 @@ def _composition(world: World, instance: Instance, semantics: Semantics) -> tupl
     result = compose(semantics.listener_order(world.listeners), instance.agent)
     counted = tuple(replace(l, calls=l.calls + 1) if l.name in result.called else l for l in world.listeners)
     world = replace(world, listeners=counted)
-    for text in result.injects:
-        world = _emit(world, instance.session_id, USER_MESSAGE, _sourced(text, INJECTED, None), APPEND)
+    for inject in result.injects:
+        source = INJECTED if inject.source is None else inject.source
+        world = _emit(world, instance.session_id, USER_MESSAGE, _sourced(inject.text, source, inject.meta), APPEND)
     return world, result
 
 
@@ -357,8 +363,8 @@ def _compose(world: World, instance_id: int, semantics: Semantics, then: Phase) 
         world = _mark(world, instance, "compose-failed")
         if instance.cancel is not None:  # a throw under a cancellation ends the turn as interrupted (L/loop.ts:614-622)
             return _interrupted(world, instance)
-        reason = {"kind": "error", "step": instance.step, "message": f"session-prefix listener {result.thrown_by} threw"}
-        return _end_turn(world, instance, reason)
+        # The thrown error's message chain (L/loop.ts:70-72, 614-622); a listener's error carries no string code.
+        return _end_turn(world, instance, {"kind": "error", "step": instance.step, "message": result.error})
     if instance.cancel is not None:
         # The checkpoint after the waterfall throws before caching (L/loop.ts:421-423).
         if semantics.cache_interrupted:

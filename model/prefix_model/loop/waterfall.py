@@ -20,14 +20,16 @@ __all__ = ["Composition", "active_listeners", "compose"]
 
 @dataclass(frozen=True, slots=True)
 class Composition:
-    """What one waterfall run did: its product (``None`` if it threw), the injects, who was called,
-    and whether a listener cancelled the turn while composing."""
+    """What one waterfall run did: its product (``None`` if it threw), the injects (the calls that made
+    them, in order), who was called, whether a listener cancelled the turn while composing, and the
+    thrown error as the harness renders it (``error``)."""
 
     product: tuple[JsonValue, ...] | None
     thrown_by: str | None
-    injects: tuple[str, ...]
+    injects: tuple[InjectThenPrepend, ...]
     called: tuple[str, ...]
     cancelled: bool = False
+    error: str | None = None
 
 
 @ensure(
@@ -51,14 +53,14 @@ def _run(chain: tuple[Listener, ...]) -> Composition:
         return Composition((), None, (), ())
     head, call = chain[0], chain[0].next_call()
     if isinstance(call, Throw):
-        return Composition(None, head.name, (), (head.name,))
+        return Composition(None, head.name, (), (head.name,), error=call.rendered(head.name))
     if isinstance(call, ShortCircuit):
         return Composition(call.messages, None, (), (head.name,))
-    injects = (call.text,) if isinstance(call, InjectThenPrepend) else ()
+    injects = (call,) if isinstance(call, InjectThenPrepend) else ()
     rest = _run(chain[1:])
     called, cancelled = (head.name,) + rest.called, isinstance(call, CancelThenPrepend) or rest.cancelled
     if rest.product is None:
-        return Composition(None, rest.thrown_by, injects + rest.injects, called, cancelled)
+        return Composition(None, rest.thrown_by, injects + rest.injects, called, cancelled, rest.error)
     product = rest.product + call.messages if isinstance(call, Append) else call.messages + rest.product
     return Composition(product, None, injects + rest.injects, called, cancelled)
 
@@ -69,8 +71,8 @@ def _run(chain: tuple[Listener, ...]) -> Composition:
     enabled=ENABLED,
 )
 @ensure(
-    lambda result: (result.product is None) == (result.thrown_by is not None),
-    "PFX-9: a waterfall either throws or yields a product",
+    lambda result: (result.product is None) == (result.thrown_by is not None) == (result.error is not None),
+    "PFX-9: a waterfall either throws (an error, by a listener) or yields a product",
     enabled=ENABLED,
 )
 def compose(listeners: tuple[Listener, ...], agent: str) -> Composition:

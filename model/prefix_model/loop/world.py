@@ -132,15 +132,43 @@ class ShortCircuit:
 
 @dataclass(frozen=True, slots=True)
 class Throw:
-    """Throw: the waterfall rejects and the turn ends in error; nothing is cached."""
+    """Throw: the waterfall rejects and the turn ends in error; nothing is cached.
+
+    The thrown error's ``message`` (None: ``session-prefix listener <name> threw``) and the messages
+    of its ``cause`` chain, outermost first, each cause an ``Error`` of its own (PFX-9).
+    """
+
+    message: str | None = None
+    causes: tuple[str, ...] = ()
+
+    @ensure(lambda self, listener, result: self.message is not None or result.startswith(f"session-prefix listener {listener} threw"), "PFX-9: the default message names the listener", enabled=ENABLED)
+    @ensure(lambda self, result: self.message is None or result.startswith(self.message or "Error"), "PFX-9: the chain starts with the thrown message", enabled=ENABLED)
+    def rendered(self, listener: str) -> str:
+        """Return what the harness logs for this error thrown by ``listener``: ``errorChain`` (LLM/error.ts:104-131).
+
+        Each error shows its message (an empty one its name, ``Error``), then ``: `` and its cause's
+        rendering, which is left out where it repeats the message verbatim.
+        """
+        chain = (f"session-prefix listener {listener} threw" if self.message is None else self.message, *self.causes)
+        text = ""
+        for message in reversed(chain):
+            shown = message or "Error"
+            text = shown if text in ("", shown) else f"{shown}: {text}"
+        return text
 
 
 @dataclass(frozen=True, slots=True)
 class InjectThenPrepend:
-    """Call ``agent.inject(text)`` while composing, then prepend: the inject joins the current request."""
+    """Call ``agent.inject(text, {source, meta})`` while composing, then prepend: the inject joins the current request.
+
+    ``source`` None is the harness's default ``{kind: 'plugin', plugin: ''}``; ``meta``, when given, joins the
+    message, as for ``Inject`` (L/agent.ts:287-307).
+    """
 
     text: str
     messages: tuple[FrozenMap, ...]
+    source: FrozenMap | None = None
+    meta: FrozenMap | None = None
 
 
 @dataclass(frozen=True, slots=True)

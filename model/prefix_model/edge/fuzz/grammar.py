@@ -47,6 +47,7 @@ from prefix_model.loop.actions import (
     Steer,
 )
 from prefix_model.loop.compaction import CompactPolicy
+from prefix_model.loop.prompt import BLOCKED
 from prefix_model.loop.world import (
     AgentOptions,
     Append,
@@ -129,12 +130,19 @@ class Grammar:
         if roll < 0.70:
             return Append(mine)
         if roll < 0.78:
-            return InjectThenPrepend(f"{who} note {version}", mine)
+            return InjectThenPrepend(f"{who} note {version}", mine, self.source(), self.meta())
         if roll < 0.85:
             return ShortCircuit(mine)
         if roll < 0.93:
-            return Throw()
+            return self.thrown()
         return CancelThenPrepend(mine)
+
+    def thrown(self) -> Throw:
+        """A listener's error: half the model's default, half its own message and cause chain (repeats and empties included)."""
+        if self.rng.random() < 0.5:
+            return Throw()
+        words = ("fetch failed", "timeout", "")
+        return Throw(self.rng.choice(words), tuple(self.rng.choice(words) for _ in range(self.rng.randint(0, 2))))
 
     def listener(self, name: str) -> Listener:
         """A listener whose every call differs (so reuse and recomposition look different on the wire)."""
@@ -249,7 +257,7 @@ class Grammar:
         if roll < 0.75:
             return SendPrompt(i, self.text("prompt "))
         if roll < 0.85:
-            return SendPrompt(i, self.text("blocked "), blocked=True)
+            return SendPrompt(i, self.text("blocked "), blocked=True, block_reason=self.rng.choice((BLOCKED, "policy: needs approval")))
         contexts = tuple(PromptContext(self.text("context "), *(s for s in (self.source(),) if s is not None)) for _ in range(self.rng.randint(0, 2)))
         prefix = tuple(PromptContext(self.text("pre ")) for _ in range(self.rng.randint(0, 1)))
         return SendPrompt(i, self.text("prompt "), contexts=contexts, prompt_prefix=prefix)
@@ -338,5 +346,6 @@ class Grammar:
             moves.append(Move(Resume(instance.session_id, instance.agent), REFUSED))
         moves.append(Move(ForkDrive("nowhere", "s9", None, "main"), REFUSED))
         moves.append(Move(Inject(len(world.instances), "to no one"), REFUSED))
+        moves.append(Move(SendPrompt(i, "allowed", block_reason="a reason with no block"), REFUSED))
         return moves
 

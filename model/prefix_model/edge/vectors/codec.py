@@ -6,7 +6,10 @@ written, ``None`` as ``null``, tuples as arrays, nested values (``AgentOptions``
 ``LlmCallConfig``, ``Listener``) as objects of their fields, a listener's scripted calls as
 ``{"call": "<ClassName>", ...}`` and messages and tools as the JSON they are. Two fields are
 never written: ``Listener.calls`` (``Register`` resets it) and ``LlmCallConfig.written`` (how a
-read log spelled the config). ``Reply.toolCalls`` is an array of ``{id, name, arguments}``.
+read log spelled the config). Fields the language gained after its first vectors (``SPARSE``) are
+written only where they differ from their default, so a vector that does not use them keeps its
+bytes; a reader takes a missing one as its default. ``Reply.toolCalls`` is an array of
+``{id, name, arguments}``.
 
 A world is observed as the vector's ``expected``: each session's events as ``event_to_json``
 writes them without ``time`` (the one field a real run cannot reproduce), and every request sent,
@@ -31,13 +34,14 @@ from prefix_model.core.json_values import FrozenMap, JsonValue, is_json_value, j
 from prefix_model.core.requests import request_to_json
 from prefix_model.formats.event_lines import event_to_json
 from prefix_model.loop import actions as _actions
-from prefix_model.loop.actions import Action, Reply
+from prefix_model.loop.actions import Action, Reply, SendPrompt
 from prefix_model.loop.world import Append, CancelThenPrepend, InjectThenPrepend, Listener, Prepend, SentRequest, ShortCircuit, Throw, World
 
 __all__ = [
     "CodecError",
     "ACTION_TYPES",
     "CALL_TYPES",
+    "SPARSE",
     "camel",
     "obj",
     "action_to_json",
@@ -52,6 +56,10 @@ ACTION_TYPES: tuple[type, ...] = typing.get_args(_actions.Action)
 CALL_TYPES: tuple[type, ...] = (Prepend, Append, ShortCircuit, Throw, InjectThenPrepend, CancelThenPrepend)
 _TAGS: tuple[tuple[str, tuple[type, ...]], ...] = (("action", ACTION_TYPES), ("call", CALL_TYPES))
 _OMITTED: frozenset[tuple[type, str]] = frozenset({(LlmCallConfig, "written"), (Listener, "calls")})
+# Added to the language after vectors were published (issue 34 item 5): written only when not the default.
+SPARSE: frozenset[tuple[type, str]] = frozenset(
+    {(SendPrompt, "block_reason"), (Throw, "message"), (Throw, "causes"), (InjectThenPrepend, "source"), (InjectThenPrepend, "meta")}
+)
 _OBJECT_TUPLES: dict[tuple[type, str], tuple[str, ...]] = {(Reply, "tool_calls"): ("id", "name", "arguments")}
 
 
@@ -148,6 +156,8 @@ def _encode_dataclass(value: object) -> FrozenMap:
         fields[tag] = cls.__name__
     for field in _fields(cls):
         item = getattr(value, field.name)
+        if (cls, field.name) in SPARSE and item == field.default:
+            continue
         shape = _OBJECT_TUPLES.get((cls, field.name))
         if shape is not None:
             assert isinstance(item, tuple)

@@ -116,6 +116,7 @@ ECHO = (_tool("echo"),)
 _NOTES = FrozenMap({"kind": "plugin", "plugin": "notes"})  # a producer's message source
 _RULES = FrozenMap({"kind": "plugin", "plugin": "rules"})
 _MANUAL = FrozenMap({"kind": "plugin", "plugin": "manual"})
+_WORKSPACE = FrozenMap({"kind": "plugin", "plugin": "workspace"})
 _LONG = "read the plan, then carry it out step by step; " * 10  # long enough that a summary of it is smaller (CMP-6)
 
 
@@ -267,6 +268,16 @@ def _composition_scenarios() -> tuple[Scenario, ...]:
                 _listener("notes", InjectThenPrepend("context from a composing listener", (_m("<prefix notes>"),))),
                 Create("main", "s1", tools=ECHO), SendPrompt(0, "go"),
                 *_echo_step(0, "x", compose=True), *_step(0, Reply(0, text="done")),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "prefix/inject-own-source-while-composing",
+            "A composing listener injects with its own source and meta: the message carries them, lands before step/start and joins the first request.",
+            ("PFX-10", "LOOP-7"),
+            (
+                _listener("workspace", InjectThenPrepend("workspace: 3 files changed", (_m("<prefix workspace>"),), _WORKSPACE, FrozenMap({"files": 3}))),
+                _listener("rules", InjectThenPrepend("rules reloaded", (_m("<prefix rules>"),), _RULES)),
+                Create("main", "s1"), *_turn(0, "go", compose=True),
             ),
         ),  # fmt: skip
         Scenario(
@@ -626,6 +637,16 @@ def _prompt_scenarios() -> tuple[Scenario, ...]:
             (DOCS_TWICE, Create("main", "s1"), SendPrompt(0, "rm -rf /", blocked=True), *_turn(0, "list the files", compose=True)),
         ),
         Scenario(
+            "prompt/blocked-with-own-reason",
+            "A prompt-submit hook blocks with its own reason: prompt/blocked and the rejected turn/end carry it as given; an allowed prompt gives no reason.",
+            ("LOOP-5", "LOOP-1"),
+            (
+                DOCS, Create("main", "s1"), SendPrompt(0, "rm -rf /", blocked=True, block_reason="policy: shell commands need approval"),
+                SendPrompt(0, "list the files", block_reason="not blocked"), *_turn(0, "list the files", compose=True),
+            ),
+            refused=(3,),
+        ),  # fmt: skip
+        Scenario(
             "steering/mid-turn",
             "Steering is drained after a tool batch, at the top of a step, and after a response, which forces another step.",
             ("LOOP-8",),
@@ -675,6 +696,19 @@ def _agent_scenarios() -> tuple[Scenario, ...]:
                 _listener("notes", InjectThenPrepend("note from the composing listener", (_m("<prefix notes>"),))),
                 _listener("flaky", Throw(), _p("<prefix flaky>")), Create("main", "s1"),
                 SendPrompt(0, "first"), BeginStep(0), Compose(0), *_turn(0, "second", compose=True),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "prefix/throw-own-error",
+            "A listener throws its own errors: each turn/end carries the thrown message with its cause chain as the harness renders it (an empty message shows the name Error, a cause repeating its wrapper is left out); the third call composes.",
+            ("PFX-9", "PFX-4"),
+            (
+                _listener(
+                    "index", Throw("prefix fetch failed", ("connect ECONNREFUSED 127.0.0.1:443",)), Throw("", ("quota exceeded",)),
+                    Throw("index stale", ("index stale",)), _p("<prefix index>"),
+                ),
+                Create("main", "s1"), SendPrompt(0, "first"), BeginStep(0), Compose(0), SendPrompt(0, "second"), BeginStep(0), Compose(0),
+                SendPrompt(0, "third"), BeginStep(0), Compose(0), *_turn(0, "fourth", compose=True),
             ),
         ),  # fmt: skip
         Scenario(
