@@ -378,7 +378,7 @@ def replay(
     no finding, an invalid one a finding of its ``requirement``.
     """
     if case.get("formatVersion") != FORMAT_VERSION:
-        return [f"format version {_text(case.get('formatVersion'))} is not {FORMAT_VERSION}"]
+        return [f"format version {plain_text(case.get('formatVersion'))} is not {FORMAT_VERSION}"]
     if "actions" in case:
         return _replay_scenario(case, adapter, stepwise)
     if "file" in case:
@@ -423,7 +423,7 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
     if not (isinstance(entries, list) and all(isinstance(e, dict) and {"id", "file", "sha256"} <= set(e) for e in entries)):
         raise VectorsUnreadable(f"{where}: not a manifest (an object whose cases each name id, file and sha256)")
     if manifest.get("formatVersion") != FORMAT_VERSION:
-        return [("manifest.json", None, (f"format version {_text(manifest.get('formatVersion'))} is not {FORMAT_VERSION}",))]
+        return [("manifest.json", None, (f"format version {plain_text(manifest.get('formatVersion'))} is not {FORMAT_VERSION}",))]
     loaded: list[tuple[str, Mapping[str, Any] | None, tuple[str, ...]]] = []
     for entry in entries:
         path = directory / str(entry["file"])
@@ -446,7 +446,7 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
             continue
         if not isinstance(case, dict) or case.get("id") != entry["id"]:
             named = case.get("id") if isinstance(case, dict) else None
-            loaded.append((entry["id"], None, (f"{entry['file']} holds case {_text(named)}",)))
+            loaded.append((entry["id"], None, (f"{entry['file']} holds case {plain_text(named)}",)))
             continue
         invalid = best_match(_case_validator().iter_errors(case))
         if invalid is not None:  # a malformed case fails unrun, never as a crash of whoever runs it
