@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import replace
@@ -365,6 +366,14 @@ def test_generation_fails_in_one_line_naming_the_missing_ids_and_writes_nothing(
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1 and "ZZZ-9" in captured.err
     assert not out.exists()
+
+
+@pytest.mark.spec("VEC-2")
+def test_vectors_md_lists_what_a_log_or_capture_can_break_as_the_audit_does() -> None:
+    text = VECTORS_MD.read_text(encoding="utf-8")
+    start = text.index("every ID of `VIOLABLE`")
+    listed = text[start : text.index("has an invalid case", start)]
+    assert set(re.findall(r"\b([A-Z]+-\d+)\b", listed)) == VIOLABLE
 
 
 @pytest.mark.spec("VEC-2")
