@@ -256,7 +256,9 @@ class LogChecker:
     _anchor_prefix: str | None = None
     _anchor_value: JsonValue = ()  # the anchor's prefix itself, for the finding
     _anchor_seq: int | None = None  # the seq of the last anchor snapshot
-    _named: dict[str, Anchor] = field(default_factory=dict)  # per instance the capture names: the anchor its requests were sent under
+    # Per instance the capture names: the anchor its requests were sent under. A name is a new anchor's or an INST-3
+    # finding's, so this grows with the log's anchors and the findings, never with the capture's length (CHK-2).
+    _named: dict[str, Anchor] = field(default_factory=dict)
     _claim: Claim | None = None  # the newest anchor a named instance was sent under
     _instances: int = 0
     _open_turn: int | None = None
