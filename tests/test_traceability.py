@@ -201,7 +201,7 @@ CORE_MODULES = (
 CHAPTER_MODULES = (
     "loop.world", "loop.compaction", "loop.meter", "loop.stream", "loop.waterfall", "loop.transitions", "loop.properties", "loop.variants",
     "loop.explore", "loop.memo",
-    "conformance.findings", "conformance.plain", "conformance.screens", "conformance.fold", "conformance.vacuity",
+    "conformance.findings", "conformance.plain", "conformance.screens", "conformance.fold", "conformance.instances", "conformance.vacuity",
 )  # fmt: skip
 NO_CONTRACT = "# no contract: "
 

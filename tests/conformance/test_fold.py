@@ -8,7 +8,7 @@ expected findings are read off that change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import cache
 from typing import cast
@@ -38,7 +38,7 @@ from prefix_model.core.events import (
 from prefix_model.core.json_values import MAX_DEPTH, FrozenMap, freeze_object, thaw
 from prefix_model.core.requests import request_to_json
 from prefix_model.loop.semantics import HARNESS
-from prefix_model.loop.variants import run_witness
+from prefix_model.loop.variants import VARIANTS, run_witness
 from prefix_model.loop.world import SentRequest, World
 
 
@@ -260,11 +260,18 @@ def _fold_of(events: Iterable[Event], captured: tuple[Captured, ...]) -> tuple[o
     return _outcome(checker)
 
 
+def _fold_findings(events: Iterable[Event], captured: tuple[Captured, ...]) -> list[Finding]:
+    checker = LogChecker("s1", captured)
+    _feed(checker, events)
+    checker.finish()
+    return checker.findings
+
+
 def _outcome(checker: LogChecker) -> tuple[object, ...]:
     return ([str(f) for f in checker.findings], checker.events, checker.steps, checker.requests_checked, checker.requests_unmatched, checker.requests_by_step)
 
 
-@pytest.mark.spec("CHK-2", "REC-1", "REC-3")
+@pytest.mark.spec("CHK-2", "REC-1", "REC-3", "INST-2")
 def test_a_fork_of_an_unfinished_fold_goes_on_as_the_fold_of_the_longer_capture_and_leaves_the_first_alone() -> None:
     """As the loop properties use it: a fold over a log so far and the requests sent so far, forked when more were sent."""
     events, sent = _events("s1"), _sent("s1")
@@ -273,8 +280,9 @@ def test_a_fork_of_an_unfinished_fold_goes_on_as_the_fold_of_the_longer_capture_
         fields = request_to_json(r.request)
         if n == 2:  # one request off the log: findings, and the REC-3 state of its instance, to carry over
             fields = freeze_object(dict(fields) | {"system": "another system prompt"})
-        requests.append(captured_request(n, fields, r.turn, r.step))
+        requests.append(captured_request(n, fields, r.turn, r.step, "main"))  # one instance named: turn 5's resume is INST-2
     whole = _fold_of(events, tuple(requests))
+    assert "INST-2" in {f.rule for f in _fold_findings(events, tuple(requests))}
     forked = 0
     for cut in range(len(events) + 1):
         given = tuple(q for q, r in zip(requests, sent) if r.log_length <= cut)
@@ -742,3 +750,131 @@ def test_the_checkers_nodes_answer_as_a_list_of_their_seqs(ops: list[tuple[bool,
     copy = SurfaceNodes(nodes)
     copy.append(99)
     assert _answers(copy, probes) == _answers([*plain, 99], probes) and _answers(nodes, probes) == _answers(plain, probes)
+
+
+# --- §14 instances: a capture naming the instance that sent each request (INST-1..INST-3) ---
+
+
+def _as_sent(world: World, session: str, name: Callable[[SentRequest], str | None]) -> tuple[Captured, ...]:
+    """The session's loop requests as a capture naming each one's step and the instance ``name`` says."""
+    sent = [r for r in world.requests if r.loop_request and r.session_id == session]
+    return tuple(captured_request(n, request_to_json(r.request), r.turn, r.step, name(r)) for n, r in enumerate(sent))
+
+
+def _own(sent: SentRequest) -> str:
+    return f"instance-{sent.instance_id}"
+
+
+def _instance_check(world: World, session: str, name: Callable[[SentRequest], str | None], events: Iterable[Event] | None = None) -> LogChecker:
+    log = world.session(session)
+    seed = log.lineage.seed_length if log.lineage is not None else 0
+    return check_events(_numbered(log.log.events if events is None else events), _as_sent(world, session, name), session, seed)
+
+
+@pytest.mark.spec("INST-1", "INST-2", "INST-3")
+def test_the_witness_run_with_each_request_naming_its_instance_draws_no_finding() -> None:
+    """Four instances over three sessions — a resume with another prefix, a fork child that anchors anew: each sent under its own anchor."""
+    world = witness()
+    assert len({r.instance_id for r in world.requests}) == 4
+    for session in world.sessions:
+        checker = _instance_check(world, session.id, _own)
+        assert checker.findings == [] and checker.requests_checked > 0, session.id
+
+
+@pytest.mark.spec("INST-2", "INST-1", "CHK-3", "PFX-2")
+def test_one_instance_sent_under_a_second_anchor_with_another_prefix_is_one_INST_2_finding() -> None:
+    """s1's capture says one instance sent every request: the resume snapshot of turn 5 is that instance recomposing (v1 to v2)."""
+    world, events = witness(), _events("s1")
+    anchors = [e for e in events if e.type == REQUEST_HEADER and e.field("reason") != "change"]
+    prefixes = [cast(FrozenMap, e.field("header")).get("messagePrefix") for e in anchors]
+    assert len(anchors) == 2 and prefixes[0] != prefixes[1]
+    found = _instance_check(world, "s1", lambda r: "main").findings
+    late = next(n for n, r in enumerate(_sent("s1")) if r.instance_id == 1)
+    assert [(f.rule, f.implies, f.request, f.header_seq, f.expected, f.actual, f.expected_from) for f in found] == [
+        ("INST-2", ("INST-1",), late, anchors[1].seq, prefixes[0], prefixes[1], anchors[0].seq)
+    ]
+    assert f"second anchor (seq {anchors[1].seq})" in found[0].message and f"its own (seq {anchors[0].seq})" in found[0].message
+    # Once per anchor: a second request under it is no second finding; what the log alone cannot tell, it does not tell.
+    assert check_events(_numbered(events), _named("s1"), "s1").findings == []
+    assert _instance_check(world, "s1", lambda r: None).findings == []
+
+
+@pytest.mark.spec("INST-1")
+def test_one_instance_sent_under_a_second_anchor_with_its_own_prefix_is_an_INST_1_finding() -> None:
+    from prefix_model.edge.vectors.cases import world_of
+
+    world = world_of("resume/same-prefix")
+    assert _instance_check(world, "s1", _own).findings == []
+    found = _instance_check(world, "s1", lambda r: "main").findings
+    assert [(f.rule, f.implies, f.request, f.turn) for f in found] == [("INST-1", (), 1, 2)]
+    assert "'main' is sent under a second anchor (seq 12) after its own (seq 3)" in found[0].message
+
+
+@pytest.mark.spec("INST-3", "PFX-3", "CHK-3")
+def test_a_new_instance_under_an_earlier_instances_anchor_is_INST_3_in_place_of_the_log_only_PFX_3() -> None:
+    """The no-resume-anchor variant: the resumed instance writes its new prefix as a change snapshot."""
+    variant = next(v for v in VARIANTS if v.name == "no-resume-anchor")
+    world = run_witness(variant.semantics)
+    snapshot = next(e for e in world.session("s1").log.events if e.type == REQUEST_HEADER and (e.field("reason"), e.seq) == ("change", 52))
+    alone = check_events(_numbered(world.session("s1").log.events), _as_sent(world, "s1", lambda r: None), "s1").findings
+    assert [(f.rule, f.seq, f.request) for f in alone] == [("PFX-3", snapshot.seq, None)]
+    found = _instance_check(world, "s1", _own).findings
+    first = next(n for n, r in enumerate(_sent("s1")) if r.instance_id == 1)
+    assert [(f.rule, f.request, f.header_seq) for f in found] == [("INST-3", first, snapshot.seq)]
+    assert "which instance 'instance-0' was sent under" in found[0].message
+
+
+@pytest.mark.spec("INST-3", "HDR-15", "CHK-3")
+def test_a_new_instances_first_snapshot_written_as_a_change_equal_to_the_fold_is_INST_3_in_place_of_HDR_15() -> None:
+    from prefix_model.edge.vectors.cases import world_of
+
+    world = world_of("resume/same-prefix")
+    events = list(world.session("s1").log.events)
+    at = [n for n, e in enumerate(events) if e.type == REQUEST_HEADER][1]
+    events[at] = _with(events[at], reason="change")
+    assert [f.rule for f in _instance_check(world, "s1", lambda r: None, events).findings] == ["HDR-15"]
+    assert [(f.rule, f.request, f.header_seq) for f in _instance_check(world, "s1", _own, events).findings] == [("INST-3", 1, at)]
+
+
+@pytest.mark.spec("INST-3", "FORK-1")
+def test_a_fork_child_sent_under_the_anchor_of_its_seed_is_an_INST_3_finding() -> None:
+    """s2's child writes its first snapshot as a change: its request goes out under the parent's anchor it inherited."""
+    world, events = witness(), list(_events("s2"))
+    seed = world.session("s2").lineage
+    own = [n for n, e in enumerate(events) if e.type == REQUEST_HEADER][-1]
+    assert seed is not None and own >= seed.seed_length and events[own].field("reason") == "resume"
+    events[own] = _with(events[own], reason="change")
+    found = _instance_check(world, "s2", _own, events).findings
+    assert [f.rule for f in found] == ["INST-3"] and "inherited with the fork's seed" in found[0].message
+    assert [f.rule for f in _instance_check(world, "s2", lambda r: None, events).findings] == []
+
+
+@pytest.mark.spec("INST-1", "INST-2", "INST-3", "CHK-3")
+def test_the_instance_judges_contracts_name_the_rule_each_place_breaks() -> None:
+    """``judge``'s contracts: a twin that misses a rule, names another, or splits a drift from its second anchor, is refused."""
+    import icontract
+    from prefix_model.conformance.instances import Anchor, Broken, Claim, judge
+
+    from proofs.bugs_detected import broken_twin
+
+    first, same, drifted = Anchor(1, 3, "[1]", (1,)), Anchor(2, 12, "[1]", (1,)), Anchor(2, 12, "[2]", (2,))
+    claim = Claim("a", first, 3)
+    assert judge("a", first, 3, None, None, 0) is None and judge("a", first, 5, first, claim, 0) is None
+    assert [judge("b", first, 5, None, claim, 0), judge("a", same, 12, first, claim, 0), judge("a", drifted, 12, first, claim, 0)] == [
+        Broken("INST-3", "the first request of instance 'b' is sent under the anchor at seq 3, which instance 'a' was sent under: "
+               "a new instance writes its own initial/resume snapshot", new_snapshot=True),
+        Broken("INST-1", "instance 'a' is sent under a second anchor (seq 12) after its own (seq 3): an instance writes one initial/resume snapshot"),
+        Broken("INST-2", "instance 'a' is sent under a second anchor (seq 12) carrying another messagePrefix than its own (seq 3): "
+               "a recomposition within the instance, written as an anchor", ("INST-1",), (1,), (2,), 3),
+    ]  # fmt: skip
+    assert judge("c", Anchor(1, 3, "[]", ()), 3, None, None, 10) == Broken(
+        "INST-3", "the first request of instance 'c' is sent under the anchor at seq 3, inherited with the fork's seed: "
+        "a fork-driven instance writes its own resume snapshot")  # fmt: skip
+    blind = broken_twin(judge, lambda name, anchor, header_seq, own, claim, seed_length: None)
+    with pytest.raises(icontract.ViolationError, match="INST-1/INST-2/INST-3: a request breaks the rule its place under the anchors says"):
+        blind("b", first, 5, None, claim, 0)
+    split = broken_twin(judge, lambda name, anchor, header_seq, own, claim, seed_length: Broken("INST-2", "drift"))
+    with pytest.raises(icontract.ViolationError, match="CHK-3: a drift across a second anchor is one finding that also breaks INST-1"):
+        split("a", drifted, 12, first, claim, 0)
+    with pytest.raises(icontract.ViolationError, match="MATCH-1: requests are judged in log order"):
+        judge("a", first, 3, None, Claim("a", same, 12), 0)

@@ -266,11 +266,12 @@ def test_the_plain_stream_is_the_spec_stream(form: str, tmp_path: Path) -> None:
 @cache
 def capture_lines() -> tuple[object, ...]:
     world = run(WITNESS)
-    requests = [thaw(request_to_json(r.request)) for r in world.requests]
     lines: list[object] = []
-    for n, request in enumerate(requests):
+    for n, sent in enumerate(world.requests):
+        request = thaw(request_to_json(sent.request))
         assert isinstance(request, dict)
-        lines += [request | {"turn": 1, "step": 1}, {"index": n, "capture": {"agentLoopRequest": True, "sessionId": None}, "request": request}]
+        capture = {"instance": f"instance-{sent.instance_id}", "agentLoopRequest": True, "sessionId": None}
+        lines += [request | {"turn": 1, "step": 1}, {"index": n, "capture": capture, "request": request}]
     return tuple(lines)
 
 
@@ -298,9 +299,10 @@ def test_the_plain_capture_is_the_spec_capture(compact: bool, tmp_path: Path) ->
     separators = (",", ":") if compact else (", ", ": ")
     path.write_text("".join(json.dumps(line, separators=separators, ensure_ascii=False) + "\n" for line in capture_lines()), encoding="utf-8")
     spec, plain = list(iter_capture(path)), list(iter_plain_capture(path))
-    assert [(r.index, r.line, r.turn, r.step, r.loop_request, r.session_id, thaw(r.request)) for r in spec] == [
-        (r.index, r.line, r.turn, r.step, r.loop_request, r.session_id, r.request) for r in plain
+    assert [(r.index, r.line, r.turn, r.step, r.loop_request, r.session_id, r.instance, thaw(r.request)) for r in spec] == [
+        (r.index, r.line, r.turn, r.step, r.loop_request, r.session_id, r.instance, r.request) for r in plain
     ]
+    assert {r.instance for r in plain} == {None} | {f"instance-{n}" for n in range(4)}  # the bare lines name none
     assert all(bool(r.spans) == compact for r in plain)
     for r in plain:
         for name in r.request if compact else ():
@@ -474,7 +476,7 @@ def test_the_folds_contracts_tie_it_to_the_spec_functions() -> None:
     lossy = broken_twin(Captured.exact, lambda self: FrozenMap({}))
     with pytest.raises(icontract.ViolationError, match="JSON-3: the request frozen is its fields"):
         lossy(captured)
-    shuffled = broken_twin(captured_request, lambda index, request, turn=None, step=None: Captured(index, index + 1, {}, turn, step))
+    shuffled = broken_twin(captured_request, lambda index, request, turn=None, step=None, instance=None: Captured(index, index + 1, {}, turn, step))
     with pytest.raises(icontract.ViolationError, match="CAP-1: a model-built request is captured whole"):
         shuffled(0, request_to_json(world.requests[0].request))
     with pytest.raises(icontract.ViolationError, match="FORK-1: a seed is a count of events"):

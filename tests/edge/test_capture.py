@@ -93,7 +93,8 @@ def test_the_two_example_lines_of_formats_md_read_alike(tmp_path: Path) -> None:
     section = text[text.index("## 5. The requests capture") :]
     examples = [block.split("```", 1)[0].strip() for block in section.split("```json\n")[1:3]]
     bare, wrapped = (next(iter_capture(write(tmp_path / f"{n}.jsonl", line))) for n, line in enumerate(examples))
-    assert bare == wrapped == CapturedRequest(0, 1, bare.request, 1, 1, True, "demo")
+    assert bare == CapturedRequest(0, 1, bare.request, 1, 1, True, "demo")
+    assert wrapped == CapturedRequest(0, 1, bare.request, 1, 1, True, "demo", "main")  # only the wrapper names its instance
     assert list(bare.request) == ["provider", "model", "messages", "sessionId"]
 
 

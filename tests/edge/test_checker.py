@@ -387,3 +387,34 @@ def test_garbage_lines_between_events_do_not_add_up_to_a_run(tmp_path: Path) -> 
     log.write_text("".join(f"{line}\nx\n" for line in events), encoding="utf-8")
     report = check_log(log)
     assert report.stopped is None and sum(f.rule == "FMT-1" for f in report.findings) == 1501
+
+
+@pytest.mark.spec("INST-2", "INST-1", "CLI-6", "CAP-1")
+def test_check_with_a_capture_naming_instances_finds_a_per_turn_recomposition_written_as_a_resume(tmp_path: Path) -> None:
+    """resume/changed-prefix: two instances, the second anchoring another prefix. The same log with a capture saying one
+    instance sent both requests is that instance recomposing at its second turn and writing the drift as ``resume``."""
+    from prefix_model.edge.vectors.cases import log_lines, wrapped_capture_lines, world_of
+
+    world = world_of("resume/changed-prefix")
+    log = tmp_path / "s1.events.jsonl"
+    log.write_text("".join(line + "\n" for line in log_lines(world, "s1")), encoding="utf-8")
+    named = [json.loads(line) for line in wrapped_capture_lines(world, "s1", instances=True)]
+    assert [line["capture"]["instance"] for line in named] == ["instance-0", "instance-1"]
+
+    def check(lines: list[dict[str, object]]) -> tuple[int, dict[str, object]]:
+        capture = tmp_path / "requests.jsonl"
+        capture.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "check", str(log), "--requests", str(capture), "--session", "s1", "--json"],
+                              capture_output=True, text=True, timeout=HANG)  # fmt: skip
+        report = json.loads(done.stdout)
+        REPORT_SCHEMA.validate(report)
+        return done.returncode, report
+
+    assert check(named)[0] == 0
+    one = [line | {"capture": line["capture"] | {"instance": "main"}} for line in named]
+    code, report = check(one)
+    findings = report["findings"]
+    assert isinstance(findings, list) and code == 1 and len(findings) == 1
+    assert (findings[0]["rule"], findings[0]["implies"], findings[0]["request"], findings[0]["headerSeq"], findings[0]["expectedFrom"]) == ("INST-2", ["INST-1"], 1, 12, 3)
+    # Without the instance, the log and its capture cannot tell a recomposition from a resume.
+    assert check([line | {"capture": {k: v for k, v in line["capture"].items() if k != "instance"}} for line in one])[0] == 0

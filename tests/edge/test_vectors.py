@@ -35,9 +35,11 @@ from prefix_model.edge.vectors.cases import (
     capture_lines,
     case_text,
     catalogue,
+    log_lines,
     pending_cases,
     scenarios,
     world_of,
+    wrapped_capture_lines,
 )
 from prefix_model.edge.vectors.codec import ACTION_TYPES, CALL_TYPES, SPARSE, CodecError, action_from_json, action_to_json, camel
 from prefix_model.edge.vectors.consumer import (
@@ -396,6 +398,14 @@ def test_generation_fails_in_one_line_naming_the_missing_ids_and_writes_nothing(
 
 
 @pytest.mark.spec("VEC-2")
+def test_vectors_md_lists_what_a_log_or_capture_can_break_as_the_audit_does() -> None:
+    text = VECTORS_MD.read_text(encoding="utf-8")
+    start = text.index("every ID of `VIOLABLE`")
+    listed = text[start : text.index("has an invalid case", start)]
+    assert set(re.findall(r"\b([A-Z]+-\d+)\b", listed)) == VIOLABLE
+
+
+@pytest.mark.spec("VEC-2")
 def test_exemptions_have_reasons_and_do_not_overlap_what_a_log_can_break() -> None:
     ids = spec_ids(SPEC.read_text(encoding="utf-8"))
     for key, reason in list(NOT_WITNESSED.items()) + list(REJECTION_ONLY.items()):
@@ -415,6 +425,38 @@ def test_exemptions_have_reasons_and_do_not_overlap_what_a_log_can_break() -> No
 def test_every_scenario_keeps_every_property_of_a_run() -> None:
     for scenario in scenarios():
         assert check_all(world_of(scenario.id)) == (), scenario.id
+
+
+@pytest.mark.spec("INST-1", "INST-2", "INST-3", "CAP-1")
+def test_every_scenario_with_each_request_naming_its_instance_draws_no_finding() -> None:
+    """The re-check of generation (every scenario's own log and capture pass), with the capture naming instances."""
+    checker, named = ModelChecker(), 0
+    for scenario in scenarios():
+        world = world_of(scenario.id)
+        for session in (s for s in world.sessions if s.log.events):
+            capture = wrapped_capture_lines(world, session.id, instances=True)
+            named += len(capture)
+            assert checker.check(session.id, log_lines(world, session.id), capture or None) == set(), (scenario.id, session.id)
+    assert named > 100
+
+
+@pytest.mark.spec("INST-1", "INST-2", "INST-3")
+def test_each_instance_case_is_rejected_only_for_the_instances_its_capture_names() -> None:
+    """The capture's instances are what rejects each case: without them the log and capture pass, or draw the log-only reading."""
+    checker = ModelChecker()
+    cases = {c.id: c for c in catalogue() if isinstance(c, LogCase) and c.capture is not None and '"instance":' in c.capture[0]}
+    log_only = {"invalid/inst-3/change-hides-a-new-instances-recomposition": {"PFX-3"}}
+    assert {c.requirement for c in cases.values()} == {None, "INST-1", "INST-2", "INST-3"} and len(cases) == 5
+    for case in cases.values():
+        assert case.capture is not None
+        found = checker.check(case.session, case.log, case.capture)
+        assert found == (set() if case.requirement is None else {case.requirement} | ({"INST-1"} if case.requirement == "INST-2" else set())), case.id
+        unnamed = [json_text(freeze(_without_instance(json.loads(line)))) for line in case.capture]
+        assert checker.check(case.session, case.log, unnamed) == log_only.get(case.id, set()), case.id
+
+
+def _without_instance(line: dict[str, Any]) -> dict[str, Any]:
+    return line | {"capture": {k: v for k, v in line["capture"].items() if k != "instance"}}
 
 
 @pytest.mark.spec("JSON-3", "JSON-4", "TOK-1", "CMP-5")

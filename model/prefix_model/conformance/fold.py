@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, overload
 
 from prefix_model.conformance.findings import MISSING, Finding, first_difference
+from prefix_model.conformance.instances import LOG_ONLY_READINGS, Anchor, Claim, judge
 from prefix_model.conformance.plain import Known, PlainEvent, Spans, from_event, plain_text, to_event
 from prefix_model.conformance.screens import DEEP, append_provenance_ok, derive_plain, envelope_ok
 from prefix_model.core.contracts import ENABLED, Rejection, RejectedError, ensure, require  # RejectedError: Captured.exact's ``:raises:``
@@ -159,6 +160,7 @@ class Captured:
     text: str = ""  # the capture line, when read from one
     spans: Spans = field(default_factory=dict)  # where each field's value sits in ``text`` (a compact line)
     messages_checked: bool = True  # the reader checked each message's shape (else ``check_messages`` does)
+    instance: str | None = None  # the loop instance that sent it, where the capture names one (INST-1..3)
 
     @require(lambda self, name: name in self.fields, "CHK-2: a field the request has (the caller compared the field names first)", enabled=ENABLED)
     @ensure(
@@ -337,6 +339,11 @@ class LogChecker:
     _expected: _Expectation | None = None
     _anchor_prefix: str | None = None
     _anchor_value: JsonValue = ()  # the anchor's prefix itself, for the finding
+    _anchor_seq: int | None = None  # the seq of the last anchor snapshot
+    # Per instance the capture names: the anchor its requests were sent under. A name is a new anchor's or an INST-3
+    # finding's, so this grows with the log's anchors and the findings, never with the capture's length (CHK-2).
+    _named: dict[str, Anchor] = field(default_factory=dict)
+    _claim: Claim | None = None  # the newest anchor a named instance was sent under
     _instances: int = 0
     _open_turn: int | None = None
     _next_turn: int = 1
@@ -529,7 +536,7 @@ class LogChecker:
                 self._find("PFX-3", "a change snapshot carries another prefix than its instance's anchor", event, line,
                            path="/messagePrefix", expected=self._anchor_value, actual=header.message_prefix or ())  # fmt: skip
         else:
-            self._anchor_prefix, self._anchor_value = prefix, header.message_prefix or ()
+            self._anchor_prefix, self._anchor_value, self._anchor_seq = prefix, header.message_prefix or (), event.seq
             self._instances += 1
             self._previous.clear()  # no later step belongs to an earlier instance: keep one request, not one per instance
         self._header, self._header_seq = header, event.seq
@@ -743,6 +750,29 @@ class LogChecker:
             self._monotonic(result, request, True, None)
         else:
             self._monotonic(result, request, *self._compare_exactly(result, request))
+        if request.instance is not None and self._anchor_seq is not None:
+            self._instance(result, request, request.instance)
+
+    def _instance(self, result: StepResult, request: Captured, name: str) -> None:
+        """INST-1..3: the request of instance ``name`` under the anchor in force, against the anchors its instance and others were sent under."""
+        assert self._anchor_prefix is not None and self._anchor_seq is not None and self._header_seq is not None
+        anchor = Anchor(self._instances, self._anchor_seq, self._anchor_prefix, self._anchor_value)
+        broken = judge(name, anchor, self._header_seq, self._named.get(name), self._claim, self.seed_length)
+        self._named[name] = anchor
+        if self._claim is None or anchor.number > self._claim.anchor.number:
+            self._claim = Claim(name, anchor, self._header_seq)
+        if broken is None:
+            return
+        found = Finding(broken.rule, broken.message, implies=broken.implies, expected=broken.expected, actual=broken.actual,
+                        expected_from=broken.expected_from, **self._where(result, request))  # fmt: skip
+        # A new instance's first snapshot written as ``change``: the log alone judged it against the old instance (one defect, one finding).
+        header_seq = self._header_seq
+        log_only = (n for n, f in enumerate(self.findings) if f.seq == header_seq and f.request is None and f.rule in LOG_ONLY_READINGS)
+        at = next(log_only, None) if broken.new_snapshot else None
+        if at is None:
+            self.findings.append(found)
+        else:
+            self.findings[at] = found
 
     @ensure(
         lambda self, result: (result is None) == (self._header is None), "REC-1: a request is implied only where a header is in force", enabled=ENABLED
@@ -910,8 +940,8 @@ def check_events(
 
 @require(lambda request: is_json_value(request), "JSON-6: a model-built request is a frozen lossless value", enabled=ENABLED)
 @ensure(lambda request, result: json_text(result.exact()) == json_text(request), "CAP-1: a model-built request is captured whole, key order included", enabled=ENABLED)
-def captured_request(index: int, request: FrozenMap, turn: int | None = None, step: int | None = None) -> Captured:
-    """Return a model-built request as the capture would hold it (line ``index + 1``)."""
+def captured_request(index: int, request: FrozenMap, turn: int | None = None, step: int | None = None, instance: str | None = None) -> Captured:
+    """Return a model-built request as the capture would hold it (line ``index + 1``), sent by ``instance`` where named."""
     fields = thaw(request)
     assert isinstance(fields, dict)
-    return Captured(index, index + 1, fields, turn, step)
+    return Captured(index, index + 1, fields, turn, step, instance=instance)

@@ -198,7 +198,7 @@ def _captured(path: Path, session_id: str | None, report: Report, known: Callabl
     for request in iter_plain_capture(path, known):
         report.requests_total += 1
         kept = CaptureLine(request.index, request.line, request.request, request.turn, request.step, name, request.shallow,
-                        request.text, request.spans, request.messages_checked)  # fmt: skip
+                        request.text, request.spans, request.messages_checked, request.instance)  # fmt: skip
         if request.loop_request and request.session_id is not None:
             report.capture_sessions[request.session_id] = report.capture_sessions.get(request.session_id, 0) + 1
             if session_id is None:

@@ -83,8 +83,10 @@ optional "turn"/"step" naming the step that sent it and "agentLoopRequest": fals
 auxiliary call; or the {"index", "capture", "request"} lines of a harness recording. Requests
 are matched in file order, the order they were sent: one naming turn/step to that step (a
 request naming a step the log has already passed is a finding), one without to the next
-dispatching step (formats.md of the installed specification; `prefix-model docs` prints where).
-Both files are read once, side by side: memory follows the log's live history, not the files' size.
+dispatching step (formats.md of the installed specification; `prefix-model docs` prints where). Where a recording's "capture" names the "instance" that
+sent a request, each instance must be sent under one initial/resume snapshot of its own, with
+one prefix: a recomposition the log writes as a resume is found only so. Both files are read
+once, side by side: memory follows the log's live history, not the files' size.
 
 example:
   prefix-model check --example          (the bundled example log and its capture)

@@ -49,7 +49,8 @@ class CapturedRequest:
 
     ``request`` holds the request fields only (key order kept); ``turn``/``step`` name the step
     that sent it when the capture says so; ``loop_request`` is False for an auxiliary call (such
-    as the compaction summarizer) that reconstruction does not cover.
+    as the compaction summarizer) that reconstruction does not cover; ``instance`` names the loop
+    instance that sent it, where the wrapper's ``capture.instance`` says (SPEC §14, INST-1..3).
     """
 
     index: int
@@ -59,6 +60,7 @@ class CapturedRequest:
     step: int | None
     loop_request: bool
     session_id: str | None
+    instance: str | None = None
 
 
 @cache
@@ -104,8 +106,8 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _named(value: Mapping[str, object]) -> tuple[Mapping[str, object], int | None, int | None, bool, str | None]:
-    """Return what a schema-valid line (frozen or plain) names: request fields, turn, step, loop or not, session."""
+def _named(value: Mapping[str, object]) -> tuple[Mapping[str, object], int | None, int | None, bool, str | None, str | None]:
+    """Return what a schema-valid line (frozen or plain) names: request fields, turn, step, loop or not, session, instance."""
     if "request" in value:
         request, capture = value["request"], value["capture"]
         assert isinstance(request, Mapping) and isinstance(capture, Mapping)
@@ -115,6 +117,7 @@ def _named(value: Mapping[str, object]) -> tuple[Mapping[str, object], int | Non
         loop = capture["agentLoopRequest"] is True
         session = capture.get("sessionId")
         session = session if isinstance(session, str) else request.get("sessionId")
+        instance = capture.get("instance")
     else:
         request = value.without(*_STEP_KEYS) if isinstance(value, FrozenMap) else {k: v for k, v in value.items() if k not in _STEP_KEYS}
         turn, step = _int_or_none(value.get("turn")), _int_or_none(value.get("step"))
@@ -122,14 +125,15 @@ def _named(value: Mapping[str, object]) -> tuple[Mapping[str, object], int | Non
         # Without the flag, a request naming an auxiliary purpose (compaction, title) is not the loop's.
         loop = flag if isinstance(flag, bool) else "purpose" not in request
         session = request.get("sessionId")
-    return request, turn, step, loop, session if isinstance(session, str) else None
+        instance = None  # the bare form names no instance
+    return request, turn, step, loop, session if isinstance(session, str) else None, instance if isinstance(instance, str) else None
 
 
 def _captured(index: int, line: int, value: FrozenMap) -> CapturedRequest:
     """Return the captured request a schema-valid line spells."""
-    request, turn, step, loop, session = _named(value)
+    request, turn, step, loop, session, instance = _named(value)
     assert isinstance(request, FrozenMap)
-    return CapturedRequest(index, line, request, turn, step, loop, session)
+    return CapturedRequest(index, line, request, turn, step, loop, session, instance)
 
 
 def _parse(raw: bytes) -> FrozenMap | Rejection:
@@ -198,6 +202,7 @@ class PlainCapturedRequest:
     text: str = ""  # the line
     spans: Spans = field(default_factory=dict)  # where each request field's value is in ``text`` (compact lines)
     messages_checked: bool = True  # each message's shape was checked; else ``messages_shape_ok`` must be asked
+    instance: str | None = None  # the loop instance that sent it (the wrapper's ``capture.instance``)
 
 
 _REQUEST_KEYS = frozenset(("provider", "model", "reasoningEffort", "messages", "system", "tools", "temperature", "maxTokens", "stop", "sessionId", "purpose"))
@@ -294,9 +299,9 @@ def capture_shape_ok(value: object, messages: bool = True) -> bool:
 
 def _plain_captured(index: int, line: int, value: dict[str, object], shallow: bool, text: str, spans: Spans, checked: bool) -> PlainCapturedRequest:
     """Return the captured request a shape-valid plain line spells (as ``_captured`` does for frozen ones)."""
-    request, turn, step, loop, session = _named(value)
+    request, turn, step, loop, session, instance = _named(value)
     assert isinstance(request, dict)
-    return PlainCapturedRequest(index, line, request, turn, step, loop, session, shallow, text, spans, checked)
+    return PlainCapturedRequest(index, line, request, turn, step, loop, session, shallow, text, spans, checked, instance)
 
 
 def line_error(path: str, line: int, text: str) -> LogReadError | None:

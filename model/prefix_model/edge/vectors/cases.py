@@ -50,6 +50,7 @@ __all__ = [
     "log_lines",
     "capture_lines",
     "wrapped_capture_lines",
+    "instance_name",
 ]
 
 
@@ -122,9 +123,10 @@ def capture_lines(world: World, session: str) -> Lines:
     return _text(_capture(world, session))
 
 
-def wrapped_capture_lines(world: World, session: str) -> Lines:
-    """Return the session's requests as capture lines in the recorder's wrapper form (spec/formats.md §5)."""
-    return _text(_wrapped(world, session))
+def wrapped_capture_lines(world: World, session: str, instances: bool = False) -> Lines:
+    """Return the session's requests as capture lines in the recorder's wrapper form (spec/formats.md §5), naming each
+    request's instance when ``instances``."""
+    return _text(_wrapped(world, session, instances))
 
 
 # --- Targeted mutations of a scenario's log or capture ---
@@ -288,6 +290,7 @@ class _Mutant:
     capture: bool = False  # whether the case carries the requests capture
     named: bool = True  # whether capture lines name turn and step
     wrapper: bool = False  # capture lines in the recorder's {index, capture, request} form
+    instances: bool = False  # those lines name the instance that sent each request (capture.instance)
     session: str = "s1"
 
 
@@ -369,6 +372,7 @@ def _as_lines(edit: Callable[[list[str]], None]) -> Callable[[Events], Lines]:
 
 _ANY_PREFIX = (FrozenMap({"role": "user", "content": (FrozenMap({"type": "text", "text": "<prefix from elsewhere>"}),)}),)
 _SYSTEM_CHANGE = "header/system-change-between-steps"
+_CHANGED = "resume/changed-prefix"  # two instances of one session, the second anchoring another prefix
 FILE_BASE = "stream/text-tools-usage"  # the log files' session: two turns, a two-step first turn, streamed text and tool-call deltas that pack
 
 
@@ -550,19 +554,50 @@ def _mutants() -> tuple[_Mutant, ...]:
                 "capture lines name no step, and a cancelled step left no header and no chunk", capture=True, named=False),
         _Mutant("invalid/cap-1/not-a-request", tc, "CAP-1", ("CAP-1",), "a capture line is not a request",
                 capture_edit=lambda capture: capture + (FrozenMap({"hello": "world"}),), capture=True),
+        # Instances a capture names (§14): the run's own log, its capture telling which instance sent each request.
+        _Mutant("log/capture-names-instances", _CHANGED, None, ("INST-1", "INST-2", "INST-3", "PFX-5", "CAP-1"),
+                "capture lines in the recorder's form name the instance that sent each request: the resume snapshot anchors "
+                "the second instance, whose prefix differs from the first's", capture=True, wrapper=True, instances=True),
+        _Mutant("invalid/inst-2/per-turn-recomposition-disguised-as-resume", _CHANGED, "INST-2", ("INST-2", "INST-1", "PFX-2"),
+                "the capture names one instance for both turns' requests, so the second turn's resume snapshot with another prefix "
+                "is that instance recomposing and writing the drift as a resume (the log alone passes)",
+                capture_edit=_one_instance, capture=True, wrapper=True, instances=True),
+        _Mutant("invalid/inst-1/second-anchor-in-one-instance", "resume/same-prefix", "INST-1", ("INST-1",),
+                "the capture names one instance for both turns' requests, so the second turn's resume snapshot is a second anchor "
+                "of that instance (the same prefix; the log alone passes)", capture_edit=_one_instance, capture=True, wrapper=True, instances=True),
+        _Mutant("invalid/inst-3/change-hides-a-new-instances-recomposition", _CHANGED, "INST-3", ("INST-3", "PFX-5"),
+                "the resumed instance writes its recomposed prefix as a change snapshot (the log alone reads it as a PFX-3 drift "
+                "of the first instance)", _on("request/header", ("data", "reason"), _set("change"), nth=1),
+                capture=True, wrapper=True, instances=True),
+        _Mutant("invalid/inst-3/new-instance-writes-change", "resume/effort-carried", "INST-3", ("INST-3", "PFX-5", "HDR-10"),
+                "the third instance, whose route differs, writes its first snapshot as a change (the log alone passes)",
+                _on("request/header", ("data", "reason"), _set("change"), nth=2), capture=True, wrapper=True, instances=True),
     )  # fmt: skip
 
 
-def _wrapped(world: World, session: str) -> Events:
-    """Return the session's requests in the recorder's wrapper form (spec/formats.md §5)."""
+def instance_name(instance_id: int) -> str:
+    """Return the name a capture gives the instance numbered ``instance_id`` (any name would do: one name, one instance)."""
+    return f"instance-{instance_id}"
+
+
+def _wrapped(world: World, session: str, instances: bool = False) -> Events:
+    """Return the session's requests in the recorder's wrapper form (spec/formats.md §5), naming each one's instance when asked."""
     events = world.session(session).log.events
     lines = []
     for index, sent in enumerate(r for r in world.requests if r.session_id == session):
         start = max(e.seq for e in events[: sent.log_length] if e.type == "step/start")
-        capture: dict[str, JsonValue] = {"agentLoopRequest": sent.loop_request, "sessionId": session,
+        named: dict[str, JsonValue] = {"instance": instance_name(sent.instance_id)} if instances else {}
+        capture: dict[str, JsonValue] = {**named, "agentLoopRequest": sent.loop_request, "sessionId": session,
                    "lastStepStart": FrozenMap({"seq": start, "turn": sent.turn, "step": sent.step})}  # fmt: skip
         lines.append(FrozenMap({"index": index, "capture": FrozenMap(capture), "request": request_to_json(sent.request)}))
     return tuple(lines)
+
+
+def _one_instance(lines: Events) -> Events:
+    """Name the first line's instance on every line: the capture says one instance sent every request."""
+    first = lines[0]["capture"]
+    assert isinstance(first, FrozenMap)
+    return tuple(_edited(line, ("capture", "instance"), _set(first["instance"])) for line in lines)
 
 
 def _mutant_case(mutant: _Mutant, world: World) -> LogCase:
@@ -572,7 +607,7 @@ def _mutant_case(mutant: _Mutant, world: World) -> LogCase:
     lines = mutant.raw(events) if mutant.raw is not None else _text(events)
     capture: Lines | None = None
     if mutant.capture:
-        values = _wrapped(world, mutant.session) if mutant.wrapper else _capture(world, mutant.session, mutant.named)
+        values = _wrapped(world, mutant.session, mutant.instances) if mutant.wrapper else _capture(world, mutant.session, mutant.named)
         capture = _text(mutant.capture_edit(values) if mutant.capture_edit is not None else values)
     provenance = obj({"kind": "mutation", "from": mutant.base, "session": mutant.session, "mutation": mutant.description})
     what = "accept" if mutant.requirement is None else f"reject with {mutant.requirement}"

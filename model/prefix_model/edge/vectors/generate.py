@@ -80,7 +80,7 @@ EXAMPLE_FILE_CASE = "invalid/fmt-10/header-without-newline"  # and a log file
 # What a log (in-memory event lines or a persisted file) or a requests capture can break, each
 # needing an invalid case: the envelope and vocabulary rules, the surface rules a single event can
 # break, the header shape and record-rule checks, the request properties a capture can break,
-# enclosure and matching, the lossless-JSON and line rules of the reader, the persisted form's
+# enclosure and matching, the instances a capture names, the lossless-JSON and line rules of the reader, the persisted form's
 # torn-tail, packed-row, zstd and header-line rules, and the capture's line rule.
 VIOLABLE: frozenset[str] = frozenset({
     "JSON-1", "JSON-2",
@@ -88,7 +88,7 @@ VIOLABLE: frozenset[str] = frozenset({
     "SURF-3", "SURF-4", "SURF-5", "SURF-7", "SURF-8", "SURF-9",
     "HDR-1", "HDR-2", "HDR-9", "HDR-13", "HDR-15",
     "PFX-3", "PFX-6", "REC-1", "REC-2", "REC-3", "CMP-1",
-    "ENC-1", "ENC-2", "ENC-3", "MATCH-1", "MATCH-2", "FMT-1", "FMT-7", "FMT-8", "FMT-9", "FMT-10", "CAP-1",
+    "ENC-1", "ENC-2", "ENC-3", "MATCH-1", "MATCH-2", "INST-1", "INST-2", "INST-3", "FMT-1", "FMT-7", "FMT-8", "FMT-9", "FMT-10", "CAP-1",
 })  # fmt: skip
 
 # Requirements no vector can witness, each with why. A key ending in "-" exempts a whole family.
