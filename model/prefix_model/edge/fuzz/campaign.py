@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from prefix_model.edge.fuzz.generate import Coverage, Script, draw
-from prefix_model.edge.fuzz.lockstep import Difference, lockstep, model_replies
+from prefix_model.edge.fuzz.lockstep import Difference, OutOfDomain, lockstep, model_replies
 from prefix_model.edge.fuzz.shrink import Shrunk, shrink
 from prefix_model.edge.runner.baseline import KnownDivergence
 from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
@@ -227,6 +227,8 @@ def _oracle(adapter: AdapterProcess) -> Callable[[Sequence[JsonObject]], Differe
     def replay(actions: Sequence[JsonObject]) -> Difference | None:
         try:
             return lockstep(adapter, actions, model_replies(actions))
+        except OutOfDomain:
+            return None  # a candidate outside the drawn domain shows nothing about the divergence being shrunk
         except AdapterFailure:
             if not adapter.alive():
                 adapter.restart()
@@ -270,6 +272,6 @@ def replay_script(
         raise Unusable(str(failure)) from None
     try:
         actions = list(script(_offered(adapter)))
-        return str(adapter.hello.get("implementation", "?")), lockstep(adapter, actions, model_replies(actions)), actions
+        return str(adapter.hello.get("implementation", "?")), lockstep(adapter, actions, model_replies(actions, domain=False)), actions
     finally:
         adapter.stop()

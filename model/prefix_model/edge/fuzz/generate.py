@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from prefix_model.core.json_values import thaw
-from prefix_model.edge.fuzz.grammar import BOUNDARY, DRIVE, LISTENERS, REFUSED, START, WINDOW, Grammar, Move
+from prefix_model.edge.fuzz.grammar import BOUNDARY, DRIVE, LISTENERS, REFUSED, START, WINDOW, Grammar, Move, out_of_domain
 from prefix_model.edge.fuzz.lockstep import Answer
 from prefix_model.edge.runner.server import Failed, Server
 from prefix_model.edge.vectors.codec import action_to_json
@@ -123,7 +123,7 @@ def draw(seed: int, number: int, coverage: Coverage, offered: frozenset[str] | N
             take(Move(created, BOUNDARY))
     for _ in range(rng.choice(LENGTHS)):
         world = server.adapter.world
-        moves = grammar.candidates(world)
+        moves = [m for m in grammar.candidates(world) if out_of_domain(world, m.action) is None]
         if not moves:
             break
         busy = any(i.turn_open for i in world.instances)

@@ -64,7 +64,7 @@ from prefix_model.loop.world import (
     text_message,
 )
 
-__all__ = ["DRIVE", "START", "WINDOW", "BOUNDARY", "REFUSED", "FAMILIES", "Move", "Grammar"]
+__all__ = ["DRIVE", "START", "WINDOW", "BOUNDARY", "REFUSED", "FAMILIES", "Move", "Grammar", "out_of_domain"]
 
 # Families of moves: the generator's weights are per family.
 DRIVE, START, WINDOW, BOUNDARY, REFUSED = "drive", "start", "window", "boundary", "refused"
@@ -77,6 +77,34 @@ ROLES = ("user", "user", "user", "assistant", "system")
 _LONG = "carry the plan out step by step, checking each result; "  # repeated: long enough that a summary is smaller
 _SOURCES = (FrozenMap({"kind": "plugin", "plugin": "notes"}), FrozenMap({"kind": "plugin", "plugin": "rules"}), FrozenMap({"kind": "user"}))
 _EFFORTS = ("low", "high", "max")
+
+
+def _held(world: World, session_id: str) -> bool:
+    """Whether the harness's store still holds a session: it has events, or an instance not disposed drives it."""
+    return bool(world.session(session_id).log.events) or any(i.session_id == session_id and not i.disposed for i in world.instances)
+
+
+def _called(chunk: JsonValue) -> Iterator[str]:
+    """The tool names a streamed chunk carries (a tool-call delta's, a tool-call block's)."""
+    if isinstance(chunk, FrozenMap):
+        if chunk.get("type") in ("tool-call", "tool-call-delta") and isinstance(chunk.get("name"), str) and chunk.get("name"):
+            yield str(chunk.get("name"))
+        for value in chunk.values():
+            yield from _called(value)
+
+
+def out_of_domain(world: World, action: Action) -> str | None:
+    """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a reply calling a
+    tool the step's set lacks, a tool list naming one tool twice. A shrink keeps no candidate that holds one."""
+    match action:
+        case Reply(instance=i, tool_calls=calls, stream=stream) if 0 <= i < len(world.instances):
+            known = {str(t.get("name")) for t in world.instances[i].assembled[1] if isinstance(t, FrozenMap)}
+            named = {name for _, name, _ in calls} | {n for chunk in stream or () for n in _called(chunk)}
+            return f"a call to a tool the step lacks: {sorted(named - known)}" if named - known else None
+        case Create(tools=tools) | ForkDrive(tools=tools) | Resume(tools=tools) | SetTools(tools=tools):
+            names = [str(t.get("name")) for t in tools if isinstance(t, FrozenMap)]
+            return "a tool list naming one tool twice" if len(set(names)) != len(names) else None
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +187,13 @@ class Grammar:
         return CompactPolicy(window, threshold, retain, tokens, summarization_provider=summarizer[0], summarization_model=summarizer[1])
 
     def tools(self, current: tuple[JsonValue, ...] = ()) -> tuple[JsonValue, ...]:
-        """A tool list: a new one, or (half the time, when there is one) a near miss of ``current``."""
+        """A tool list: a new one, or (half the time, when there is one) a near miss of ``current`` — never two tools of
+        one name, which the harness's registry refuses (outside the domain, D-20)."""
         if current and self.rng.random() < 0.5:
-            return self.near(current)
+            near = self.near(current)
+            named = [t.get("name") for t in near if isinstance(t, FrozenMap)]
+            if len(set(map(str, named))) == len(named):
+                return near
         names = self.rng.sample(("echo", "read", "grep"), self.rng.randint(0, 2))
         return tuple(_tool(n, " (v2)" if self.rng.random() < 0.3 else "") for n in sorted(names))
 
@@ -204,12 +236,16 @@ class Grammar:
 
     # --- a turn's segments ---
 
-    def reply(self, i: int) -> Reply:
-        roll = self.rng.random()
+    def reply(self, instance: Instance) -> Reply:
+        """A reply; its tool calls name tools of the step's own set (a call to another is outside the domain, D-20)."""
+        i, roll = instance.id, self.rng.random()
+        names = sorted({str(t.get("name")) for t in instance.assembled[1] if isinstance(t, FrozenMap)})
+        if not names and 0.30 <= roll < 0.80:
+            roll = 0.0  # no tool to call: a text answer
         if roll < 0.30:
             return Reply(i, text=self.text("answer "))
         if roll < 0.50:
-            calls = tuple((f"c{self._tag()}", self.rng.choice(("echo", "read")), json_text(FrozenMap({"text": self.text("arg")}))) for _ in range(self.rng.randint(1, 3)))
+            calls = tuple((f"c{self._tag()}", self.rng.choice(names), json_text(FrozenMap({"text": self.text("arg")}))) for _ in range(self.rng.randint(1, 3)))
             return Reply(i, text=self.text("calling ") if self.rng.random() < 0.3 else "", tool_calls=calls)
         if roll < 0.62:
             usage = {"inputTokens": self.rng.choice((10, 200, 700, 3000)), "outputTokens": self.rng.choice((3, 40))}
@@ -217,9 +253,9 @@ class Grammar:
                 usage |= {"cacheReadTokens": self.rng.choice((0, 50, 400)), "cacheWriteTokens": self.rng.choice((0, 30))}
             return Reply(i, stream=text_stream(self.text("streamed "), usage=usage, pieces=self.rng.randint(1, 3)))
         if roll < 0.72:
-            return Reply(i, stream=tool_call_stream(f"c{self._tag()}", "echo", json_text(FrozenMap({"text": self.text("s")})), pieces=self.rng.randint(1, 3)))
+            return Reply(i, stream=tool_call_stream(f"c{self._tag()}", self.rng.choice(names), json_text(FrozenMap({"text": self.text("s")})), pieces=self.rng.randint(1, 3)))
         if roll < 0.80:
-            return Reply(i, text=self.text("cut "), max_tokens=True, tool_calls=((f"c{self._tag()}", "echo", "{}"),) if self.rng.random() < 0.4 else ())
+            return Reply(i, text=self.text("cut "), max_tokens=True, tool_calls=((f"c{self._tag()}", self.rng.choice(names), "{}"),) if self.rng.random() < 0.4 else ())
         failure = self.rng.choice(("overloaded", "rate_limited", "network"))
         return Reply(i, failure=failure, failure_message=f"{failure} {self._tag()}", retry=self.rng.random() < 0.5)
 
@@ -243,7 +279,7 @@ class Grammar:
             case Phase.REQUEST:
                 yield Dispatch(i, None if self.rng.random() < 0.8 else self.config())
             case Phase.STREAM:
-                yield self.reply(i)
+                yield self.reply(instance)
             case Phase.TOOLS:
                 outputs = tuple(f"out {n}" for n in range(len(instance.pending_calls)))
                 yield RunTools(i, outputs if self.rng.random() < 0.9 else outputs[:1])
@@ -339,7 +375,9 @@ class Grammar:
         instance = self.rng.choice(world.instances)
         i = instance.id
         wrong = [a for a in (BeginStep(i), Compose(i), PreStep(i), Dispatch(i), Reply(i, text="x"), RunTools(i), PostStep(i))]
-        moves = [Move(self.rng.choice(wrong), REFUSED), Move(Create(instance.agent, instance.session_id), REFUSED)]
+        moves = [Move(self.rng.choice(wrong), REFUSED)]
+        if _held(world, instance.session_id):  # an empty session no live instance drives is gone from the store (D-21)
+            moves.append(Move(Create(instance.agent, instance.session_id), REFUSED))
         if world.listeners:
             moves.append(Move(Register(Listener(world.listeners[0].name, None, (Prepend((text_message("dup"),)),))), REFUSED))
         if instance.turn_open:

@@ -15,12 +15,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prefix_model.core.json_values import freeze
+from prefix_model.edge.fuzz.grammar import out_of_domain
 from prefix_model.edge.runner.client import AdapterError, AdapterProcess
 from prefix_model.edge.runner.server import Failed, Server
+from prefix_model.edge.vectors.codec import action_from_json
 from prefix_model.edge.vectors.consumer import JsonObject, first_difference, plain_text, pointer
 from prefix_model.loop.semantics import HARNESS, Semantics
 
-__all__ = ["Answer", "REFUSED_BY_IMPLEMENTATION", "ACCEPTED_BY_IMPLEMENTATION", "DIFFERS", "ERROR", "Difference", "model_replies", "lockstep"]
+__all__ = ["Answer", "REFUSED_BY_IMPLEMENTATION", "ACCEPTED_BY_IMPLEMENTATION", "DIFFERS", "ERROR", "Difference", "OutOfDomain", "model_replies", "lockstep"]
 
 Answer = JsonObject | None  # None: the action was refused
 
@@ -66,11 +69,21 @@ class Difference:
         return f"{head} at {self.pointer}\n    expected {plain_text(self.expected)}\n    actual   {plain_text(self.actual)}"
 
 
-def model_replies(actions: Sequence[JsonObject], semantics: Semantics = HARNESS) -> list[Answer]:
-    """Return the model's reply to each action of ``actions``, applied in order from nothing."""
+class OutOfDomain(ValueError):
+    """A script holding an action outside what a campaign draws (``grammar.out_of_domain``): no shrink keeps it."""
+
+
+def model_replies(actions: Sequence[JsonObject], semantics: Semantics = HARNESS, domain: bool = True) -> list[Answer]:
+    """Return the model's reply to each action of ``actions``, applied in order from nothing.
+
+    :raises OutOfDomain: with ``domain``, an action is outside the campaign's domain where it is applied
+    """
     server = Server(semantics)
     replies: list[Answer] = []
     for action in actions:
+        why = out_of_domain(server.adapter.world, action_from_json(freeze(action))) if domain else None
+        if why is not None:
+            raise OutOfDomain(why)
         try:
             replies.append(server.handle("apply", {"action": action}))
         except Failed as failed:

@@ -4,9 +4,10 @@
 and makes it smaller in three passes, repeated until none helps or the budget is spent: cut the
 actions after the divergence; drop runs of actions (delta debugging: halves, then quarters, down
 to single actions — a run that starts a turn goes with the turn); then simplify what is left, one
-JSON value at a time (a string to ``""`` or ``"x"``, an array to fewer members, a number to 0, a
-``true`` to ``false``, a nullable field to ``null``), keeping only edits the model still reads as an
-action. Every attempt is judged afresh: the model's replies recomputed, the implementation reset
+JSON value at a time (a string to ``"x"``, an array to fewer members, a number to 0, a ``true`` to
+``false``, an optional field to ``null``), keeping only edits the model still reads as an action.
+No edit changes a value's type or empties a string: a shrink stays in the domain the generator
+drew from, so the divergence it ends with is the one it started with, not one of a degenerate input. Every attempt is judged afresh: the model's replies recomputed, the implementation reset
 and replayed. Each attempt costs one replay, so the budget counts attempts.
 """
 
@@ -22,6 +23,9 @@ from prefix_model.edge.vectors.codec import CodecError, action_from_json
 from prefix_model.edge.vectors.consumer import JsonObject
 
 __all__ = ["Oracle", "Shrunk", "shrink"]
+
+# Names are kept as drawn: a tool call renamed "x" calls a tool the step lacks, two sessions renamed "x" are one.
+_NAMES = frozenset({"action", "name", "id", "callId", "sessionId", "sourceId", "childId", "agent", "listener"})
 
 Oracle = Callable[[Sequence[JsonObject]], Difference | None]  # replay a script through both sides: its first difference
 
@@ -70,9 +74,11 @@ def _drop_runs(search: _Search, actions: list[JsonObject], difference: Differenc
 
 
 def _simpler(value: Any) -> Iterator[Any]:
-    """Simpler versions of one JSON value, most drastic first."""
+    """Simpler versions of one JSON value, most drastic first, never of another type and never an empty string
+    (an empty id or text is a domain of its own, where a divergence may be another one than the one shrunk)."""
     if isinstance(value, str):
-        yield from (v for v in ("", "x") if v != value and len(v) < len(value))
+        if len(value) > 1:
+            yield "x"
     elif isinstance(value, bool):
         if value:
             yield False
@@ -85,14 +91,16 @@ def _simpler(value: Any) -> Iterator[Any]:
 
 
 def _edits(value: Any, path: tuple[object, ...] = ()) -> Iterator[tuple[tuple[object, ...], Any]]:
-    """Every (path, simpler value) of a JSON value, outermost first: null for a member, then simpler forms, then inside."""
-    if path and value is not None:
+    """Every (path, simpler value) of an action, outermost first: a field to null (kept only where the action's type
+    allows it), then simpler forms, then inside — where a value is free JSON (a message, a chunk, a tool), only simpler
+    forms of the same type, never null."""
+    if len(path) == 1 and value is not None:
         yield path, None
     for simpler in _simpler(value):
         yield path, simpler
     if isinstance(value, dict):
         for key, member in value.items():
-            if key != "action":
+            if key not in _NAMES:
                 yield from _edits(member, path + (key,))
     elif isinstance(value, list):
         for index, member in enumerate(value):

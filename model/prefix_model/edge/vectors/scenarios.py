@@ -526,6 +526,17 @@ def _fork_scenarios() -> tuple[Scenario, ...]:
             refused=(len(fork_head) + 16, len(fork_head) + 17, len(fork_head) + 18),
         ),  # fmt: skip
         Scenario(
+            "fork/source-disposed",
+            "A session whose only driver is disposed cannot be forked, events or not (its store entry is gone); a resume drives it again and the fork goes through.",
+            ("FORK-9", "FORK-2", "LOOP-1"),
+            (
+                Create("main", "s1"), Dispose(0), ForkDrive("s1", "s2", None, "main"),
+                Create("main", "s3"), *_turn(1, "hello", compose=True), Dispose(1), ForkDrive("s3", "s4", None, "main"),
+                Resume("s3", "main"), ForkDrive("s3", "s4", None, "main"), *_turn(3, "go on", compose=True),
+            ),
+            refused=(2, 4 + len(_turn(1, "hello", compose=True)) + 1),
+        ),  # fmt: skip
+        Scenario(
             "fork/empty-and-open-turn",
             "A fork of an empty session is an empty child, driven like a new one; a fork at the end of a session inside an open turn (its last event a step/start) is refused, and so is a fork of a session that does not exist.",
             ("FORK-2", "FORK-4", "FORK-8", "LOOP-1"),
