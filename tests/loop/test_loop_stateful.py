@@ -79,7 +79,7 @@ WINDOW_FLOORS = {
     "usage-anchored pressure": 10,  # 24, 11
     "queued prompt opens a turn": 10,  # 29, 10
     "undrained steering opens a turn": 1,  # 14, 0; reached in 9 of the ten runs
-    "idle steer or cancel": 15,  # 97, 17
+    "idle steer or cancel": 10,  # 97, 17; 10 in ci once the invariants of PFX-11 and PFX-12 changed the machine (and its derandomized examples)
 }
 
 # Every property, judging at least this many subjects summed over the final worlds of a run's
