@@ -1,8 +1,8 @@
 """Spec §10-§11 — ``LoopMachine``: the loop driven by Hypothesis, every property checked after each action.
 
-Properties checked (one ``@invariant`` each, in ``properties.PROPERTIES`` order): PFX-1, REC-1,
-REC-2, PFX-2, PFX-3, LOOP-3, PFX-4, PFX-5, PFX-6, PFX-7, PFX-8, CMP-1, FORK-8, TOK-1, REC-3,
-HDR-15. ``apply`` also checks its own contracts on every transition (LOOP-1, LOOP-2, LOG-4).
+Properties checked (one ``@invariant`` each, in ``properties.PROPERTIES`` order): PFX-1, PFX-11,
+REC-1, REC-2, PFX-2, PFX-3, LOOP-3, PFX-4, PFX-5, PFX-6, PFX-7, PFX-12, PFX-8, CMP-1, FORK-8,
+TOK-1, REC-3, HDR-15. ``apply`` also checks its own contracts on every transition (LOOP-1, LOOP-2, LOG-4).
 REC-1, REC-2, REC-3 and TOK-1 judge each request (pair, mark) once, when it appears, and
 ``teardown`` re-checks them on the whole run (``INCREMENTAL``).
 
@@ -19,7 +19,7 @@ property): the vacuity guard of ``test_loop_stateful.py`` reads it.
 
 Generated text vocabularies are disjoint: prefix-listener messages are exactly the texts
 ``"<prefix NAME vK>"``, and no prompt, inject, steer, context, reply or tool output contains
-``"<prefix"`` — PFX-1 recognises a prefix message in the history by its JSON text alone.
+``"<prefix"`` — PFX-1 and PFX-11 recognise composed text wherever it lands by the text alone.
 """
 
 from __future__ import annotations
@@ -553,6 +553,7 @@ WINDOWS = (
 # What each property quantifies over; a check with no subject is vacuous.
 PROPERTY_SUBJECTS: dict[str, Callable[[World], int]] = {
     "PFX-1": lambda w: sum(1 for m in w.trace if m.kind == "composed" and m.value),
+    "PFX-11": lambda w: sum(1 for m in w.trace if m.kind == "composed" and m.value),
     "REC-1": lambda w: sum(1 for r in w.requests if r.loop_request),
     "REC-2": lambda w: sum(1 for r in w.requests if r.loop_request),
     "PFX-2": lambda w: sum(1 for m in w.trace if m.kind == "composed"),
@@ -562,6 +563,7 @@ PROPERTY_SUBJECTS: dict[str, Callable[[World], int]] = {
     "PFX-5": lambda w: len({m.instance_id for m in w.trace if m.kind == "record"}),
     "PFX-6": lambda w: sum(1 for s in w.sessions for e in s.log.events if e.type == REQUEST_HEADER),
     "PFX-7": lambda w: sum(1 for r in w.requests if r.loop_request),
+    "PFX-12": lambda w: sum(1 for r in w.requests if r.loop_request),
     "PFX-8": lambda w: sum(1 for m in w.trace if m.kind == "composed"),
     "CMP-1": lambda w: sum(1 for s in w.sessions for e in s.log.events if e.type == COMPACT_START),
     "FORK-8": lambda w: sum(1 for s in w.sessions if s.lineage is not None),
@@ -1574,8 +1576,13 @@ class LoopMachine(RuleBasedStateMachine):
 
     @invariant()
     def prop_pfx_1_request_only(self) -> None:
-        """PFX-1: no composed prefix message is part of a derived history."""
+        """PFX-1: composition appends only its listeners' injects; no history holds composed text in any wrapping."""
         _check(self, "PFX-1")
+
+    @invariant()
+    def prop_pfx_11_one_home(self) -> None:
+        """PFX-11: no event but a header's messagePrefix and the history holds composed text."""
+        _check(self, "PFX-11")
 
     @invariant()
     def prop_rec_1_companion_reconstruction(self) -> None:
@@ -1623,8 +1630,13 @@ class LoopMachine(RuleBasedStateMachine):
         _check(self, "PFX-7")
 
     @invariant()
+    def prop_pfx_12_fresh_prefix(self) -> None:
+        """PFX-12: every request sends its own instance's latest composition."""
+        _check(self, "PFX-12")
+
+    @invariant()
     def prop_pfx_8_registration_order(self) -> None:
-        """PFX-8: each composition equals the waterfall in registration order."""
+        """PFX-8: each composition is the note's waterfall folded over the listeners' calls."""
         _check(self, "PFX-8")
 
     @invariant()

@@ -42,7 +42,8 @@ SEEN_BY_CHECKER: dict[str, set[str]] = {
     "effort-from-options": {"REC-2"}, "history-window": {"REC-1", "REC-2", "REC-3"}, "change-always": {"HDR-15"},
 }  # fmt: skip
 UNSEEN = {"prefix-as-history", "cache-interrupted", "prefix-in-system", "compose-after-pre-step", "listeners-reversed",
-          "meter-misses-prefix", "meter-double-prefix", "fork-drops-headers"}  # fmt: skip
+          "meter-misses-prefix", "meter-double-prefix", "fork-drops-headers", "prefix-in-reminder", "prefix-second-home",
+          "stale-on-new-instance"}  # fmt: skip
 
 
 def write_session(world: World, session_id: str, folder: Path, form: str, with_turns: bool = True) -> tuple[Path, Path]:

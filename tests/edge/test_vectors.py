@@ -92,6 +92,9 @@ EXAMPLE_MARK = "<!-- worked-example: loop/no-listener -->\n```json\n"
 # for the variants that change only the token meter, whose pressure no vector shows (TOK-*, exempt).
 CAUGHT_BY: dict[str, str | None] = {
     "prefix-as-history": "prefix/inject-while-composing",
+    "prefix-in-reminder": "prefix/one-listener",
+    "prefix-second-home": "prefix/one-listener",
+    "stale-on-new-instance": "resume/changed-prefix",
     "compose-per-request": "loop/request-error-retry",
     "compose-per-turn": "loop/request-error-no-retry",
     "cache-interrupted": "cancel/during-compose-then-new-turn",

@@ -180,7 +180,58 @@ def another_prefix_sent(world: World) -> World:
 
 
 def oracle_disagrees(world: World) -> World:
-    return _with_marks(world, lambda t: _map_marks(t, 0, "waterfall", lambda m: replace(m, value=msgs("<B>", "<A>"))))
+    # The listeners' recorded calls in the other order: folded, they give <B> then <A>, not the <A>, <B> composed.
+    return _with_marks(world, lambda t: _map_marks(t, 0, "waterfall", lambda m: replace(m, value=tuple(reversed(m.value)))))  # type: ignore[arg-type]
+
+
+def _appended(world: World, type: str, data: dict[str, object], op: object = None, session_id: str = "s1") -> World:
+    return _with_log(world, _log(world, session_id).append(type, data, surface_op=op), session_id)  # type: ignore[arg-type]
+
+
+def _said(text: str) -> dict[str, object]:
+    return {"content": [{"type": "text", "text": text}], "source": {"kind": "user"}}
+
+
+def prefix_in_a_reminder(world: World) -> World:
+    return _appended(world, "user/message", _said("<system-reminder>\n<A>\n<B>\n</system-reminder>"), APPEND)
+
+
+def prefix_split_across_messages(world: World) -> World:
+    # "<A>" cut in two, each half its own message: neither message holds it, the history does.
+    return _appended(_appended(world, "user/message", _said("<"), APPEND), "user/message", _said("A>"), APPEND)
+
+
+def prefix_in_an_assistant_reply(world: World) -> World:
+    data = {"turn": 3, "step": 1, "content": [{"type": "reasoning", "text": "recall: <B>"}], "provenance": {"provider": "mock", "model": "mock-model"}}
+    return _appended(world, "assistant/message", data, APPEND)
+
+
+def composition_wrote_a_marker(world: World) -> World:
+    # The caching seen one event later: the event after the composition is then one it appended (a durable trace).
+    return _with_marks(world, lambda t: _map_marks(t, 0, "cached", lambda m: replace(m, at=m.at + 1)))
+
+
+def prefix_in_a_session_event(world: World) -> World:
+    return _appended(world, "session/prefix", {"opener": [{"role": "user", "note": "<A>"}]})
+
+
+def prefix_in_a_message_meta(world: World) -> World:
+    return _appended(world, "user/message", {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}, "meta": {"seen": "< A >"}}, APPEND)
+
+
+def prefix_in_the_system_prompt(world: World) -> World:
+    header = fold_request_header(_log(world).events)
+    assert header is not None
+    return _appended(world, "request/header", {"header": header_to_json(replace(header, system="sys <B>")), "reason": CHANGE})
+
+
+def stale_prefix_sent(world: World) -> World:
+    # The fork's instance sends (and logs) the prefix as composed, but its own composition was another.
+    return _with_marks(world, lambda t: _map_marks(t, 1, "composed", lambda m: replace(m, value=msgs("<A2>", "<B>"))))
+
+
+def empty_composition_but_a_logged_prefix_sent(world: World) -> World:
+    return _with_marks(world, lambda t: _map_marks(t, 1, "composed", lambda m: replace(m, value=())))
 
 
 def header_inside_compaction(world: World) -> World:
@@ -208,6 +259,13 @@ def identical_change_snapshot(world: World) -> World:
 
 BREAKS = [
     pytest.param("PFX-1", prefix_written_as_history, marks=pytest.mark.spec("PFX-1")),
+    pytest.param("PFX-1", prefix_in_a_reminder, marks=pytest.mark.spec("PFX-1")),
+    pytest.param("PFX-1", prefix_split_across_messages, marks=pytest.mark.spec("PFX-1")),
+    pytest.param("PFX-1", prefix_in_an_assistant_reply, marks=pytest.mark.spec("PFX-1")),
+    pytest.param("PFX-1", composition_wrote_a_marker, marks=pytest.mark.spec("PFX-1")),
+    pytest.param("PFX-11", prefix_in_a_session_event, marks=pytest.mark.spec("PFX-11")),
+    pytest.param("PFX-11", prefix_in_a_message_meta, marks=pytest.mark.spec("PFX-11")),
+    pytest.param("PFX-11", prefix_in_the_system_prompt, marks=pytest.mark.spec("PFX-11")),
     pytest.param("REC-1", system_differs_on_the_wire, marks=pytest.mark.spec("REC-1")),
     pytest.param("REC-1", prefix_missing_on_the_wire, marks=pytest.mark.spec("REC-1")),
     pytest.param("REC-2", effort_differs_on_the_wire, marks=pytest.mark.spec("REC-2")),
@@ -223,6 +281,8 @@ BREAKS = [
     pytest.param("PFX-5", child_sent_without_composing, marks=pytest.mark.spec("PFX-5")),
     pytest.param("PFX-6", empty_prefix_written, marks=pytest.mark.spec("PFX-6")),
     pytest.param("PFX-7", another_prefix_sent, marks=pytest.mark.spec("PFX-7")),
+    pytest.param("PFX-12", stale_prefix_sent, marks=pytest.mark.spec("PFX-12")),
+    pytest.param("PFX-12", empty_composition_but_a_logged_prefix_sent, marks=pytest.mark.spec("PFX-12")),
     pytest.param("PFX-8", oracle_disagrees, marks=pytest.mark.spec("PFX-8")),
     pytest.param("CMP-1", header_inside_compaction, marks=pytest.mark.spec("CMP-1")),
     pytest.param("FORK-8", child_seed_differs, marks=pytest.mark.spec("FORK-8")),
@@ -235,7 +295,7 @@ def _rules(world: World, rule: str) -> set[str]:
     return {v.rule for v in CHECKS[rule](world)}
 
 
-@pytest.mark.spec("PFX-1", "REC-1", "REC-2", "REC-3", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "HDR-15")
+@pytest.mark.spec("PFX-1", "PFX-11", "REC-1", "REC-2", "REC-3", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-12", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "HDR-15")
 def test_every_property_holds_on_a_clean_harness_run_and_on_the_empty_world() -> None:
     world = base()
     assert [r.turn for r in world.requests if r.loop_request] == [1, 1, 2, 3]  # the situations are reached
@@ -253,10 +313,10 @@ def test_a_world_breaking_one_property_is_rejected_by_that_property(rule: str, e
     assert rule in {v.rule for v in check_all(broken)}
 
 
-@pytest.mark.spec("PFX-1", "REC-1", "REC-2", "REC-3", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "HDR-15")
+@pytest.mark.spec("PFX-1", "PFX-11", "REC-1", "REC-2", "REC-3", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-12", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "HDR-15")
 def test_every_property_has_a_world_that_breaks_it() -> None:
     broken = {p.values[0] for p in BREAKS}
-    assert broken == set(CHECKS) and len(CHECKS) == len(PROPERTIES) == 16
+    assert broken == set(CHECKS) and len(CHECKS) == len(PROPERTIES) == 18
 
 
 @pytest.mark.spec("REC-1", "REC-2")
@@ -277,7 +337,7 @@ def test_a_prefix_message_composed_for_another_session_is_no_leak_in_this_one() 
     assert CHECKS["PFX-1"](in_s1) == ()  # s1's drivers never composed it: a user may say what another session's prefix says
     mine = _with_marks(in_s1, lambda t: _map_marks(t, 0, "composed", lambda m: replace(m, value=(*m.value, only_s2))))  # type: ignore[misc]
     [violation] = CHECKS["PFX-1"](mine)
-    assert str(violation) == f"PFX-1: {violation.detail}" and violation.detail.startswith("session s1: prefix message in history: ")
+    assert str(violation) == f"PFX-1: {violation.detail}" and violation.detail == "session s1: composed text in history: <composedfors2only>"
 
 
 def recached_differently(world: World) -> World:
@@ -307,21 +367,54 @@ def test_a_violation_names_the_instance_that_broke_the_rule_and_only_it(rule: st
     assert [v.detail for v in CHECKS[rule](edit(base()))] == [detail]
 
 
+# --- PFX-8 and TOK-1 judge the loop against oracles of their own: a bug inside the function under test is seen ---
+
+
+def _base_script() -> tuple[Action, ...]:
+    return (
+        Register(prepend("a", "<A>")),
+        Register(prepend("b", "<B>", agent="main")),
+        start(system="sys", tools=(tool("echo"),)),
+        *turn(0, LONG_PROMPT, Reply(0, tool_calls=(("c1", "echo", "{}"),)), "done", compose=True),
+    )
+
+
 @pytest.mark.spec("TOK-1")
-def test_pressure_from_an_estimate_is_priced_again_not_taken_from_the_meter(monkeypatch: pytest.MonkeyPatch) -> None:
-    from prefix_model.loop import meter, properties
+def test_a_meter_whose_estimate_forgets_the_prefix_is_caught_though_the_loop_prices_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefix_model.loop import meter, transitions
 
-    world = base()
-    assert CHECKS["TOK-1"](world) == ()
+    assert not hasattr(properties, "measure") and not hasattr(properties, "estimate_header")  # the property does not ask the meter
+    assert CHECKS["TOK-1"](play(_base_script())) == ()
 
-    def misread(log: Log) -> meter.Measurement:  # a meter whose estimate forgot the prefix, and the loop priced with it
-        right = meter.measure(log)
-        return replace(right, total=right.total - 7) if right.baseline == "estimated" and right.surface_delta == 0 else right
+    measure = meter.measure
 
-    monkeypatch.setattr(properties, "measure", misread)
-    wrong = _with_marks(world, lambda t: tuple(replace(m, value=misread(boundary_log(_log(world, world.instance(m.instance_id).session_id), m.at)).total)
-                                                 if m.kind == "measured" else m for m in t))  # fmt: skip
-    assert _rules(wrong, "TOK-1") == {"TOK-1"}  # the property prices the header and the surface itself
+    def misread(log: Log, override: Any = None) -> meter.Measurement:  # the prefix left out of the header's price
+        header = fold_request_header(log.events)
+        return measure(log, None if header is None else replace(header, message_prefix=None))
+
+    for module in (meter, transitions):  # the meter's bug, wherever the meter is called from
+        monkeypatch.setattr(module, "measure", misread)
+    assert _rules(play(_base_script()), "TOK-1") == {"TOK-1"}
+
+
+@pytest.mark.spec("PFX-8")
+def test_a_waterfall_that_prepends_an_appending_listener_is_caught_though_the_loop_composes_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefix_model.loop import transitions, waterfall
+    from prefix_model.loop.world import Append, Listener, Prepend
+
+    assert not hasattr(properties, "compose")  # the property does not ask the waterfall
+    script = (Register(Listener("a", None, (Append(msgs("<A>")),))), *_base_script()[1:])
+    right = play(script)
+    assert [m.value for m in right.trace if m.kind == "composed"] == [msgs("<B>", "<A>")] and CHECKS["PFX-8"](right) == ()
+
+    compose = waterfall.compose
+
+    def misplaced(listeners: tuple[Listener, ...], agent: str) -> waterfall.Composition:  # every contribution prepended
+        return compose(tuple(replace(l, script=tuple(Prepend(c.messages) if isinstance(c, Append) else c for c in l.script)) for l in listeners), agent)
+
+    for module in (waterfall, transitions):  # the waterfall's bug, wherever it is called from
+        monkeypatch.setattr(module, "compose", misplaced)
+    assert _rules(play(script), "PFX-8") == {"PFX-8"}
 
 
 @pytest.mark.spec("REC-1")
@@ -367,7 +460,7 @@ def _broken(check: Check, rule: str) -> Check:
     return always
 
 
-@pytest.mark.spec("PFX-1", "REC-1", "REC-2", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "REC-3", "HDR-15")
+@pytest.mark.spec("PFX-1", "PFX-11", "REC-1", "REC-2", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-12", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "REC-3", "HDR-15")
 @pytest.mark.parametrize(("rule", "check"), PROPERTIES, ids=[rule for rule, _ in PROPERTIES])
 def test_a_property_that_names_another_rule_breaks_its_contract(rule: str, check: Check) -> None:
     world = _subjects()
@@ -377,7 +470,7 @@ def test_a_property_that_names_another_rule_breaks_its_contract(rule: str, check
     assert _broken(check, rule)(world) == (Violation(rule, "planted"),)  # the world has what the property judges
 
 
-@pytest.mark.spec("PFX-1", "REC-1", "REC-2", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "REC-3", "HDR-15")
+@pytest.mark.spec("PFX-1", "PFX-11", "REC-1", "REC-2", "PFX-2", "PFX-3", "LOOP-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-12", "PFX-8", "CMP-1", "FORK-8", "TOK-1", "REC-3", "HDR-15")
 @pytest.mark.parametrize(("rule", "check"), PROPERTIES, ids=[rule for rule, _ in PROPERTIES])
 def test_a_property_broken_where_it_has_nothing_to_judge_breaks_its_contract(rule: str, check: Check) -> None:
     # The empty world, and a turn just opened: an instance, its 'created' mark and two events, none a

@@ -63,23 +63,26 @@ def test_every_variant_is_rejected_by_every_property_it_names(name: str) -> None
 # breaks; a change in it is a change in what a property or the loop reaches, made on purpose or a bug.
 CATALOGUE = (
     ("prefix-as-history", ("PFX-1",), ("PFX-1",)),
+    ("prefix-in-reminder", ("PFX-1",), ("PFX-1",)),
+    ("prefix-second-home", ("PFX-11",), ("PFX-11",)),
+    ("stale-on-new-instance", ("PFX-12",), ("PFX-12",)),
     ("compose-per-request", ("PFX-2",), ("PFX-2",)),
     ("compose-per-turn", ("PFX-2",), ("PFX-2",)),
-    ("cache-interrupted", ("PFX-4",), ("LOOP-3", "PFX-4", "PFX-5")),
+    ("cache-interrupted", ("PFX-4",), ("LOOP-3", "PFX-12", "PFX-4", "PFX-5")),
     ("prefix-not-logged", ("REC-1", "PFX-3"), ("PFX-3", "REC-1", "REC-2")),
-    ("prefix-after-history", ("REC-1",), ("PFX-3", "PFX-7", "REC-1", "REC-2", "REC-3")),
-    ("prefix-in-system", ("PFX-3",), ("PFX-3", "PFX-7")),
+    ("prefix-after-history", ("REC-1",), ("PFX-12", "PFX-3", "PFX-7", "REC-1", "REC-2", "REC-3")),
+    ("prefix-in-system", ("PFX-3",), ("PFX-11", "PFX-12", "PFX-3", "PFX-7")),
     ("no-resume-anchor", ("PFX-5",), ("PFX-5",)),
     ("empty-prefix-logged", ("PFX-6",), ("PFX-6",)),
     ("boundary-after-step-start", ("REC-1",), ("REC-1", "REC-2")),
     ("compose-after-pre-step", ("LOOP-3",), ("LOOP-3",)),
     ("listeners-reversed", ("PFX-8",), ("PFX-8",)),
-    ("compaction-drops-prefix", ("PFX-2",), ("PFX-2", "PFX-3", "PFX-7")),
+    ("compaction-drops-prefix", ("PFX-2",), ("PFX-12", "PFX-2", "PFX-3", "PFX-7")),
     ("compaction-logs-header", ("CMP-1",), ("CMP-1",)),
     ("meter-misses-prefix", ("TOK-1",), ("TOK-1",)),
     ("meter-double-prefix", ("TOK-1",), ("TOK-1",)),
     ("no-change-on-system", ("REC-1",), ("REC-1", "REC-2")),
-    ("cache-by-reference", ("PFX-7",), ("PFX-3", "PFX-7")),
+    ("cache-by-reference", ("PFX-7",), ("PFX-12", "PFX-3", "PFX-7")),
     ("effort-from-options", ("REC-2",), ("REC-2",)),
     ("fork-drops-headers", ("FORK-8",), ("FORK-8",)),
     ("history-window", ("REC-3",), ("REC-1", "REC-2", "REC-3")),
@@ -298,3 +301,45 @@ def test_the_cache_by_reference_sends_what_the_listeners_hold_now() -> None:
     before = sum(isinstance(a, Dispatch) for a in WITNESS[:mutated])
     ours, harness = _witness_requests("cache-by-reference"), _witness_requests("session-prefix")
     assert ours[:before] == harness[:before] and ours[before] != harness[before]
+
+
+@pytest.mark.spec("VAR-1", "PFX-1")
+def test_the_reminder_variant_writes_the_texts_in_an_envelope_that_no_whole_message_comparison_finds() -> None:
+    from prefix_model.core.derive import derive_messages
+    from prefix_model.loop.world import message_text
+
+    world = run_witness(variants.semantics_of("prefix-in-reminder"))
+    composed = [m.value for m in world.trace if m.instance_id == 0 and m.kind == "composed"][0]
+    assert isinstance(composed, tuple)
+    history = derive_messages(world.session("s1").log)
+    wrapped = [m for m in history if message_text(m).startswith("<system-reminder>")]
+    assert message_text(wrapped[0]) == "<system-reminder>\n<prefix catalog v1>\n<prefix baseline v1>\n</system-reminder>"
+    # PFX-1 as it was (a composed message's JSON text equal to a history message's) finds nothing here.
+    assert not {json_text(m) for m in composed} & {json_text(m) for m in history}
+
+
+@pytest.mark.spec("VAR-1", "PFX-11")
+def test_the_second_home_variant_logs_each_snapshots_prefix_again_just_before_it() -> None:
+    from prefix_model.core.events import REQUEST_HEADER
+    from prefix_model.core.headers import header_of
+
+    events = run_witness(variants.semantics_of("prefix-second-home")).session("s1").log.events
+    homes = [n for n, e in enumerate(events) if e.type == variants.SESSION_PREFIX]
+    assert homes and all(events[n + 1].type == REQUEST_HEADER for n in homes)
+    assert all(events[n].field("messagePrefix") == header_of(events[n + 1]).message_prefix for n in homes)
+    # Everything else is the harness's: the same requests.
+    assert _witness_requests("prefix-second-home") == _witness_requests("session-prefix")
+
+
+@pytest.mark.spec("VAR-1", "PFX-12")
+def test_the_stale_variant_sends_the_logged_prefix_after_a_resume_though_its_waterfall_gave_another() -> None:
+    world = run_witness(variants.semantics_of("stale-on-new-instance"))
+    resumed = next(i.id for i in world.instances if i.id > 0 and i.session_id == "s1")
+    [composed] = [m.value for m in world.trace if m.instance_id == resumed and m.kind == "composed"]
+    [sent] = [r.request for r in world.requests if r.loop_request and r.instance_id == resumed]
+    assert isinstance(composed, tuple) and composed[0] == text_message("<prefix catalog v2>")
+    assert sent.messages[0] == text_message("<prefix catalog v1>") == (sent.header.message_prefix or ())[0]
+    # The first instance had no logged prefix to reuse: its requests are the harness's.
+    ours, harness = _witness_requests("stale-on-new-instance"), _witness_requests("session-prefix")
+    first = sum(1 for r in _harness_witness().requests if r.loop_request and r.instance_id == 0)
+    assert ours[:first] == harness[:first] and ours[first] != harness[first]

@@ -17,17 +17,17 @@ pytestmark = pytest.mark.xdist_group("review-rows")
 TABLE: dict[str, tuple[str, ...]] = {
     "session-prefix": (FRESH,),
     "a-before-slot": ("PFX-2",),
-    "a-after-slot": ("REC-1", "REC-2", "PFX-2", "PFX-3", "PFX-7", "REC-3"),
-    "b-system-section": ("PFX-2", "PFX-3", "PFX-7"),
-    "c-durable-opener": ("PFX-1", FRESH, SURVIVES),
+    "a-after-slot": ("REC-1", "REC-2", "PFX-2", "PFX-3", "PFX-7", "PFX-12", "REC-3"),
+    "b-system-section": ("PFX-11", "PFX-2", "PFX-3", "PFX-7", "PFX-12"),
+    "c-durable-opener": ("PFX-1", "PFX-12", FRESH, SURVIVES),
     "d-compose-per-turn": ("PFX-2",),
     "e-through-pre-step": ("TOK-1", FRESH),
-    "f-session-event": ("REC-1", "REC-2", "PFX-3", FRESH),
-    "successor-585": ("PFX-1", FRESH, SURVIVES),
-    "successor-742": ("PFX-1", "PFX-2", SURVIVES),
-    "opencode-goose": ("REC-1", "REC-2", "PFX-2", "PFX-3", "PFX-7"),
+    "f-session-event": ("PFX-1", "PFX-11", "REC-1", "REC-2", "PFX-3", FRESH),
+    "successor-585": ("PFX-1", "PFX-12", FRESH, SURVIVES),
+    "successor-742": ("PFX-1", "PFX-2", "PFX-12", SURVIVES),
+    "opencode-goose": ("REC-1", "REC-2", "PFX-2", "PFX-3", "PFX-7", "PFX-12"),
     "aider-langgraph": ("REC-1", "REC-2", "PFX-2", "PFX-3", "REC-3"),
-    "codex-fragments": ("PFX-1", "PFX-2", SURVIVES),
+    "codex-fragments": ("PFX-1", "PFX-2", "PFX-12", SURVIVES),
 }
 
 

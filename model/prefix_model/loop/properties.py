@@ -3,8 +3,10 @@
 Each property returns the violations it finds (empty when it holds), each naming its ID. They
 read the sessions' logs, the requests sent, and the ghost trace of loop milestones; the machines
 of the test suite check all of them after every transition, and ``variants.py`` shows each one
-able to fail. Prefix content in generated runs is drawn from a vocabulary no other message uses,
-which is what lets PFX-1 recognise a prefix message in the history.
+able to fail. Prefix content in generated runs is drawn from a vocabulary no other text contains,
+which is what lets PFX-1 and PFX-11 recognise composed text wherever it lands. PFX-8 and TOK-1
+judge against oracles of their own (a fold of the listeners' recorded calls; §12's price), not
+against the ``compose`` and ``measure`` the transitions call.
 """
 
 from __future__ import annotations
@@ -16,14 +18,13 @@ from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.fold import Captured, LogChecker, captured_request
 from prefix_model.conformance.plain import PlainEvent, from_event
 from prefix_model.core.contracts import ENABLED, ensure
-from prefix_model.core.derive import derive_messages
-from prefix_model.core.events import REQUEST_HEADER, STEP_START, Event
-from prefix_model.core.headers import INITIAL, RESUME, fold_request_header, header_of
-from prefix_model.core.json_values import JsonValue, json_text
+from prefix_model.core.derive import derive_event_message, derive_messages
+from prefix_model.core.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event, is_surface_type
+from prefix_model.core.headers import INITIAL, RESUME, EpochHeader, fold_request_header, header_equals, header_of
+from prefix_model.core.json_values import FrozenMap, JsonValue, json_text
 from prefix_model.core.log import Log
 from prefix_model.core.requests import boundary_log, request_to_json
 from prefix_model.loop.memo import Memo
-from prefix_model.loop.meter import estimate_header, measure, surface_tokens
 from prefix_model.loop.world import Mark, SentRequest, Session, World
 
 __all__ = ["Violation", "PROPERTIES", "check_all", "session_fold"]
@@ -86,13 +87,13 @@ def _loop_requests(world: World) -> tuple[SentRequest, ...]:
     return tuple(r for r in world.requests if r.loop_request)
 
 
-def _in_force(world: World, instance_id: int, kind: str) -> tuple[tuple[Mark, JsonValue], ...]:
-    """Each ``kind`` mark of the instance with the prefix it cached then (the last ``cached`` before it; None if none)."""
+def _in_force(world: World, instance_id: int, kind: str, source: str = "cached") -> tuple[tuple[Mark, JsonValue], ...]:
+    """Each ``kind`` mark of the instance with the prefix it cached then (the last ``source`` mark before it; None if none)."""
     found, product = [], None
     for mark in world.trace:
         if mark.instance_id != instance_id:
             continue
-        if mark.kind == "cached":
+        if mark.kind == source:
             product = mark.value
         elif mark.kind == kind:
             found.append((mark, product))
@@ -103,33 +104,153 @@ def _in_force(world: World, instance_id: int, kind: str) -> tuple[tuple[Mark, Js
 
 
 # The machines and the explorer judge every world, and successive worlds share most of their values:
-# the JSON text of a frozen value, and the texts of a log's derived history, are kept per object.
+# the JSON text of a frozen value, and what each event holds as text, are kept per object.
 _texts: Memo[str] = Memo(200_000)
-_histories: Memo[tuple[str, ...]] = Memo(64)
+_history_of: Memo[str] = Memo(200_000)
+_elsewhere_of: Memo[str] = Memo(200_000)
+
+MIN_PREFIX_TEXT = 3
+"""A composed text block is looked for when it holds at least this many characters other than whitespace."""
 
 
 def _text_of(value: JsonValue) -> str:
     return _texts.of(value, json_text)
 
 
-def _history_texts(log: Log) -> tuple[str, ...]:
-    """The JSON text of each message of ``derive_messages(log)``, in order."""
-    return _histories.of(log, lambda log: tuple(json_text(m) for m in derive_messages(log)))
+def _squeezed(text: str) -> str:
+    """``text`` without its whitespace: a re-wrapped or re-flowed copy is still found."""
+    return "".join(text.split())
+
+
+def _strings(value: JsonValue, key: str | None = None) -> list[str]:
+    """Every string of ``value`` in order (only those under ``key`` when given; a key is never one)."""
+    if isinstance(value, str):
+        return [value] if key is None else []
+    if isinstance(value, FrozenMap):
+        return [t for k, v in value.items() for t in ([v] if key is not None and k == key and isinstance(v, str) else _strings(v, key))]
+    if isinstance(value, tuple):
+        return [t for v in value for t in _strings(v, key)]
+    return []
+
+
+def _composed_texts(world: World, drivers: set[int]) -> tuple[str, ...]:
+    """The text blocks of every message the instances ``drivers`` composed, whitespace removed, long enough to look for."""
+    found: dict[str, None] = {}
+    for mark in world.trace:
+        if mark.instance_id in drivers and mark.kind == "composed" and isinstance(mark.value, tuple):
+            for message in mark.value:
+                for text in _block_texts(message.get("content") if isinstance(message, FrozenMap) else None):
+                    if len(_squeezed(text)) >= MIN_PREFIX_TEXT:
+                        found[_squeezed(text)] = None
+    return tuple(found)
+
+
+def _block_texts(content: JsonValue) -> list[str]:
+    """The texts of a message's content: the string itself, or every text block's (tool results' nested ones too)."""
+    return [content] if isinstance(content, str) else _strings(content, "text")
+
+
+def _history_text(event: Event) -> str:
+    """The text the event puts into history: its derived message's text blocks, whitespace removed."""
+    def text(event: Event) -> str:
+        message = derive_event_message(event)
+        return "" if message is None else _squeezed("".join(_block_texts(message.get("content"))))
+
+    return _history_of.of(event, text)
+
+
+def _elsewhere_text(event: Event) -> str:
+    """Every string the event holds outside the prefix's home and outside the history, whitespace removed.
+
+    The home is a ``request/header``'s ``header.messagePrefix``; the history is a surface-eligible
+    event's ``content`` (PFX-1 reads it). Anything else — a log-only event of any type, a header's
+    system, tools and config, a message's source, meta, envelope — is elsewhere (PFX-11).
+    """
+    def text(event: Event) -> str:
+        data = event.data
+        if isinstance(data, FrozenMap) and event.type == REQUEST_HEADER and isinstance(data.get("header"), FrozenMap):
+            header = data["header"]
+            assert isinstance(header, FrozenMap)
+            data = FrozenMap({**data, "header": FrozenMap({k: v for k, v in header.items() if k != "messagePrefix"})})
+        elif isinstance(data, FrozenMap) and is_surface_type(event.type):
+            data = FrozenMap({k: v for k, v in data.items() if k != "content"})
+        return _squeezed("".join(_strings(data)))
+
+    return _elsewhere_of.of(event, text)
+
+
+def _drivers(world: World, session: Session) -> set[int]:
+    return {i.id for i in world.instances if i.session_id == session.id}
+
+
+def _listener_injects(world: World, drivers: set[int]) -> set[int]:
+    """The positions of the events a waterfall appended while it ran: its listeners' own injects (PFX-10)."""
+    exempt: set[int] = set()
+    started: dict[int, int] = {}
+    for mark in world.trace:
+        if mark.instance_id not in drivers:
+            continue
+        if mark.kind == "waterfall":
+            started[mark.instance_id] = mark.at
+        elif mark.kind in ("composed", "compose-failed", "compose-interrupted") and mark.instance_id in started:
+            exempt.update(range(started.pop(mark.instance_id), mark.at))
+    return exempt
+
+
+def _adopted(world: World, drivers: set[int]) -> list[tuple[int, int]]:
+    """Each instance's (composed, cached) positions: what a composition itself appended lies between them."""
+    spans, composed = [], {}
+    for mark in world.trace:
+        if mark.instance_id in drivers and mark.kind == "composed":
+            composed[mark.instance_id] = mark.at
+        elif mark.instance_id in drivers and mark.kind == "cached" and mark.instance_id in composed:
+            spans.append((composed.pop(mark.instance_id), mark.at))
+    return spans
 
 
 @ensure(_names("PFX-1"), "PFX-1: every violation the property reports names PFX-1", enabled=ENABLED)
 @ensure(_only_where("composed"), "PFX-1: a prefix message can leak only where one was composed", enabled=ENABLED)
 def request_only(world: World) -> tuple[Violation, ...]:
-    """PFX-1: no composed prefix message is ever part of a session's derived history."""
+    """PFX-1: a composition appends nothing but its listeners' injects, and no history holds a composed text in any wrapping.
+
+    The history is every message any event of the log derives (shadowed ones included), its text
+    blocks joined in log order with whitespace removed; a composed text block (whitespace removed,
+    at least ``MIN_PREFIX_TEXT`` characters) found anywhere in it — wrapped in an envelope, under
+    another role, split across blocks or messages — is a leak. The listeners' own injects are not.
+    """
     found = []
     for session in world.sessions:
-        drivers = {i.id for i in world.instances if i.session_id == session.id}
-        composed = {_text_of(m) for mark in world.trace if mark.instance_id in drivers and mark.kind == "composed"
-                    for m in (mark.value if isinstance(mark.value, tuple) else ())}  # fmt: skip
+        drivers = _drivers(world, session)
+        composed = _composed_texts(world, drivers)
         if not composed:
-            continue  # nothing composed for this session: nothing can leak (its history need not be derived)
-        leaked = [text for text in _history_texts(session.log) if text in composed]
-        found += [Violation("PFX-1", f"session {session.id}: prefix message in history: {leaked[0][:80]}")] if leaked else []
+            continue  # nothing composed for this session: nothing can leak
+        events = session.log.events
+        for start, end in _adopted(world, drivers):
+            if end > start:
+                found.append(Violation("PFX-1", f"session {session.id}: composition appended {events[start].type} at seq {start}"))
+        exempt = _listener_injects(world, drivers)
+        history = "".join(_history_text(e) for n, e in enumerate(events) if n not in exempt)
+        leaked = [text for text in composed if text in history]
+        found += [Violation("PFX-1", f"session {session.id}: composed text in history: {leaked[0][:80]}")] if leaked else []
+    return tuple(found)
+
+
+@ensure(_names("PFX-11"), "PFX-11: every violation the property reports names PFX-11", enabled=ENABLED)
+@ensure(_only_where("composed"), "PFX-11: the prefix can have a second home only where one was composed", enabled=ENABLED)
+def one_home(world: World) -> tuple[Violation, ...]:
+    """PFX-11: no event holds a composed text anywhere but a header's ``messagePrefix`` and the history PFX-1 judges."""
+    found = []
+    for session in world.sessions:
+        drivers = _drivers(world, session)
+        composed = _composed_texts(world, drivers)
+        if not composed:
+            continue
+        exempt = _listener_injects(world, drivers)
+        for n, event in enumerate(session.log.events):
+            held = [text for text in composed if n not in exempt and text in _elsewhere_text(event)]
+            if held:
+                found.append(Violation("PFX-11", f"session {session.id}: {event.type} at seq {n} holds composed text {held[0][:80]}"))
+                break  # one event is enough to name the session
     return tuple(found)
 
 
@@ -235,17 +356,60 @@ def detached_prefix(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
+@ensure(_names("PFX-12"), "PFX-12: every violation the property reports names PFX-12", enabled=ENABLED)
+@ensure(_has_loop_request, "PFX-12: a request can carry a stale prefix only where a loop request was sent", enabled=ENABLED)
+def fresh_prefix(world: World) -> tuple[Violation, ...]:
+    """PFX-12: every request's messages lead with, and its ``messagePrefix`` (where it has one) is, what its own
+    instance's waterfall last composed — never a logged or an earlier instance's product."""
+    found = []
+    own = {i.id: [c for _, c in _in_force(world, i.id, "dispatch", source="composed")] for i in world.instances}
+    for index, sent in enumerate(_loop_requests(world)):
+        composed = own[sent.instance_id].pop(0) if own[sent.instance_id] else None
+        product = composed if isinstance(composed, tuple) else ()
+        logged = sent.request.header.message_prefix
+        if json_text(sent.request.messages[: len(product)]) != _text_of(product) or (logged is not None and _text_of(logged) != _text_of(product)):
+            found.append(Violation("PFX-12", f"request {index}: instance {sent.instance_id} did not send its own composition"))
+    return tuple(found)
+
+
+_PLACES_MINE_FIRST = ("prepend", "inject-then-prepend", "cancel-then-prepend")
+
+
+def _waterfall(inputs: JsonValue, agent: str) -> tuple[JsonValue, ...] | None:
+    """The note's waterfall over recorded inputs, written apart from ``waterfall.py``: None when it rejects.
+
+    Listeners are the global ones and those of ``agent``, in registration order; the first that
+    does not call ``next()`` (a short circuit, a throw) is the last called; each called listener
+    wraps what the later ones return — mine first, or after — starting from the empty seed.
+    """
+    records = [r for r in (inputs if isinstance(inputs, tuple) else ()) if isinstance(r, FrozenMap)]
+    chain = [r for r in records if r.get("agent") is None or r.get("agent") == agent]
+    stops = [n for n, r in enumerate(chain) if r.get("call") in ("short-circuit", "throw")]
+    called = chain[: stops[0] + 1] if stops else chain
+    if called and called[-1].get("call") == "throw":
+        return None
+    product: tuple[JsonValue, ...] = ()
+    for record in reversed(called):
+        mine = record.get("messages")
+        mine = mine if isinstance(mine, tuple) else ()
+        call = record.get("call")
+        product = mine if call == "short-circuit" else (mine + product if call in _PLACES_MINE_FIRST else product + mine)
+    return product
+
+
 @ensure(_names("PFX-8"), "PFX-8: every violation the property reports names PFX-8", enabled=ENABLED)
 @ensure(_only_where("composed"), "PFX-8: a composition can break registration order only where one happened", enabled=ENABLED)
 def registration_order(world: World) -> tuple[Violation, ...]:
-    """PFX-8: each composition equals the waterfall run in registration order."""
+    """PFX-8: each composition is the note's waterfall, folded here over what each listener did on that call."""
     found = []
     for instance in world.instances:
-        oracle: JsonValue = None  # the waterfall in registration order, run just before each composition
+        inputs: JsonValue = None  # what the listeners did on the waterfall just before each composition
         for mark in (m for m in world.trace if m.instance_id == instance.id and m.kind in ("waterfall", "composed")):
             if mark.kind == "waterfall":
-                oracle = mark.value if mark.value is not None else oracle
-            elif oracle is not None and _text_of(mark.value) != _text_of(oracle):
+                inputs = mark.value
+                continue
+            expected = _waterfall(inputs, instance.agent)
+            if expected is None or _text_of(mark.value) != _text_of(expected):
                 found.append(Violation("PFX-8", f"instance {instance.id}: composition is not registration order"))
     return tuple(found)
 
@@ -264,19 +428,85 @@ def forks_copy_events(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
+# TOK-1's oracle: the meter's rule as §12 states it (TOK-2's prices, TOK-3's anchor), written apart from meter.py.
+
+
+def _quarter(text: JsonValue) -> int:
+    """⌈UTF-16 length / 4⌉ of a string (JavaScript's ``length``); a non-string counts as empty."""
+    units = len(text.encode("utf-16-le", "surrogatepass")) // 2 if isinstance(text, str) else 0
+    return -(-units // 4)
+
+
+def _content_tokens(content: JsonValue) -> int:
+    return sum(map(_block_tokens, content)) if isinstance(content, tuple) else 0
+
+
+def _block_tokens(block: JsonValue) -> int:
+    kind = block.get("type") if isinstance(block, FrozenMap) else None
+    if isinstance(block, FrozenMap) and kind in ("text", "reasoning") and isinstance(block.get("text"), str):
+        return _quarter(block.get("text")) + 4
+    if isinstance(block, FrozenMap) and kind == "tool-call":
+        return _quarter(block.get("name")) + _quarter(block.get("arguments")) + 4
+    if isinstance(block, FrozenMap) and kind == "tool-result":
+        return _content_tokens(block.get("content")) + 4
+    return 4 + _quarter(json_text(block))
+
+
+def _message_tokens(message: JsonValue) -> int:
+    return (_content_tokens(message.get("content")) if isinstance(message, FrozenMap) else 0) + 4
+
+
+def _header_tokens(header: EpochHeader | None) -> int:
+    if header is None:
+        return 0
+    tokens = sum(map(_message_tokens, header.message_prefix or ()))
+    tokens += 0 if header.system is None else _quarter(header.system) + 4
+    return tokens + (_quarter(json_text(header.tools)) + 4 if header.tools else 0)
+
+
+def _surface_tokens(log: Log) -> int:
+    return sum(map(_message_tokens, derive_messages(log)))
+
+
+def _provider_count(usage: JsonValue) -> int | None:
+    if not isinstance(usage, FrozenMap):
+        return None
+    parts = (usage.get(k) for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens"))
+    return sum(p for p in parts if isinstance(p, int) and not isinstance(p, bool))
+
+
+def _pressure(log: Log) -> int:
+    """What post-step pressure must be after ``log``: the latest anchor taken under the header now in force plus the
+    surface grown since, else the routed header's price (its prefix once) plus the surface's."""
+    header: EpochHeader | None = None
+    anchor: tuple[EpochHeader | None, int, int] | None = None  # (the header then, the surface then, its tokens)
+    at_step_start = 0
+    for event in log.events:
+        if event.type == REQUEST_HEADER:
+            header = fold_request_header((event,))
+        elif event.type == STEP_START:
+            at_step_start = _surface_tokens(boundary_log(log, event.seq))
+        elif event.type == ASSISTANT_MESSAGE:
+            message = derive_event_message(event)
+            surface = at_step_start + (0 if message is None else _message_tokens(message))
+            estimate, provider = _header_tokens(header) + surface, _provider_count(event.field("usage"))
+            anchor = (header, surface, provider if provider is not None and header is not None and provider >= estimate else estimate)
+    now, surface = fold_request_header(log.events), _surface_tokens(log)
+    then = anchor[0] if anchor is not None else None
+    if anchor is not None and (then is None and now is None or then is not None and now is not None and header_equals(then, now)):
+        return max(0, anchor[2] + surface - anchor[1])
+    return _header_tokens(now) + surface
+
+
 @ensure(_names("TOK-1"), "TOK-1: every violation the property reports names TOK-1", enabled=ENABLED)
 @ensure(_only_where("measured"), "TOK-1: pressure can misprice the prefix only where a post-step measurement was taken", enabled=ENABLED)
 def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
-    """TOK-1: post-step pressure is the meter's measure of the log: an estimate prices the routed header
-    (its prefix once) plus the surface; a usage anchor is the provider's count plus the surface since (TOK-3)."""
+    """TOK-1: post-step pressure is §12's price of the log, computed here (not by the meter): an estimate prices the
+    routed header (its prefix once) plus the surface; a usage anchor is the provider's count plus the surface since (TOK-3)."""
     found = []
     for mark in (m for m in world.trace if m.kind == "measured"):
         log = world.session(world.instance(mark.instance_id).session_id).log
-        at = boundary_log(log, mark.at)
-        measured = measure(at)
-        expected = measured.total
-        if measured.baseline == "estimated" and measured.surface_delta == 0:  # the estimate's price, spelled out
-            expected = estimate_header(fold_request_header(at.events)) + surface_tokens(at)
+        expected = _pressure(boundary_log(log, mark.at))
         if mark.value != expected:
             found.append(Violation("TOK-1", f"instance {mark.instance_id}: post-step pressure {mark.value} ≠ {expected}"))
     return tuple(found)
@@ -398,6 +628,7 @@ change_iff_differs = _fold_property("HDR-15", "HDR-15: a change snapshot is writ
 
 PROPERTIES: tuple[tuple[str, Check], ...] = (
     ("PFX-1", request_only),
+    ("PFX-11", one_home),
     ("REC-1", reconstructible_companion),
     ("REC-2", reconstructible_full),
     ("PFX-2", one_composition),
@@ -407,6 +638,7 @@ PROPERTIES: tuple[tuple[str, Check], ...] = (
     ("PFX-5", new_instance_anchors),
     ("PFX-6", canonical_absence),
     ("PFX-7", detached_prefix),
+    ("PFX-12", fresh_prefix),
     ("PFX-8", registration_order),
     ("CMP-1", compaction_spares_prefix),
     ("FORK-8", forks_copy_events),

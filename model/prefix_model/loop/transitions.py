@@ -74,7 +74,7 @@ from prefix_model.loop.prompt import BLOCKED
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.stream import FAILED, assemble, check_stream, failure_of, tool_calls_of
 from prefix_model.loop.waterfall import Composition, compose
-from prefix_model.loop.world import INJECTED, AgentOptions, InjectThenPrepend, Instance, Listener, Mark, Phase, SentRequest, Session, Throw, World
+from prefix_model.loop.world import INJECTED, AgentOptions, InjectThenPrepend, Instance, Listener, Mark, Phase, SentRequest, Session, Throw, World, waterfall_inputs
 
 __all__ = ["enabled", "apply", "run", "next_turn", "PROMPT_PREFIX_DELIMITER"]
 
@@ -343,8 +343,8 @@ def _begin_step(world: World, action: BeginStep, semantics: Semantics) -> World:
 
 def _composition(world: World, instance: Instance, semantics: Semantics) -> tuple[World, Composition]:
     """Run the waterfall: count the calls, append the composing listeners' injects."""
-    # Ghost: what the harness's waterfall yields here, in registration order (the PFX-8 oracle).
-    world = _mark(world, instance, "waterfall", compose(world.listeners, instance.agent).product)
+    # Ghost: what each registered listener does on this call, in registration order (the PFX-8 oracle folds it).
+    world = _mark(world, instance, "waterfall", waterfall_inputs(world.listeners))
     result = compose(semantics.listener_order(world.listeners), instance.agent)
     counted = tuple(replace(l, calls=l.calls + 1) if l.name in result.called else l for l in world.listeners)
     world = replace(world, listeners=counted)

@@ -73,6 +73,33 @@ class PrefixAsHistory(Semantics):
         return durable_copies(product), product
 
 
+class PrefixInReminder(Semantics):
+    def adopt(self, log: Log, product: tuple[JsonValue, ...]) -> tuple[tuple[Durable, ...], tuple[JsonValue, ...]]:
+        # The note's own example of message-shaped content: one durable user/message, the texts in a <system-reminder> envelope.
+        if not product:
+            return (), product
+        wrapped = "<system-reminder>\n" + "\n".join(map(message_text, product)) + "\n</system-reminder>"
+        return ((USER_MESSAGE, freeze_object({"content": [{"type": "text", "text": wrapped}], "source": INJECTED})),), product
+
+
+class StaleOnNewInstance(Semantics):
+    def adopt(self, log: Log, product: tuple[JsonValue, ...]) -> tuple[tuple[Durable, ...], tuple[JsonValue, ...]]:
+        # A new instance over a log that already holds a prefix sends the logged one, not what its waterfall gave.
+        folded = fold_request_header(log.events)
+        return (), product if folded is None or folded.message_prefix is None else folded.message_prefix
+
+
+SESSION_PREFIX = "session/prefix"  # the note's rejected "dedicated session event carrying the prefix"
+
+
+class PrefixSessionEvent(Semantics):
+    def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
+        # The header keeps the prefix, and a log-only event just before each snapshot holds it again: a second home.
+        if expected_reason(log, logged, header) is not None and header.message_prefix is not None:
+            log = log.append(SESSION_PREFIX, {"messagePrefix": header.message_prefix})
+        return super().record(log, logged, header)
+
+
 class ComposePerRequest(Semantics):
     def recompose(self, instance: Instance) -> bool:
         return True
@@ -207,6 +234,9 @@ class ChangeAlways(Semantics):
 
 VARIANTS: tuple[Variant, ...] = (
     Variant("prefix-as-history", "the prefix is written as durable user messages", PrefixAsHistory(), ("PFX-1",)),
+    Variant("prefix-in-reminder", "the prefix's texts are written into history in a <system-reminder> envelope", PrefixInReminder(), ("PFX-1",)),
+    Variant("prefix-second-home", "each snapshot's prefix is logged again in a session/prefix event", PrefixSessionEvent(), ("PFX-11",)),
+    Variant("stale-on-new-instance", "a new instance over a logged prefix sends the logged one, not its own composition", StaleOnNewInstance(), ("PFX-12",)),
     Variant("compose-per-request", "the waterfall runs before every request", ComposePerRequest(), ("PFX-2",)),
     Variant("compose-per-turn", "the waterfall runs on every turn's first step", ComposePerTurn(), ("PFX-2",)),
     Variant("cache-interrupted", "a cancelled composition is cached", CacheInterrupted(), ("PFX-4",)),

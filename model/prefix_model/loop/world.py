@@ -42,6 +42,8 @@ __all__ = [
     "text_message",
     "message_text",
     "INJECTED",
+    "CALL_KINDS",
+    "waterfall_inputs",
 ]
 
 INJECTED = FrozenMap({"kind": "plugin", "plugin": ""})  # agent.inject's default source (L/agent.ts:287-296)
@@ -206,6 +208,35 @@ class Listener:
     def next_call(self) -> ListenerCall:
         """Return what this listener does on its next call."""
         return self.script[min(self.calls, len(self.script) - 1)]
+
+
+CALL_KINDS: dict[type, str] = {
+    Prepend: "prepend", Append: "append", ShortCircuit: "short-circuit", Throw: "throw",
+    InjectThenPrepend: "inject-then-prepend", CancelThenPrepend: "cancel-then-prepend",
+}  # fmt: skip
+"""The name each kind of listener call is recorded under in a ``waterfall`` mark."""
+
+
+@ensure(lambda listeners, result: len(result) == len(listeners), "PFX-8: one record per registered listener", enabled=ENABLED)
+@ensure(
+    lambda listeners, result: [r["name"] for r in result] == [l.name for l in listeners],
+    "PFX-8: the records keep registration order",
+    enabled=ENABLED,
+)
+def waterfall_inputs(listeners: tuple[Listener, ...]) -> tuple[FrozenMap, ...]:
+    """Return what each registered listener does on its next call, in registration order: ``{name, agent, call, messages}``.
+
+    Ghost state: the inputs of a waterfall, recorded before it runs, so that PFX-8 folds them on its
+    own instead of trusting ``waterfall.compose`` (a throw records no messages).
+    """
+    records = []
+    for listener in listeners:
+        call = listener.next_call()
+        fields: dict[str, JsonValue] = {"name": listener.name, "agent": listener.agent, "call": CALL_KINDS[type(call)]}
+        if not isinstance(call, Throw):
+            fields["messages"] = call.messages
+        records.append(FrozenMap(fields))
+    return tuple(records)
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,7 +227,7 @@ def _composition_scenarios() -> tuple[Scenario, ...]:
         Scenario(
             "prefix/one-listener",
             "One global listener: its message leads the request, the anchor snapshot records it, and it never enters the history.",
-            ("PFX-1", "PFX-3", "DER-8", "REQ-2", "REC-1", "REC-2", "HDR-12"),
+            ("PFX-1", "PFX-11", "PFX-3", "DER-8", "REQ-2", "REC-1", "REC-2", "HDR-12"),
             (DOCS, Create("main", "s1"), *_turn(0, "hello", "hi", compose=True)),
         ),
         Scenario(
@@ -380,7 +380,7 @@ def _resume_scenarios() -> tuple[Scenario, ...]:
         Scenario(
             "resume/changed-prefix",
             "A resumed instance recomposes a changed prefix; its resume anchor carries the new prefix and later requests use it.",
-            ("PFX-5", "HDR-9", "HDR-11", "HDR-7"),
+            ("PFX-5", "PFX-12", "HDR-9", "HDR-11", "HDR-7"),
             (
                 DOCS_TWICE, Create("main", "s1"), *_turn(0, "before", compose=True),
                 Resume("s1", "main"), *_turn(1, "after", "again", compose=True),
@@ -923,8 +923,8 @@ def _witness_scenarios() -> tuple[Scenario, ...]:
         Scenario(
             "variants/witness",
             "The faulty-variant witness run (spec §13): two scoped listeners, a cancelled composition, a late inject, tools, system and config changes, a mutated contribution, a compaction, a resume, a fork, an agent with no listener.",
-            ("VAR-1", "PFX-1", "PFX-2", "PFX-3", "PFX-4", "PFX-5", "PFX-7", "PFX-8", "CMP-1", "CMP-2", "FORK-8", "REC-1", "REC-2",
-             "REC-3", "HDR-15", "LOOP-3", "LOOP-7", "LOOP-10", "LOOP-12"),
+            ("VAR-1", "PFX-1", "PFX-2", "PFX-3", "PFX-4", "PFX-5", "PFX-7", "PFX-8", "PFX-11", "PFX-12", "CMP-1", "CMP-2", "FORK-8",
+             "REC-1", "REC-2", "REC-3", "HDR-15", "LOOP-3", "LOOP-7", "LOOP-10", "LOOP-12"),
             WITNESS,
         ),  # fmt: skip
     )
