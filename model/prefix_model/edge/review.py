@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from prefix_model.review.claims import Claim, claims
-from prefix_model.edge.designs import DesignError, LoadedDesign
+from prefix_model.edge.designs import LoadedDesign
 from prefix_model.review.compare import RULES, Row, compare
 from prefix_model.review.designs import DESIGNS, Design
 from prefix_model.review.diagram import dot, mermaid, transition_table
@@ -119,11 +119,8 @@ def run_review(as_json_output: bool, plot: Path | None, diagram_form: str | None
 
     ``design`` (``--design``) is one more row, after the catalogue's, judged and measured as they are.
     """
-    designs = DESIGNS
-    if design is not None:
-        if design.name in {d.key for d in DESIGNS}:
-            raise DesignError(f"{design.path}: {design.name} is the name of a design the review already holds; name yours otherwise")
-        designs += (Design(design.name, str(design.path), design.summary, design.semantics),)
+    # NAME is an identifier and every catalogue key has a hyphen: the row's key never clashes with one.
+    designs = DESIGNS if design is None else (*DESIGNS, Design(design.name, str(design.path), design.summary, design.semantics))
     rows = compare(designs, turns=turns)
     found = claims(rows)
     if plot is not None:
