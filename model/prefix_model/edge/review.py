@@ -120,8 +120,7 @@ def run_review(as_json_output: bool, plot: Path | None, diagram_form: str | None
     ``design`` (``--design``) is one more row, after the catalogue's, judged and measured as they are.
     """
     # NAME is an identifier and every catalogue key has a hyphen: the row's key never clashes with one.
-    designs = DESIGNS if design is None else (*DESIGNS, Design(design.name, str(design.path), design.summary, design.semantics))
-    rows = compare(designs, turns=turns)
+    rows = compare(turns=turns) if design is None else compare((*DESIGNS, Design(design.name, str(design.path), design.summary, design.semantics)), turns)
     found = claims(rows)
     if plot is not None:
         write_plot(rows, plot)
