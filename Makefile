@@ -11,7 +11,7 @@ HYPOTHESIS_PROFILE ?= ci
 TEST_WORKERS ?= 2
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run-setup run vectors-bundle test typecheck unit proofs proofs-deep explore-deep explore-million mutation mutation-vectors bench bench-compare thorough conform-harness clean
+.PHONY: setup run-setup run vectors-bundle test typecheck unit proofs proofs-deep explore-deep explore-million mutation mutation-vectors bench bench-compare thorough thorough-long conform-harness fuzz fuzz-harness clean
 
 ## setup: .venv with the package (editable), the plot extra and the test and proof toolchain (what make test uses)
 setup: $(STAMP)
@@ -90,9 +90,22 @@ mutation: setup
 mutation-vectors: setup
 	$(BIN)/python proofs/mutation.py --against vectors --jobs $(MUTATION_JOBS) --sample $(MUTATION_SAMPLE) $(MODULES)
 
-## thorough: the loop machine, and the faulty variants through it (shrunk), with the long Hypothesis profile
+## thorough: the loop machine and the faulty variants through it, larger than make test, in a stated time (below)
+# The budget: the loop machine runs 4 chunks (a test each) of 50 examples of 40 steps, seeded, and each of the 22 faulty
+# variants runs until the machine rejects it, its counterexample shrunk for at most 10 s (tests/loop_machine.py).
+# Every run is derandomized: the same examples, the same time. Measured on 2 cores shared with other jobs (load about 4):
+# make thorough 679 s, 178 tests; the machine's worker is the longest (its chunks 60 to 229 s, 466 s for its module alone
+# on one process), the variants 14 to 133 s each. Stated: under 15 minutes on 2 cores; THOROUGH_LIMIT (seconds) stops a
+# run that overruns it twice. -vv prints a line as each test ends, --durations the slowest.
+THOROUGH_SET   := tests/loop/test_loop_stateful.py tests/loop/test_variants_machine.py tests/loop/test_loop.py tests/loop/test_properties.py
+THOROUGH_LIMIT ?= 1800
 thorough: setup
-	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -n $(TEST_WORKERS) tests/loop/test_loop_stateful.py tests/loop/test_variants_machine.py tests/loop/test_loop.py tests/loop/test_properties.py
+	HYPOTHESIS_PROFILE=thorough timeout $(THOROUGH_LIMIT) $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -vv --durations=15 $(THOROUGH_SET)
+
+## thorough-long: the same set at the old sizes, with no time bound: the machine 1000 examples of 60 steps (one test, past
+## 10 minutes on 2 loaded cores and 40 reported), variants shrunk for 20 s; a random seed each run (printed on a failure)
+thorough-long: setup
+	HYPOTHESIS_PROFILE=thorough-long $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -vv --durations=15 $(THOROUGH_SET)
 
 ## bench: check throughput against json.loads and its growth with size, and with the nodes two whole-surface compactions shadow,
 ## contracts off as the installed command runs (not a test; prints figures)

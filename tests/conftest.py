@@ -55,7 +55,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=30, deadline=None)
-settings.register_profile("thorough", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# `make thorough`: a fixed (derandomized) run, larger than ci, in a stated time (Makefile); the loop machine's sizes are
+# tests/loop_machine.py's. `make thorough-long`: random seeds (printed on failure; --hypothesis-seed replays one), no bound.
+settings.register_profile(
+    "thorough", derandomize=True, database=None, deadline=None, print_blob=True, max_examples=500, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("thorough-long", max_examples=2000, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

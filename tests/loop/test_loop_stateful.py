@@ -40,10 +40,24 @@ a turn" in nine, and their floor is 1 (the ci run reaches each twice or more).
 from __future__ import annotations
 
 import pytest
+from hypothesis import seed
+from hypothesis.stateful import run_state_machine_as_test
 from prefix_model.loop.variants import HistoryWindow, MeterPrefixTimes
 from prefix_model.loop.variants import run_witness
 
-from tests.loop_machine import INCREMENTAL, PROPERTY_SUBJECTS, RULES, SEGMENT_RULES, STATS, WINDOWS, LoopMachine, run_report
+from tests.loop_machine import (
+    INCREMENTAL,
+    PROFILE,
+    PROPERTY_SUBJECTS,
+    RULES,
+    SEGMENT_RULES,
+    STATS,
+    THOROUGH_CHUNKS,
+    WINDOWS,
+    LoopMachine,
+    machine_settings,
+    run_report,
+)
 
 IDS = ("PFX-1", "PFX-2", "PFX-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "PFX-11", "PFX-12", "REC-1", "REC-2", "REC-3",
        "LOOP-1", "LOOP-2", "LOOP-3", "CMP-1", "FORK-8", "TOK-1", "HDR-15")  # fmt: skip
@@ -116,6 +130,16 @@ pytestmark = pytest.mark.xdist_group("loop-machine")
 
 # The generated runs, every property checked after every action (ci profile by default).
 TestLoopMachine = pytest.mark.spec(*IDS)(LoopMachine.TestCase)
+
+# `make thorough` runs the machine THOROUGH_CHUNKS times at its chunk size (the run above, then one seeded run per chunk
+# below): a line per chunk with -v, within the Makefile's stated time. In the other profiles the list is empty.
+CHUNK_SEEDS = tuple(range(1, THOROUGH_CHUNKS)) if PROFILE == "thorough" else ()
+
+
+@pytest.mark.parametrize("chunk_seed", CHUNK_SEEDS)
+@pytest.mark.spec(*IDS)
+def test_the_machine_under_another_seed(chunk_seed: int) -> None:
+    run_state_machine_as_test(seed(chunk_seed)(type(f"LoopMachineSeed{chunk_seed}", (LoopMachine,), {})), settings=machine_settings())
 
 
 def test_the_module_is_one_xdist_group_when_make_test_groups(request: pytest.FixtureRequest) -> None:

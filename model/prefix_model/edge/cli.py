@@ -29,6 +29,7 @@ from prefix_model.examples import EXAMPLE_DIR, EXAMPLE_FILE, EXAMPLE_REQUESTS_FI
 from prefix_model.formats.event_lines import event_to_line
 
 if TYPE_CHECKING:
+    from prefix_model.edge.designs import LoadedDesign
     from prefix_model.loop.world import SentRequest, World
 
 # The loop, the variants, the vectors, the adapter protocol and the timeline are imported by the
@@ -103,8 +104,18 @@ history, composed per turn, cached after a cancel, not logged on the header, …
 change to the loop's semantics. The scripted witness session runs under each variant, every
 property of spec §11 is checked, and the IDs that reject the variant are printed.
 
+--design FILE.py:NAME judges a design of your own instead: NAME, a Semantics subclass or
+instance in FILE.py, overriding the choice points spec/designs.md lists. It runs the same witness
+session under the same properties; printed: the IDs that reject it and the first violation.
+
+example:
+  prefix-model variants
+  prefix-model variants --design my_design.py:ListenersBackwards --json
+
 exit status: 0 every variant rejected by the properties it names (and the harness semantics
-passes them all); 1 some variant went undetected
+passes them all); with --design, the design keeps every property; 1 some variant went
+undetected; with --design, the properties reject the design; 2 a design that does not load or
+raises
 """
 
 _REVIEW_HELP = """\
@@ -123,10 +134,14 @@ example:
   prefix-model review
   prefix-model review --short
   prefix-model review --json --plot review.png --diagram mermaid
+  prefix-model review --design my_design.py:MyDesign --short
 
 --plot needs the plot extra (pip install 'session-prefix-model[plot]': matplotlib).
+--design FILE.py:NAME adds a design of your own (a Semantics subclass or instance; designs.md of the
+installed specification) as one more row, judged and measured as every other.
 
-exit status: 0 printed (and written); 2 the plot file cannot be written, or matplotlib is not installed
+exit status: 0 printed (and written); 2 the plot file cannot be written, matplotlib is not
+installed, or a design does not load or raises
 """
 
 
@@ -299,6 +314,7 @@ def _add_variants(commands: _Commands) -> None:
         formatter_class=_RawHelp,
     )
     variants.add_argument("--json", action="store_true", help="print one JSON object per variant instead of a table")
+    variants.add_argument("--design", metavar="FILE.py:NAME", help=_design_help())
 
 
 def _add_review(commands: _Commands) -> None:
@@ -313,6 +329,7 @@ def _add_review(commands: _Commands) -> None:
     review.add_argument("--diagram", choices=("mermaid", "dot"), help="also print the loop's state diagram, generated from the transitions")
     review.add_argument("--short", action="store_true", help="one line per counterexample instead of its script")
     review.add_argument("--turns", type=_positive, default=1, metavar="N", help="turns in each stretch of the scenario (default 1)")
+    review.add_argument("--design", metavar="FILE.py:NAME", help=_design_help())
 
 
 def _add_conform(commands: _Commands) -> None:
@@ -346,6 +363,26 @@ def _add_fuzz(commands: _Commands) -> None:
     add_arguments(fuzz)
 
 
+def _design_help() -> str:
+    from prefix_model.edge.designs import DESIGN_HELP
+
+    return DESIGN_HELP
+
+
+@contextlib.contextmanager
+def _loaded_design(argument: str) -> Iterator[LoadedDesign]:
+    """Yield the design ``--design`` names, loaded; its load failures and its own exceptions become one line, exit 2."""
+    from prefix_model.edge.designs import DesignError, blamed, load_design, warn_strays
+
+    try:
+        design = load_design(argument)
+        warn_strays(design)
+        with blamed(design):
+            yield design
+    except DesignError as error:
+        raise _Unusable(str(error)) from None
+
+
 def _add_explore(commands: _Commands) -> None:
     explore = commands.add_parser(
         "explore",
@@ -355,7 +392,9 @@ def _add_explore(commands: _Commands) -> None:
     )
     explore.add_argument("--depth", required=True, type=_count, metavar="K", help="the bound: moves after a root's setup")
     explore.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
-    explore.add_argument("--variant", metavar="NAME", help="explore a faulty variant (prefix-model variants) instead of the harness")
+    chosen = explore.add_mutually_exclusive_group()
+    chosen.add_argument("--variant", metavar="NAME", help="explore a faulty variant (prefix-model variants) instead of the harness")
+    chosen.add_argument("--design", metavar="FILE.py:NAME", help=_design_help())
     explore.add_argument("--roots", metavar="NAMES", help="only these behaviours of listener L2, comma-separated (default: every one)")
     explore.add_argument("--jobs", type=_count, default=1, metavar="N", help="processes that share each level (default 1; the counts are the same)")
     explore.add_argument("--itf", metavar="FILE", help="write a violation's shortest script as an ITF trace (Apalache ADR-015 JSON)")
@@ -368,9 +407,12 @@ def _add_adapter(commands: _Commands) -> None:
         description="The model as an adapter: answers hello, reset, apply, read, check and shutdown, one JSON line "
         "each (vectors.md §10 of the installed specification: see `prefix-model docs`). "
         "`prefix-model conform --adapter 'prefix-model adapter'` runs the vectors against it; "
-        "with --variant it serves a faulty design instead (what a conform run or a fuzz campaign must find).",
+        "with --variant it serves a faulty design instead (what a conform run or a fuzz campaign must find), with --design "
+        "a design of your own (a Semantics subclass or instance in FILE.py; designs.md of the installed specification).",
     )
-    adapter.add_argument("--variant", metavar="NAME", help="serve a faulty variant of `prefix-model variants` instead of the harness's semantics")
+    chosen = adapter.add_mutually_exclusive_group()
+    chosen.add_argument("--variant", metavar="NAME", help="serve a faulty variant of `prefix-model variants` instead of the harness's semantics")
+    chosen.add_argument("--design", metavar="FILE.py:NAME", help=_design_help())
 
 
 def _add_docs(commands: _Commands) -> None:
@@ -636,14 +678,24 @@ def _run_review(args: argparse.Namespace) -> int:
     if plot is not None and not _installed("matplotlib"):  # an extra: asked for before the review's seconds of work
         raise _Unusable("review --plot draws with matplotlib, which is not installed: pip install 'session-prefix-model[plot]'")
     try:
-        return run_review(args.json, plot, args.diagram, args.short, args.turns)
+        if args.design is None:
+            return run_review(args.json, plot, args.diagram, args.short, args.turns)
+        with _loaded_design(args.design) as design:
+            return run_review(args.json, plot, args.diagram, args.short, args.turns, design)
     except BrokenPipeError:  # stdout's reader went away: not the plot's failure
         raise
     except OSError as error:  # the plot could not be written
         raise _Unusable(f"{plot}: {error.strerror or error}") from None
 
 
-def _run_variants(as_json: bool) -> int:
+def _run_variants(as_json: bool, design_named: str | None = None) -> int:
+    if design_named is not None:
+        from prefix_model.edge.designs import judge_design, verdict_json, verdict_text
+
+        with _loaded_design(design_named) as design:
+            judged = judge_design(design)
+        print(json.dumps(verdict_json(design, judged), ensure_ascii=False) if as_json else verdict_text(design, judged))
+        return EXIT_VIOLATIONS if judged.first else EXIT_OK
     from tqdm import tqdm
 
     from prefix_model.loop.properties import check_all
@@ -670,10 +722,16 @@ def _run_explore(args: argparse.Namespace) -> int:
     from prefix_model.edge.explore import ExploreError, report_json, report_text, roots_named, run_exploration, semantics_named, verdict, write_itf
 
     try:
-        measured = run_exploration(args.depth, args.variant, roots_named(args.roots), args.jobs)
+        if args.design is None:
+            measured = run_exploration(args.depth, args.variant, roots_named(args.roots), args.jobs)
+            semantics, label = semantics_named(args.variant), args.variant
+        else:
+            with _loaded_design(args.design) as design:
+                measured = run_exploration(args.depth, None, roots_named(args.roots), args.jobs, (design.label, design.semantics))
+            semantics, label = design.semantics, design.label
         found = measured.exploration.found
         if args.itf is not None and found is not None:
-            write_itf(Path(args.itf), found, semantics_named(args.variant), args.variant)
+            write_itf(Path(args.itf), found, semantics, label)
     except ExploreError as error:
         raise _Unusable(str(error)) from None
     print(json.dumps(report_json(measured), ensure_ascii=False) if args.json else report_text(measured))
@@ -754,6 +812,9 @@ def _conform(args: argparse.Namespace) -> int:
 def _run_adapter(args: argparse.Namespace) -> int:
     from prefix_model.edge.runner.server import Server, serve
 
+    if args.design is not None:
+        with _loaded_design(args.design) as design:
+            return serve(sys.stdin, sys.stdout, Server(design.semantics, design.label))
     if args.variant is None:
         return serve(sys.stdin, sys.stdout)
     from prefix_model.loop.variants import VARIANTS, semantics_of
@@ -810,7 +871,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "request":
             return _run_request(args)
         if args.command == "variants":
-            return _run_variants(args.json)
+            return _run_variants(args.json, args.design)
         if args.command == "check":
             return _run_check(args)
         if args.command == "timeline":

@@ -12,6 +12,7 @@ import json
 import resource
 import sys
 import time
+import traceback
 from collections import namedtuple
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -55,7 +56,9 @@ shortest action script that reaches it (setup included), which `loop.transitions
 
 {ALPHABET_TEXT}
 --variant NAME explores a faulty design of `prefix-model variants` instead of the harness's; the
-search must then find a violation. --itf FILE writes the counterexample as an ITF trace (Apalache
+search must then find a violation. --design FILE.py:NAME explores a design of your own (a
+Semantics subclass or instance in FILE.py; spec/designs.md) as the harness's: a violation is a
+finding, printed with its shortest script. --itf FILE writes the counterexample as an ITF trace (Apalache
 ADR-015 JSON: one state per action, with each session's events, the requests sent, the instances
 and the violations found there). Figures: distinct states, transitions, the depth reached, states
 per second, bytes per state (the visited set's own size, and the process's peak memory). Run with
@@ -65,9 +68,11 @@ example:
   prefix-model explore --depth 7
   prefix-model explore --depth 9 --json
   prefix-model explore --depth 8 --variant compose-per-turn --itf counterexample.itf.json
+  prefix-model explore --depth 7 --design my_design.py:MyDesign
 
 exit status: 0 no violation (with --variant: a violation found); 1 a violation (with --variant: none
-found within DEPTH); 2 unusable arguments or an --itf file that cannot be written
+found within DEPTH); 2 unusable arguments, a --design that does not load or raises, or an --itf
+file that cannot be written
 """
 
 
@@ -107,6 +112,7 @@ class Measured:
     seconds: float
     visited_bytes: int  # the visited set: its table and its digests, as sys.getsizeof counts them
     peak_rss_bytes: int  # the process's peak resident memory (getrusage), plus jobs x the largest worker's with --jobs
+    design: str | None = None  # a design of the user's (--design FILE.py:NAME), by its label
 
     @property
     def states_per_second(self) -> float:
@@ -153,6 +159,24 @@ def _worker(conn: Connection, share: list[tuple[int, Node]], semantics: Semantic
             conn.send((violated, len(share)))
     except EOFError:  # the parent has gone
         return
+    except Exception as error:  # a design's own code raised (or the model did): the parent reports it, where it was raised
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        conn.send(_Raised(f"a worker process raised {type(error).__name__}: {error} (at {where.filename}:{where.lineno})"))
+
+
+@dataclass(frozen=True, slots=True)
+class _Raised:
+    """What a worker sends instead of its answer when it raised: one line for the parent to report."""
+
+    message: str
+
+
+def _answer(pipe: Connection) -> Any:
+    """A worker's answer; a worker that raised stops the search with its one line."""
+    answer = pipe.recv()
+    if isinstance(answer, _Raised):
+        raise ExploreError(answer.message)
+    return answer
 
 
 def explore_parallel(depth: int, semantics: Semantics, behaviours: tuple[str, ...] | None, jobs: int,
@@ -186,7 +210,7 @@ def explore_parallel(depth: int, semantics: Semantics, behaviours: tuple[str, ..
                 progress(level, run.states)
             for pipe in pipes:
                 pipe.send("expand")
-            replies = [pipe.recv() for pipe in pipes]
+            replies = [_answer(pipe) for pipe in pipes]
             grants: list[list[tuple[int, int]]] = []
             for candidates, transitions, actions, outcomes in replies:
                 run.transitions += transitions
@@ -200,7 +224,7 @@ def explore_parallel(depth: int, semantics: Semantics, behaviours: tuple[str, ..
                 grants.append(granted)
             for pipe, granted in zip(pipes, grants):
                 pipe.send(granted)
-            checked = [pipe.recv() for pipe in pipes]
+            checked = [_answer(pipe) for pipe in pipes]
             violated = [v for v, _ in checked if v is not None]
             if violated:
                 index, violations = min(violated, key=lambda v: v[0])  # the first state reached, as one process finds it
@@ -220,13 +244,17 @@ def explore_parallel(depth: int, semantics: Semantics, behaviours: tuple[str, ..
             worker.join(timeout=10)
 
 
-def run_exploration(depth: int, variant: str | None = None, behaviours: tuple[str, ...] | None = None, jobs: int = 1) -> Measured:
-    """Explore to ``depth`` (a progress bar on a terminal's stderr) and measure the run."""
+def run_exploration(depth: int, variant: str | None = None, behaviours: tuple[str, ...] | None = None, jobs: int = 1,
+                    design: tuple[str, Semantics] | None = None) -> Measured:  # fmt: skip
+    """Explore to ``depth`` (a progress bar on a terminal's stderr) and measure the run.
+
+    ``design`` (its label and semantics: ``--design``) is explored as the harness's would be: a violation is the finding.
+    """
     if depth < 0:
         raise ExploreError(f"--depth {depth}: a depth is a non-negative number of moves")
     if jobs < 1:
         raise ExploreError(f"--jobs {jobs}: at least one process")
-    semantics = semantics_named(variant)
+    semantics = semantics_named(variant) if design is None else design[1]
     progress: Callable[[int, int], None] | None = None
     bar: Any = None
     if sys.stderr.isatty():
@@ -251,7 +279,7 @@ def run_exploration(depth: int, variant: str | None = None, behaviours: tuple[st
     if jobs > 1:  # the workers hold the frontiers: count each as large as the largest one was
         peak += jobs * resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     chosen = behaviours if behaviours is not None else tuple(name for name, _ in BEHAVIOURS)
-    return Measured(exploration, variant, chosen, seconds, size, peak)
+    return Measured(exploration, variant, chosen, seconds, size, peak, None if design is None else design[0])
 
 
 def _kinds_json(counts: Mapping[str, int], catalogue: tuple[str, ...]) -> dict[str, int]:
@@ -287,6 +315,7 @@ def report_json(measured: Measured) -> dict[str, object]:
         "roots": list(measured.roots),
         "reached": run.reached,
         "variant": measured.variant,
+        "design": measured.design,
         "states": run.states,
         "transitions": run.transitions,
         "levels": list(run.levels),
@@ -320,7 +349,7 @@ def _table(title: str, counts: Mapping[str, int], catalogue: tuple[str, ...]) ->
 def report_text(measured: Measured) -> str:
     """Return the report a person reads."""
     run = measured.exploration
-    design = "the harness's semantics" if measured.variant is None else f"variant {measured.variant}"
+    design = f"variant {measured.variant}" if measured.variant is not None else f"design {measured.design}" if measured.design else "the harness's semantics"
     lines = [
         f"explored {design} from {len(measured.roots)} roots ({', '.join(measured.roots)}) to depth {run.depth} (deepest state at depth {run.reached}):"
         f" {run.states} distinct states, {run.transitions} transitions",

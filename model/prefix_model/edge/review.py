@@ -12,7 +12,9 @@ import json
 from pathlib import Path
 
 from prefix_model.review.claims import Claim, claims
+from prefix_model.edge.designs import LoadedDesign
 from prefix_model.review.compare import RULES, Row, compare
+from prefix_model.review.designs import DESIGNS, Design
 from prefix_model.review.diagram import dot, mermaid, transition_table
 
 __all__ = ["REPORT_VERSION", "run_review", "property_table", "cost_table", "claims_table", "as_json", "write_plot", "diagram"]
@@ -112,9 +114,13 @@ def diagram(form: str) -> str:
     return mermaid(table) if form == "mermaid" else dot(table)
 
 
-def run_review(as_json_output: bool, plot: Path | None, diagram_form: str | None, short: bool, turns: int) -> int:
-    """Run the review and print it; return the exit status (0: printed and written)."""
-    rows = compare(turns=turns)
+def run_review(as_json_output: bool, plot: Path | None, diagram_form: str | None, short: bool, turns: int, design: LoadedDesign | None = None) -> int:
+    """Run the review and print it; return the exit status (0: printed and written).
+
+    ``design`` (``--design``) is one more row, after the catalogue's, judged and measured as they are.
+    """
+    # NAME is an identifier and every catalogue key has a hyphen: the row's key never clashes with one.
+    rows = compare(turns=turns) if design is None else compare((*DESIGNS, Design(design.name, str(design.path), design.summary, design.semantics)), turns)
     found = claims(rows)
     if plot is not None:
         write_plot(rows, plot)
