@@ -124,6 +124,18 @@ SHAPE  ?= turns
 bench-compare: setup
 	$(BIN)/python bench/compare_bench.py --base $(BASE) --head $(HEAD) --sizes $(SIZES) --rounds $(ROUNDS) --shape $(SHAPE)
 
+## fuzz: a campaign of the model's own adapter against the model (FUZZ_SECONDS, default 60; 2 adapter processes)
+FUZZ_SECONDS ?= 60
+FUZZ_SCRIPTS ?= 2000
+fuzz: setup
+	$(BIN)/prefix-model fuzz --adapter '$(BIN)/prefix-model adapter' --seconds $(FUZZ_SECONDS) --jobs 2 --keep-going
+
+## fuzz-harness: a campaign through the real deepseek-harness loop (HARNESS_DIR: a built checkout; Node >= 22 on PATH), its known divergences declared
+fuzz-harness: setup
+	@test -n "$(HARNESS_DIR)" || { echo "make fuzz-harness: set HARNESS_DIR to a built deepseek-harness checkout (adapters/deepseek-harness/README.md)" >&2; exit 2; }
+	HARNESS_DIR="$(HARNESS_DIR)" PREFIX_MODEL_CONTRACTS=0 $(BIN)/prefix-model fuzz --adapter '$(CURDIR)/adapters/deepseek-harness/run.sh' --timeout 20 \
+		--scripts $(FUZZ_SCRIPTS) --keep-going --baseline '$(CURDIR)/adapters/deepseek-harness/baseline.json' --save fuzz-found
+
 ## conform-harness: the vectors through the real deepseek-harness loop (HARNESS_DIR: a built checkout; Node >= 22 on PATH)
 conform-harness: setup
 	@test -n "$(HARNESS_DIR)" || { echo "make conform-harness: set HARNESS_DIR to a built deepseek-harness checkout (adapters/deepseek-harness/README.md)" >&2; exit 2; }

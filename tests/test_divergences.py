@@ -261,3 +261,29 @@ def test_the_summarizer_sees_the_prefix_and_a_summary_restating_it_is_durable_hi
     history = [json_text(m) for m in derive_messages(world.session("s1").log)]
     assert any(opener in text for text in history)  # the prefix's content, paraphrased, is now durable history
     assert check_all(world) == ()  # PFX-1 compares whole messages: a paraphrase is not one
+
+
+@pytest.mark.spec("D-20", "LOOP-8")
+def test_under_d20_the_model_drains_a_steer_sent_before_the_first_begin_step_at_step_1() -> None:
+    """D-20(a), open: what the model does today in the first step's window (the reference adapter's harness drains it later)."""
+    from prefix_model.loop.actions import BeginStep, Create, Steer
+    from prefix_model.loop.transitions import run
+
+    world = run((Create("main", "s1"), Steer(0, "first"), Steer(0, "second"), BeginStep(0)))
+    types = [e.type for e in world.session("s1").log.events]
+    assert types == ["turn/start", "user/message", "steering/message"]
+
+
+@pytest.mark.spec("D-20")
+def test_d20_a_campaigns_domain_leaves_out_what_the_harness_refuses_outright() -> None:
+    from prefix_model.edge.fuzz.grammar import out_of_domain
+    from prefix_model.loop.actions import BeginStep, Compose, Create, Dispose, PreStep, Reply, SetTools
+    from prefix_model.loop.transitions import run
+
+    tool = freeze({"name": "echo", "description": "d", "parameters": {"type": "object"}})
+    world = run((Create("main", "s1", tools=(tool,)), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0)))
+    assert out_of_domain(world, Reply(0, tool_calls=(("c1", "echo", "{}"),))) is None
+    assert "lacks" in str(out_of_domain(world, Reply(0, tool_calls=(("c1", "grep", "{}"),))))
+    assert "twice" in str(out_of_domain(world, SetTools(0, (tool, tool))))
+    released = run((Create("main", "s2"), Dispose(0)))
+    assert out_of_domain(released, Create("main", "s2")) is not None and out_of_domain(world, Create("main", "s1")) is None

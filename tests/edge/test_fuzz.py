@@ -70,7 +70,7 @@ def test_a_campaign_of_the_model_against_itself_finds_nothing_and_reaches_every_
 def test_a_campaign_is_the_same_scripts_for_its_seed_and_another_seed_draws_others() -> None:
     def scripts(seed: int, offered: frozenset[str] | None = None) -> list[tuple[JsonObject, ...]]:
         coverage = Coverage()
-        return [draw(seed, k, coverage, offered).actions for k in range(6)]
+        return [draw(seed, k, coverage, offered).actions for k in range(4)]
 
     assert scripts(3) == scripts(3) != scripts(4)
     offered = frozenset({"Create", "SendPrompt", "BeginStep", "Compose", "PreStep", "Dispatch", "Reply", "PostStep", "RunTools"})

@@ -256,3 +256,15 @@ def test_a_composing_listeners_inject_carries_its_own_source_and_meta() -> None:
     assert json_text(injected.data) == '{"content":[{"type":"text","text":"workspace note"}],"source":{"kind":"plugin","plugin":"workspace"},"meta":{"k":1}}'
     default = events_of(play((start(), Register(Listener("ws", None, (InjectThenPrepend("n", msgs("<W>")),))), SendPrompt(0, "go"), BeginStep(0), Compose(0))))
     assert json_text(default[-1].data) == '{"content":[{"type":"text","text":"n"}],"source":{"kind":"plugin","plugin":""}}'
+
+
+@pytest.mark.spec("FORK-9", "LOOP-1")
+def test_a_session_whose_drivers_are_all_disposed_cannot_be_forked_until_a_resume_drives_it() -> None:
+    """Found by prefix-model fuzz through the real harness: a disposed session's store entry is gone (S/index.ts:1031-1035)."""
+    world = run((Create("main", "s1"), Dispose(0)))
+    assert not enabled(world, ForkDrive("s1", "s2", None, "main"))  # an empty log, its one driver disposed
+    busy = run((Create("main", "s1"), Inject(0, "note"), Dispose(0)))
+    assert busy.session("s1").log.events and not enabled(busy, ForkDrive("s1", "s2", None, "main"))  # events do not keep it
+    resumed = run((Resume("s1", "main"),), world=busy)
+    assert enabled(resumed, ForkDrive("s1", "s2", None, "main"))
+    assert enabled(run((Create("main", "s1"),)), ForkDrive("s1", "s2", None, "main"))  # live and empty: forks to an empty child

@@ -95,12 +95,15 @@ def _called(chunk: JsonValue) -> Iterator[str]:
 
 def out_of_domain(world: World, action: Action) -> str | None:
     """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a reply calling a
-    tool the step's set lacks, a tool list naming one tool twice. A shrink keeps no candidate that holds one."""
+    tool the step's set lacks, a tool list naming one tool twice, a Create reusing the id of an empty session no live
+    instance drives. A shrink keeps no candidate that holds one."""
     match action:
         case Reply(instance=i, tool_calls=calls, stream=stream) if 0 <= i < len(world.instances):
             known = {str(t.get("name")) for t in world.instances[i].assembled[1] if isinstance(t, FrozenMap)}
             named = {name for _, name, _ in calls} | {n for chunk in stream or () for n in _called(chunk)}
             return f"a call to a tool the step lacks: {sorted(named - known)}" if named - known else None
+        case Create(session_id=sid) if sid in {x.id for x in world.sessions} and not _held(world, sid):
+            return "a session id the harness's store has let go (an empty session no live instance drives), created again"
         case Create(tools=tools) | ForkDrive(tools=tools) | Resume(tools=tools) | SetTools(tools=tools):
             names = [str(t.get("name")) for t in tools if isinstance(t, FrozenMap)]
             return "a tool list naming one tool twice" if len(set(names)) != len(names) else None
