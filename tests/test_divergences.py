@@ -246,7 +246,7 @@ def test_replay_state_stays_in_the_request_sent_and_a_capture_stripped_at_the_ad
 
 
 @pytest.mark.spec("D-19", "CMP-6", "PFX-1")
-def test_the_summarizer_sees_the_prefix_and_a_summary_restating_it_is_durable_history_no_property_flags() -> None:
+def test_the_summarizer_sees_the_prefix_and_a_summary_restating_it_is_durable_history_only_a_verbatim_copy_is_flagged() -> None:
     from prefix_model.loop.actions import BeginStep, PreStep, Register
     from prefix_model.loop.properties import check_all
 
@@ -259,8 +259,10 @@ def test_the_summarizer_sees_the_prefix_and_a_summary_restating_it_is_durable_hi
     summarizer = [r for r in world.requests if not r.loop_request][-1]
     assert opener in json_text(summarizer.request.messages[0])  # CMP-6: the header's prefix leads the summarizer's messages
     history = [json_text(m) for m in derive_messages(world.session("s1").log)]
-    assert any(opener in text for text in history)  # the prefix's content, paraphrased, is now durable history
-    assert check_all(world) == ()  # PFX-1 compares whole messages: a paraphrase is not one
+    assert any(opener in text for text in history)  # the prefix's content is now durable history
+    assert {v.rule for v in check_all(world)} == {"PFX-1", "PFX-11"}  # verbatim: a composed text in history (PFX-1), in a second home (PFX-11)
+    paraphrased = play((PreStep(0, compact=(0, 1), summaries=("The session opened with the catalog, first version.",)),), base)
+    assert check_all(paraphrased) == ()  # in other words: no property can tell it from the conversation's own
 
 
 @pytest.mark.spec("D-20", "LOOP-8")

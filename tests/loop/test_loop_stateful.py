@@ -113,7 +113,7 @@ SUBJECT_FLOORS = {
     "PFX-12": 130,  # PFX-7's subjects: the loop requests
     "PFX-8": 100,  # 144, 102
     "CMP-1": 65,  # 123, 69
-    "FORK-8": 40,  # 93, 44
+    "FORK-8": 30,  # 93, 44; 36 once FORK-9 refused the forks of sessions whose drivers are all disposed
     "TOK-1": 60,  # 94, 64
     "REC-3": 25,  # 45, 25
     "HDR-15": 10,  # 46, 14

@@ -105,7 +105,7 @@ change to the loop's semantics. The scripted witness session runs under each var
 property of spec §11 is checked, and the IDs that reject the variant are printed.
 
 --design FILE.py:NAME judges a design of your own instead: NAME, a Semantics subclass or
-instance in FILE.py, overriding the choice points spec/designs.md lists. It runs the same witness
+instance in FILE.py, overriding the choice points designs.md of the installed specification lists. It runs the same witness
 session under the same properties; printed: the IDs that reject it and the first violation.
 
 example:

@@ -1,6 +1,6 @@
 """Spec §13 (edge) — ``--design FILE.py:NAME``: a reviewer's own design, loaded from a file and judged.
 
-A design is a ``Semantics`` (spec/designs.md lists its choice points): a subclass, instantiated
+A design is a ``Semantics`` (designs.md of the installed specification lists its choice points): a subclass, instantiated
 with no arguments, or an instance. ``variants``, ``explore``, ``review`` and ``adapter`` take it
 where they take a catalogue design, so it meets the same properties, witness run, exploration and
 counterexamples. Loading runs the user's file (it is Python): every way it can go wrong — no such
@@ -27,7 +27,7 @@ from prefix_model.loop.variants import Variant, Verdict, judge
 
 __all__ = ["DesignError", "LoadedDesign", "load_design", "blamed", "warn_strays", "judge_design", "verdict_json", "verdict_text", "DESIGN_HELP"]
 
-DESIGN_HELP = "a design of your own: NAME, a Semantics subclass or instance in FILE.py (spec/designs.md lists what it may override)"
+DESIGN_HELP = "a design of your own: NAME, a Semantics subclass or instance in FILE.py (designs.md of the installed specification, see `prefix-model docs`, lists what it may override)"
 
 
 class DesignError(Exception):
@@ -156,7 +156,7 @@ def warn_strays(design: LoadedDesign) -> None:
     """Print on stderr the names the design defines that no choice point is (a misspelt override changes nothing)."""
     if design.strays:
         print(f"prefix-model: note: {design.name} defines {', '.join(design.strays)}: no choice point of Semantics "
-              "(spec/designs.md lists them), so the loop calls them only through one it overrides", file=sys.stderr)  # fmt: skip
+              "(designs.md of the installed specification lists them), so the loop calls them only through one it overrides", file=sys.stderr)  # fmt: skip
 
 
 def judge_design(design: LoadedDesign) -> Verdict:

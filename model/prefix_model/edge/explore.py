@@ -57,7 +57,7 @@ shortest action script that reaches it (setup included), which `loop.transitions
 {ALPHABET_TEXT}
 --variant NAME explores a faulty design of `prefix-model variants` instead of the harness's; the
 search must then find a violation. --design FILE.py:NAME explores a design of your own (a
-Semantics subclass or instance in FILE.py; spec/designs.md) as the harness's: a violation is a
+Semantics subclass or instance in FILE.py; designs.md of the installed specification) as the harness's: a violation is a
 finding, printed with its shortest script. --itf FILE writes the counterexample as an ITF trace (Apalache
 ADR-015 JSON: one state per action, with each session's events, the requests sent, the instances
 and the violations found there). Figures: distinct states, transitions, the depth reached, states
