@@ -96,6 +96,7 @@ CORE_MODULES: tuple[str, ...] = (
     "conformance.plain",
     "conformance.screens",
     "conformance.fold",
+    "conformance.instances",
     "conformance.vacuity",
 )
 # Contracted functions CrossHair cannot explore usefully at the default budget, module -> function -> why: listed in

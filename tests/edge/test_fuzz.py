@@ -23,6 +23,7 @@ from prefix_model.edge.fuzz.campaign import Settings, run_campaign
 from prefix_model.edge.fuzz.generate import Coverage, draw
 from prefix_model.edge.fuzz.lockstep import DIFFERS, Difference
 from prefix_model.edge.fuzz.shrink import shrink
+from prefix_model.core.json_values import freeze
 from prefix_model.edge.vectors.consumer import JsonObject
 
 from tests.adapters.planted_adapter import PASS_THE_VECTORS
@@ -204,3 +205,19 @@ def test_the_shrinker_keeps_exactly_what_the_divergence_needs() -> None:
     assert shrunk.difference.signature == first.signature and not shrunk.exhausted
     # A budget too small to finish says so.
     assert shrink(script, first, oracle, budget=3).exhausted
+
+
+@pytest.mark.spec("FUZZ-4", "FORK-9")
+def test_an_adopted_script_joins_the_vectors_with_everything_but_its_actions_generated() -> None:
+    from prefix_model.edge.vectors.adopted import ADOPTED_PATH, adopted_scenarios
+    from prefix_model.edge.vectors.cases import case_to_json, catalogue
+
+    entries = json.loads(ADOPTED_PATH.read_text(encoding="utf-8"))["cases"]
+    assert entries and all(set(e) <= {"id", "description", "found", "requirements", "actions"} for e in entries)
+    ids = {c.id for c in catalogue()}
+    for entry, scenario in zip(entries, adopted_scenarios()):
+        assert scenario.id == entry["id"] in ids and set(entry.get("requirements", ())) <= set(scenario.requirements)
+        written = case_to_json(scenario)
+        assert written["actions"] == tuple(freeze(a) for a in entry["actions"]) and written["expected"]
+    fork = next(s for s in adopted_scenarios() if s.id == "fuzz/fork-of-a-disposed-session")
+    assert fork.refused == (2,) and "LOOP-1" in fork.requirements  # the fork after the dispose is refused (FORK-9)

@@ -108,7 +108,10 @@ class SurfaceNodes(Sequence[int]):
 
     @ensure(lambda self, value, result: self._seqs.index(value) == result, "CHK-2: the position list.index gives", enabled=ENABLED)
     def index(self, value: Any, start: int = 0, stop: int = _END) -> int:
-        """Return the first position of ``value`` (ValueError when it is no node), as ``list.index`` does."""
+        """Return the first position of ``value``, as ``list.index`` does.
+
+        :raises ValueError: when ``value`` is no node (as ``list.index`` raises)
+        """
         if self._at is None or type(value) is not int or start != 0 or stop != _END:
             return self._seqs.index(value, start, stop)
         position = self._at.get(value)

@@ -18,41 +18,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from prefix_model.core.json_values import freeze
 from prefix_model.edge.fuzz.campaign import Found, Result
 from prefix_model.edge.fuzz.lockstep import Difference
 from prefix_model.edge.vectors import FORMAT_VERSION
-from prefix_model.edge.vectors.cases import Scenario, case_text, play
-from prefix_model.edge.vectors.codec import action_from_json
+from prefix_model.edge.vectors.adopted import scenario_of
+from prefix_model.edge.vectors.cases import case_text, play
 from prefix_model.edge.vectors.consumer import JsonObject
 from prefix_model.edge.vectors.generate import manifest_text
-from prefix_model.loop.explore import OUTCOMES, REFUSAL_REQUIREMENTS, outcomes, requirements_of
-from prefix_model.loop.transitions import apply, enabled
-from prefix_model.loop.world import World
+from prefix_model.loop.explore import OUTCOMES
 
-__all__ = ["case_id", "scenario_of", "save", "as_json", "as_text", "as_junit", "script_json"]
+__all__ = ["case_id", "save", "as_json", "as_text", "as_junit", "script_json"]
 
 
 def case_id(found: Found) -> str:
     """The id of a divergence's case: stable for its signature."""
     digest = hashlib.sha256(found.difference.signature.encode("utf-8")).hexdigest()[:10]
     return f"fuzz/{found.difference.action.lower()}-{digest}"
-
-
-def scenario_of(ident: str, description: str, actions: Sequence[JsonObject]) -> tuple[Scenario, World]:
-    """The scenario of a script (its refused actions listed) and the world the model ends in."""
-    decoded = tuple(action_from_json(freeze(a)) for a in actions)
-    world, refused, reached = World(), list[int](), set[str]()
-    for index, action in enumerate(decoded):
-        if not enabled(world, action):
-            refused.append(index)
-            continue
-        after = apply(world, action)
-        reached.update(r for o in outcomes(world, after, action) for r in requirements_of(o))
-        world = after
-    requirements = tuple(sorted(reached | set(REFUSAL_REQUIREMENTS if refused or not reached else ())))
-    scenario = Scenario(ident, description, requirements, decoded, tuple(refused))
-    return scenario, play(scenario)
 
 
 def _shown(found: Found) -> tuple[JsonObject, ...]:
@@ -66,7 +47,8 @@ def save(result: Result, directory: Path) -> list[Path]:
         ident = case_id(found)
         difference = found.shrunk.difference if found.shrunk is not None else found.difference
         description = f"Found by prefix-model fuzz against {result.implementation}: {difference.signature}."
-        scenario, world = scenario_of(ident, description, _shown(found))
+        scenario = scenario_of(ident, description, _shown(found))
+        world = play(scenario)
         path = directory / ident / "case.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(case_text(scenario, world).encode("utf-8"))

@@ -25,6 +25,7 @@ from prefix_model.core.events import KNOWN_TYPES, STEP_END, is_surface_type
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
 from prefix_model.core.requests import request_to_json
 from prefix_model.edge.vectors import FORMAT_VERSION, VECTOR_SCHEMA
+from prefix_model.edge.vectors.adopted import adopted_scenarios
 from prefix_model.edge.vectors.codec import action_to_json, expected_of, layout, obj
 from prefix_model.edge.vectors.persisted import FileCase, clocked, file_cases, in_memory_rows
 from prefix_model.edge.vectors.scenarios import Scenario, ScriptError, play, scenarios
@@ -81,7 +82,7 @@ Case = Scenario | LogCase
 @cache
 def world_of(scenario_id: str) -> World:
     """Return the world after the scenario named ``scenario_id`` (run once per process)."""
-    return play(next(s for s in scenarios() if s.id == scenario_id))
+    return play(next(s for s in scenarios() + adopted_scenarios() if s.id == scenario_id))
 
 
 # --- Logs and captures of a run ---
@@ -688,8 +689,8 @@ def pending_cases() -> tuple[LogCase, ...]:
 
 def catalogue() -> tuple[Case, ...]:
     """Return every published case, sorted by id (ids are unique; pending cases left out)."""
-    cases: tuple[Case, ...] = scenarios() + tuple(c for c in log_cases() if c.id not in PENDING_MODEL_BUGS)
-    ids = [c.id for c in scenarios() + log_cases()]
+    cases: tuple[Case, ...] = scenarios() + adopted_scenarios() + tuple(c for c in log_cases() if c.id not in PENDING_MODEL_BUGS)
+    ids = [c.id for c in scenarios() + adopted_scenarios() + log_cases()]
     if len(set(ids)) != len(ids):
         raise ScriptError(f"duplicate case ids: {sorted({i for i in ids if ids.count(i) > 1})}")
     return tuple(sorted(cases, key=lambda c: c.id))
