@@ -11,7 +11,7 @@ from typing import Any
 from prefix_model.edge.fuzz.campaign import Result, Settings, Unusable, replay_script, run_campaign
 from prefix_model.edge.fuzz.generate import Coverage, draw
 from prefix_model.edge.fuzz.report import as_json, as_junit, as_text, save
-from prefix_model.edge.runner.baseline import BaselineError, KnownDivergence, read_baseline
+from prefix_model.edge.runner.baseline import BaselineError, KnownDivergence, is_script, read_baseline
 from prefix_model.edge.vectors.consumer import JsonObject
 
 __all__ = ["FUZZ_HELP", "add_arguments", "run", "BadInput", "Unusable"]
@@ -76,14 +76,10 @@ def _read_json(path: str, what: str) -> Any:
         raise BadInput(f"{path}: not a {what} (not JSON: {error})") from None
 
 
-def _is_script(value: object) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(a, dict) and isinstance(a.get("action"), str) for a in value)
-
-
 def _read_script(path: str) -> list[JsonObject]:
     value = _read_json(path, "script")
     actions = value.get("actions") if isinstance(value, dict) else value
-    if not _is_script(actions):
+    if not is_script(actions):
         raise BadInput(f"{path}: not a script (a case with actions, or a non-empty JSON array of action objects)")
     assert isinstance(actions, list)
     return actions

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BaselineError", "KnownCase", "KnownDivergence", "Baseline", "read_baseline"]
+__all__ = ["BaselineError", "KnownCase", "KnownDivergence", "Baseline", "read_baseline", "is_script"]
 
 
 class BaselineError(ValueError):
@@ -54,7 +54,8 @@ class Baseline:
         return next((k.reason for k in self.cases if k.id == ident), None)
 
 
-def _is_script(value: object) -> bool:
+def is_script(value: object) -> bool:
+    """Whether ``value`` is a script: a non-empty JSON array of action objects."""
     return isinstance(value, list) and bool(value) and all(isinstance(a, dict) and isinstance(a.get("action"), str) for a in value)
 
 
@@ -80,7 +81,7 @@ def read_baseline(path: Path) -> Baseline:
     for n, entry in enumerate(divergences):
         script = entry.get("script") if isinstance(entry, dict) else None
         if not (isinstance(entry, dict) and isinstance(entry.get("signature"), str) and isinstance(entry.get("reason"), str)) or not (
-            script is None or _is_script(script)
+            script is None or is_script(script)
         ):
             raise BaselineError(f"{path}: /divergences/{n}: an entry is {{signature: string, reason: string, script?: [action object]}}")
         known.append(KnownDivergence(entry["signature"], entry["reason"], None if script is None else tuple(script)))
