@@ -57,14 +57,46 @@ def _cut(actions: list[JsonObject], difference: Difference) -> list[JsonObject]:
     return actions[: difference.index + 1]
 
 
+_CREATES = frozenset({"Create", "ForkDrive", "Resume"})  # each makes the next instance (instances are numbered by position)
+
+
+def _without(actions: list[JsonObject], start: int, size: int) -> list[JsonObject]:
+    """``actions`` less the run [start, start + size), the later instances renumbered: a dropped Create, ForkDrive or
+    Resume takes its instance with it (and every action addressed to it), and the ones made after it move down."""
+    made = 0
+    gone: set[int] = set()
+    for index, action in enumerate(actions[: start + size]):
+        if action.get("action") in _CREATES:
+            if index >= start:
+                gone.add(made)
+            made += 1
+    kept = actions[:start] + actions[start + size :]
+    if not gone:
+        return kept
+
+    def moved(instance: int) -> int:
+        return instance - sum(1 for g in gone if g < instance)
+
+    return [
+        a | {"instance": moved(a["instance"])} if isinstance(a.get("instance"), int) else a
+        for a in kept
+        if not (isinstance(a.get("instance"), int) and a["instance"] in gone)
+    ]
+
+
 def _drop_runs(search: _Search, actions: list[JsonObject], difference: Difference) -> tuple[list[JsonObject], Difference]:
-    """Delta debugging over runs of actions: try removing each run, halving the run length down to one."""
+    """Delta debugging over runs of actions: try removing each run (the later instances renumbered, then as it stands),
+    halving the run length down to one."""
     size = max(1, len(actions) // 2)
     while size >= 1:
         start = 0
         while start < len(actions):
-            candidate = actions[:start] + actions[start + size :]
-            found = search.holds(candidate)
+            renumbered = _without(actions, start, size)
+            found = search.holds(renumbered)
+            candidate = renumbered
+            if found is None and renumbered != actions[:start] + actions[start + size :]:
+                candidate = actions[:start] + actions[start + size :]
+                found = search.holds(candidate)
             if found is not None:
                 actions, difference = _cut(candidate, found), found
             else:
