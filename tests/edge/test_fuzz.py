@@ -221,3 +221,16 @@ def test_an_adopted_script_joins_the_vectors_with_everything_but_its_actions_gen
         assert written["actions"] == tuple(freeze(a) for a in entry["actions"]) and written["expected"]
     fork = next(s for s in adopted_scenarios() if s.id == "fuzz/fork-of-a-disposed-session")
     assert fork.refused == (2,) and "LOOP-1" in fork.requirements  # the fork after the dispose is refused (FORK-9)
+
+
+@pytest.mark.spec("FUZZ-7")
+def test_a_flag_input_that_cannot_be_read_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    for args, said in (
+        (["--replay", str(tmp_path)], "not a regular file"),  # a directory named as a script
+        (["--replay", str(tmp_path / "none.json")], "no such file"),
+        (["--script", "-1"], "--script and --shrink-budget take a count of 0 or more"),
+        (["--baseline", str(tmp_path)], "not a regular file"),
+    ):
+        assert main(["fuzz", "--adapter", MODEL_ADAPTER, *args]) == 2, args
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1, (args, err)

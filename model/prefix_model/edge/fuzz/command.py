@@ -11,7 +11,7 @@ from typing import Any
 from prefix_model.edge.fuzz.campaign import Result, Settings, Unusable, replay_script, run_campaign
 from prefix_model.edge.fuzz.generate import Coverage, draw
 from prefix_model.edge.fuzz.report import as_json, as_junit, as_text, save
-from prefix_model.edge.runner.baseline import BaselineError, KnownDivergence, is_script, read_baseline
+from prefix_model.edge.runner.baseline import BaselineError, InputUnreadable, KnownDivergence, is_script, read_baseline, read_json_file
 from prefix_model.edge.vectors.consumer import JsonObject
 
 __all__ = ["FUZZ_HELP", "add_arguments", "run", "BadInput", "Unusable"]
@@ -67,17 +67,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per adapter response (default 30)")
 
 
-def _read_json(path: str, what: str) -> Any:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as error:
-        raise BadInput(f"{path}: {error.strerror or error}") from None
-    except (UnicodeDecodeError, ValueError) as error:
-        raise BadInput(f"{path}: not a {what} (not JSON: {error})") from None
-
-
 def _read_script(path: str) -> list[JsonObject]:
-    value = _read_json(path, "script")
+    try:
+        value = read_json_file(Path(path), "script")
+    except InputUnreadable as error:
+        raise BadInput(str(error)) from None
     actions = value.get("actions") if isinstance(value, dict) else value
     if not is_script(actions):
         raise BadInput(f"{path}: not a script (a case with actions, or a non-empty JSON array of action objects)")
@@ -104,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the command; raise ``Unusable`` or ``BadInput`` for exit 2."""
     if args.jobs < 1 or (args.scripts is not None and args.scripts < 1) or (args.seconds is not None and args.seconds <= 0):
         raise BadInput("--jobs and --scripts take a positive count, --seconds a positive time")
+    if (args.script is not None and args.script < 0) or args.shrink_budget < 0 or args.timeout <= 0:
+        raise BadInput("--script and --shrink-budget take a count of 0 or more, --timeout a positive time")
     if args.replay is not None or args.script is not None:
         return _replay(args)
     settings = Settings(

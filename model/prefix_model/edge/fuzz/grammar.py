@@ -64,11 +64,10 @@ from prefix_model.loop.world import (
     text_message,
 )
 
-__all__ = ["DRIVE", "START", "WINDOW", "BOUNDARY", "REFUSED", "FAMILIES", "Move", "Grammar", "out_of_domain"]
+__all__ = ["DRIVE", "START", "WINDOW", "BOUNDARY", "REFUSED", "Move", "Grammar", "out_of_domain"]
 
 # Families of moves: the generator's weights are per family.
 DRIVE, START, WINDOW, BOUNDARY, REFUSED = "drive", "start", "window", "boundary", "refused"
-FAMILIES = (DRIVE, START, WINDOW, BOUNDARY, REFUSED)
 
 AGENTS = ("main", "aux", "ops")
 SESSIONS = ("s1", "s2", "s3", "s4", "s5", "s6")

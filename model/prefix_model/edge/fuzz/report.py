@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from prefix_model.edge.fuzz.campaign import Found, Result
-from prefix_model.edge.fuzz.lockstep import Difference
 from prefix_model.edge.vectors import FORMAT_VERSION
 from prefix_model.edge.vectors.adopted import scenario_of
 from prefix_model.edge.vectors.cases import case_text, play
@@ -80,10 +79,6 @@ def _replay_line(result: Result, found: Found, adapter: str) -> str:
     return f"prefix-model fuzz --adapter {shlex.quote(adapter)} --seed {result.settings.seed} --script {found.first.number}"
 
 
-def _difference_json(difference: Difference) -> JsonObject:
-    return difference.to_json()
-
-
 def as_json(result: Result, adapter: str) -> dict[str, Any]:
     """The machine report: every figure, every divergence whole."""
     seconds = max(result.seconds, 1e-9)
@@ -94,10 +89,10 @@ def as_json(result: Result, adapter: str) -> dict[str, Any]:
         divergences.append({
             "signature": found.difference.signature, "known": found.known, "scripts": found.count,
             "firstScript": found.first.number, "originalLength": found.difference.index + 1,
-            "difference": _difference_json(found.difference),
+            "difference": found.difference.to_json(),
             "shrunk": None if shrunk is None else {
                 "length": len(shrunk.actions), "attempts": shrunk.attempts, "budgetSpent": shrunk.exhausted,
-                "difference": _difference_json(shrunk.difference), "actions": list(shrunk.actions),
+                "difference": shrunk.difference.to_json(), "actions": list(shrunk.actions),
             },
             "reproduce": _replay_line(result, found, adapter),
         })  # fmt: skip

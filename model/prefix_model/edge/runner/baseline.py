@@ -18,11 +18,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BaselineError", "KnownCase", "KnownDivergence", "Baseline", "read_baseline", "is_script"]
+from prefix_model.edge.vectors.consumer import read_bounded
+
+__all__ = ["InputUnreadable", "read_json_file", "BaselineError", "KnownCase", "KnownDivergence", "Baseline", "read_baseline", "is_script"]
 
 
-class BaselineError(ValueError):
+class InputUnreadable(ValueError):
+    """A JSON input file (a baseline, a saved script) that cannot be read: the path, where, and why."""
+
+
+class BaselineError(InputUnreadable):
     """A baseline file that cannot be read: the path, where, and why."""
+
+
+def read_json_file(path: Path, what: str) -> Any:
+    """Return the JSON value of a file a user named: a regular file within the case size limit, else ``InputUnreadable``."""
+    try:
+        return json.loads(read_bounded(path).decode("utf-8"))
+    except OSError as error:
+        raise InputUnreadable(f"{path}: {error.strerror or error}") from None
+    except (UnicodeDecodeError, ValueError) as error:
+        raise InputUnreadable(f"{path}: not a {what} (not JSON: {error})") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +78,9 @@ def is_script(value: object) -> bool:
 def read_baseline(path: Path) -> Baseline:
     """Read a baseline file; raise ``BaselineError`` with the path and the entry at fault."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise BaselineError(f"{path}: {error.strerror or error}") from None
-    except (UnicodeDecodeError, ValueError) as error:
-        raise BaselineError(f"{path}: not a baseline (not JSON: {error})") from None
+        value = read_json_file(path, "baseline")
+    except InputUnreadable as error:
+        raise BaselineError(str(error)) from None
     if not isinstance(value, dict) or not set(value) <= {"cases", "divergences"}:
         raise BaselineError(f"{path}: a baseline is an object with cases and/or divergences, nothing else")
     cases, divergences = value.get("cases", []), value.get("divergences", [])

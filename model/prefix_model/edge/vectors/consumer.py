@@ -57,6 +57,7 @@ __all__ = [
     "ABSENT",
     "pointer",
     "first_difference",
+    "read_bounded",
     "plain_text",
     "CaseResult",
     "load_cases",
@@ -431,7 +432,7 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
             loaded.append((str(entry["id"]), None, (f"{entry['file']}: outside the vectors directory",)))
             continue
         try:
-            data = _case_bytes(path)
+            data = read_bounded(path)
         except OSError as error:
             loaded.append((entry["id"], None, (f"{entry['file']}: {error.strerror or error}",)))
             continue
@@ -457,8 +458,9 @@ def load_cases(directory: Path) -> list[tuple[str, Mapping[str, Any] | None, tup
     return loaded
 
 
-def _case_bytes(path: Path) -> bytes:
-    """Return a case file's bytes: a regular file of at most ``MAX_CASE_BYTES`` (never a pipe or a device)."""
+def read_bounded(path: Path) -> bytes:
+    """Return a case file's bytes (or a script's, a baseline's): a regular file of at most ``MAX_CASE_BYTES`` (never a
+    pipe or a device)."""
     if not path.is_file():
         raise OSError("not a regular file" if path.exists() else "no such file")
     with path.open("rb") as handle:
