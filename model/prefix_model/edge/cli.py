@@ -125,23 +125,30 @@ replaced it upstream (PR #585, and as refined by #742/#978), and other harnesses
 (opencode and Goose, Aider and LangGraph, Codex). Every design runs the same generated session
 (turns with tool calls, a cancelled first composition, a skill added mid-session, a resume after
 an offline change, a fork, a compaction over the opener). Printed: which property of spec §11
-(and the review's own: fresh, survives) each design keeps; staleness, survival and a provider
-prompt-cache cost model (cached = the longest common prefix with the instance's previous
-request, in the meter's token heuristic); the notes' claims against those numbers; and every
-failure's minimal counterexample as an action script with the offending request and log tail.
+(and the review's own: fresh, survives) each design keeps, with what each column checks and why
+the design under review shows ✗ where it does; staleness, survival and a provider prompt-cache
+cost model (cached = the longest common prefix with the instance's previous request, in the
+meter's token heuristic), each column explained; the notes' claims against those numbers; and
+every failure's minimal counterexample as an action script (each action its kind and the fields
+that differ from their defaults; --json has them whole as the vectors' action objects) with the
+offending request and log tail. The text fits 100 columns: wider tables are split, longer lines
+wrapped (continuations start with ↪) and an action past 4 lines is cut, saying so.
 
 example:
   prefix-model review
   prefix-model review --short
-  prefix-model review --json --plot review.png --diagram mermaid
+  prefix-model review --json --plot review.png
+  prefix-model review --diagram mermaid >> NOTES.md        (the diagram alone, a ```mermaid block)
   prefix-model review --design my_design.py:MyDesign --short
 
---plot needs the plot extra (pip install 'session-prefix-model[plot]': matplotlib).
+--plot needs the plot extra (pip install 'session-prefix-model[plot]': matplotlib). Designs with
+the same curve stay visible: nested line widths, a marker each, and "(same as …)" in the legend.
 --design FILE.py:NAME adds a design of your own (a Semantics subclass or instance; designs.md of the
 installed specification) as one more row, judged and measured as every other.
 
 exit status: 0 printed (and written); 2 the plot file cannot be written, matplotlib is not
-installed, or a design does not load or raises
+installed, a design does not load or raises, or --diagram is given with --plot, --short,
+--turns or --design
 """
 
 
@@ -326,9 +333,10 @@ def _add_review(commands: _Commands) -> None:
     )
     review.add_argument("--json", action="store_true", help="print the whole review as one JSON object")
     review.add_argument("--plot", metavar="FILE.png", help="write the cumulative uncached tokens per request of each design")
-    review.add_argument("--diagram", choices=("mermaid", "dot"), help="also print the loop's state diagram, generated from the transitions")
+    review.add_argument("--diagram", choices=("mermaid", "dot"),
+                        help="print only the loop's state diagram, generated from the transitions, as a Markdown code block (```mermaid or ```dot)")
     review.add_argument("--short", action="store_true", help="one line per counterexample instead of its script")
-    review.add_argument("--turns", type=_positive, default=1, metavar="N", help="turns in each stretch of the scenario (default 1)")
+    review.add_argument("--turns", type=_positive, metavar="N", help="turns in each stretch of the scenario (default 1)")
     review.add_argument("--design", metavar="FILE.py:NAME", help=_design_help())
 
 
@@ -670,18 +678,24 @@ def _installed(module: str) -> bool:
 
 
 def _run_review(args: argparse.Namespace) -> int:
-    from prefix_model.edge.review import run_review
+    from prefix_model.edge.review import run_diagram, run_review
 
+    if args.diagram is not None:  # the diagram alone, ready to paste into Markdown: no review is computed
+        mixed = [flag for flag, given in (("--plot", args.plot), ("--short", args.short), ("--turns", args.turns), ("--design", args.design)) if given]
+        if mixed:
+            raise _Unusable(f"--diagram prints the diagram alone; run the review without it for {', '.join(mixed)}")
+        return run_diagram(args.json, args.diagram)
     plot = Path(args.plot) if args.plot is not None else None
     if plot is not None and not plot.parent.is_dir():
         raise _Unusable(f"{plot}: no such directory for the plot")
     if plot is not None and not _installed("matplotlib"):  # an extra: asked for before the review's seconds of work
         raise _Unusable("review --plot draws with matplotlib, which is not installed: pip install 'session-prefix-model[plot]'")
+    turns = args.turns or 1
     try:
         if args.design is None:
-            return run_review(args.json, plot, args.diagram, args.short, args.turns)
+            return run_review(args.json, plot, args.short, turns)
         with _loaded_design(args.design) as design:
-            return run_review(args.json, plot, args.diagram, args.short, args.turns, design)
+            return run_review(args.json, plot, args.short, turns, design)
     except BrokenPipeError:  # stdout's reader went away: not the plot's failure
         raise
     except OSError as error:  # the plot could not be written
