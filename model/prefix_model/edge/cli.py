@@ -294,6 +294,12 @@ def _add_timeline(commands: _Commands) -> None:
     )
     _add_checked_inputs(timeline, "draw")
     timeline.add_argument("--out", required=True, metavar="FILE.svg|FILE.html", help="the file to write; its suffix picks the format")
+    timeline.add_argument("--from", dest="first", type=_count, metavar="SEQ", help="draw from this seq on (default: the first)")
+    timeline.add_argument("--to", dest="last", type=_count, metavar="SEQ", help="draw up to this seq (default: the last)")
+    timeline.add_argument("--around", type=_count, metavar="SEQ", help="draw SEQ and --context seqs each side (instead of --from/--to)")
+    timeline.add_argument("--context", type=_count, metavar="N", help="seqs each side of --around and of each --findings window (default 40)")
+    timeline.add_argument("--findings", action="store_true",
+                          help="also draw a window around each finding, below the picture; each finding links to its window")
 
 
 def _add_vectors(commands: _Commands) -> None:
@@ -616,16 +622,20 @@ def _run_check(args: argparse.Namespace) -> int:
 
 
 def _run_timeline(args: argparse.Namespace) -> int:
-    from prefix_model.edge.timeline import TimelineError, draw_timeline
+    from prefix_model.edge.timeline import CONTEXT, TimelineError, View, draw_timeline
 
+    if args.around is not None and (args.first is not None or args.last is not None):
+        raise _Unusable("--around draws SEQ and --context seqs each side; give it without --from and --to")
+    view = View(args.first, args.last, args.around, CONTEXT if args.context is None else args.context, args.findings)
     out = Path(args.out)
     try:
+        view.check()
         if args.example:
             log, requests = _example_pair(args.requests)
-            drawn = draw_timeline(log, requests, args.session or EXAMPLE_SESSION_ID, out, EXAMPLE_FILE)
+            drawn = draw_timeline(log, requests, args.session or EXAMPLE_SESSION_ID, out, EXAMPLE_FILE, view)
         else:
             log = STDIN if args.log == "-" else Path(args.log)
-            drawn = draw_timeline(log, None if args.requests is None else Path(args.requests), args.session, out)
+            drawn = draw_timeline(log, None if args.requests is None else Path(args.requests), args.session, out, view=view)
     except TimelineError as error:  # the same one line as every unusable input
         raise _Unusable(str(error)) from None
     print(drawn.summary(out))
