@@ -240,7 +240,8 @@ def run_review(as_json_output: bool, plot: Path | None, short: bool, turns: int,
     print(legend(COST_LEGEND))
     print("\nThe notes' claims against the evidence\n")
     print(claims_table(found))
-    print("\nCounterexamples (shortest cut of the scenario, then each chunk left out while the failure stays)\n")
+    print("\nCounterexamples: the shortest cut of the scenario, then each chunk left out while the failure stays")
+    print("(the longest part of this text; --short prints one line for each)\n" if not short else "")
     print(_counterexamples(rows, short))
     if plot is not None:
         print(f"\nplot written to {plot}")
