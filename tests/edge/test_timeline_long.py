@@ -189,3 +189,13 @@ def test_the_legend_shows_every_kind_of_mark_the_picture_draws(tmp_path: Path, c
     assert missing == []
     for name, _ in timeline.LANES:
         assert f"<dt>{html.escape(name)}</dt>" in legend
+
+
+@pytest.mark.spec("CLI-12")
+def test_findings_close_together_share_one_window() -> None:
+    """Windows that overlap or touch are merged; a finding outside the range drawn, or with no seq, gets none."""
+    assert timeline.windows_around([15, 10, None, 100, 500], 5, 120, (0, 119)) == [(5, 20), (95, 105)]
+    assert timeline.windows_around([10, 21], 5, 120, (0, 119)) == [(5, 26)]  # 15 and 16 touch
+    assert timeline.windows_around([10, 22], 5, 120, (0, 119)) == [(5, 15), (17, 27)]
+    assert timeline.windows_around([2, 118], 5, 120, (0, 119)) == [(0, 7), (113, 119)]  # cut to the log
+    assert timeline.windows_around([2, 60], 5, 120, (50, 70)) == [(55, 65)]

@@ -473,6 +473,12 @@ class Drawn:
                 + (f"; {self.windows} window(s) around findings)" if self.windows else ")"))  # fmt: skip
 
 
+def _finding_seqs(report: Report, requests: list[_Request]) -> list[int | None]:
+    """Where each finding is drawn: its seq, else its request's step (None: nowhere on the axis)."""
+    placed = {r.index: r.seq for r in requests}
+    return [f.seq if f.seq is not None else placed.get(f.request) if f.request is not None else None for f in report.findings]
+
+
 class _Picture:
     """Lays out one session, or the seqs ``window`` of it: each lane draws its capped items, then says what it left out.
 
@@ -486,8 +492,7 @@ class _Picture:
         self.window, self.ids, self.anchors = window, ids, anchors or {}
         self.first, self.last = window if window is not None else (0, max(events.count, 1) - 1)
         self.findings = report.findings
-        placed = {r.index: r.seq for r in requests}
-        self.finding_seq = [f.seq if f.seq is not None else placed.get(f.request) if f.request is not None else None for f in self.findings]
+        self.finding_seq = _finding_seqs(report, requests)
         self._flagged = sorted(seq for seq in self.finding_seq if seq is not None)
         self.omitted: dict[str, int] = {}
         self.drawn_findings: set[int] = set()  # the findings (numbered from 1) this picture drew a marker for
@@ -909,9 +914,9 @@ def draw_timeline(log: Path, requests: Path | None, session: str | None, out: Pa
     spots: list[tuple[int, int]] = []
     anchors: dict[int, str] = {}
     if view.findings:
-        first = _Picture(name, report, events, placed, capture is not None, window)  # where each finding sits
-        spots = windows_around(first.finding_seq, view.context, events.count, (first.first, first.last))
-        for n, seq in enumerate(first.finding_seq, 1):
+        seqs = _finding_seqs(report, placed)
+        spots = windows_around(seqs, view.context, events.count, window if window is not None else (0, max(events.count, 1) - 1))
+        for n, seq in enumerate(seqs, 1):
             k = next((k for k, (a, b) in enumerate(spots[:MAX_WINDOWS], 1) if seq is not None and a <= seq <= b), None)
             if k is not None:
                 anchors[n] = f"window-{k}"
