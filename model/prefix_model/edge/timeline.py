@@ -483,13 +483,14 @@ class _Picture:
     """Lays out one session, or the seqs ``window`` of it: each lane draws its capped items, then says what it left out.
 
     ``anchors`` maps a finding's index to the ``id`` its marker links to (a window drawn around it);
-    ``ids`` prefixes every ``id`` of this picture, so that several fit on one page.
+    ``ids`` prefixes every ``id`` of this picture, so that several fit on one page; a window's
+    ``label`` heads it in place of the file's name.
     """
 
     def __init__(self, name: str, report: Report, events: _Events, requests: list[_Request], captured: bool,
-                 window: tuple[int, int] | None = None, ids: str = "", anchors: dict[int, str] | None = None) -> None:  # fmt: skip
+                 window: tuple[int, int] | None = None, ids: str = "", anchors: dict[int, str] | None = None, label: str = "") -> None:  # fmt: skip
         self.name, self.report, self.events, self.requests, self.captured = name, report, events, requests, captured
-        self.window, self.ids, self.anchors = window, ids, anchors or {}
+        self.window, self.ids, self.anchors, self.label = window, ids, anchors or {}, label
         self.first, self.last = window if window is not None else (0, max(events.count, 1) - 1)
         self.findings = report.findings
         self.finding_seq = _finding_seqs(report, requests)
@@ -559,7 +560,8 @@ class _Picture:
         shown = [_cut(line, width) for line in lines[:4]]
         if len(lines) > 4:
             shown[-1] = _cut(shown[-1], width - 2) + " …"
-        return [_cut(f"prefix-model timeline: {self.name} ({form})", int(width / 1.1)), *shown]
+        first = f"{self.label}: {self.caption()}" if self.label else f"prefix-model timeline: {self.name} ({form})"
+        return [_cut(first, int(width / 1.1)), *shown]
 
     def draw(self) -> None:
         self._backgrounds()
@@ -922,7 +924,8 @@ def draw_timeline(log: Path, requests: Path | None, session: str | None, out: Pa
                 anchors[n] = f"window-{k}"
     picture = _Picture(name, report, events, placed, capture is not None, window, anchors=anchors)
     picture.draw()
-    shown = [_Picture(name, report, events, placed, capture is not None, spot, ids=f"w{k}-") for k, spot in enumerate(spots[:MAX_WINDOWS], 1)]
+    shown = [_Picture(name, report, events, placed, capture is not None, spot, ids=f"w{k}-", label=f"window {k}")
+             for k, spot in enumerate(spots[:MAX_WINDOWS], 1)]
     for each in shown:
         each.draw()
     left_out = len(spots) - len(shown)
