@@ -125,23 +125,30 @@ replaced it upstream (PR #585, and as refined by #742/#978), and other harnesses
 (opencode and Goose, Aider and LangGraph, Codex). Every design runs the same generated session
 (turns with tool calls, a cancelled first composition, a skill added mid-session, a resume after
 an offline change, a fork, a compaction over the opener). Printed: which property of spec §11
-(and the review's own: fresh, survives) each design keeps; staleness, survival and a provider
-prompt-cache cost model (cached = the longest common prefix with the instance's previous
-request, in the meter's token heuristic); the notes' claims against those numbers; and every
-failure's minimal counterexample as an action script with the offending request and log tail.
+(and the review's own: fresh, survives) each design keeps, with what each column checks and why
+the design under review shows ✗ where it does; staleness, survival and a provider prompt-cache
+cost model (cached = the longest common prefix with the instance's previous request, in the
+meter's token heuristic), each column explained; the notes' claims against those numbers; and
+every failure's minimal counterexample as an action script (each action its kind and the fields
+that differ from their defaults; --json has them whole as the vectors' action objects) with the
+offending request and log tail. The text fits 100 columns: wider tables are split, longer lines
+wrapped (continuations start with ↪) and an action past 4 lines is cut, saying so.
 
 example:
   prefix-model review
   prefix-model review --short
-  prefix-model review --json --plot review.png --diagram mermaid
+  prefix-model review --json --plot review.png
+  prefix-model review --diagram mermaid >> NOTES.md        (the diagram alone, a ```mermaid block)
   prefix-model review --design my_design.py:MyDesign --short
 
---plot needs the plot extra (pip install 'session-prefix-model[plot]': matplotlib).
+--plot needs the plot extra (pip install 'session-prefix-model[plot]': matplotlib). Designs with
+the same curve stay visible: nested line widths, a marker each, and "(same as …)" in the legend.
 --design FILE.py:NAME adds a design of your own (a Semantics subclass or instance; designs.md of the
 installed specification) as one more row, judged and measured as every other.
 
 exit status: 0 printed (and written); 2 the plot file cannot be written, matplotlib is not
-installed, or a design does not load or raises
+installed, a design does not load or raises, or --diagram is given with --plot, --short,
+--turns or --design
 """
 
 
@@ -287,6 +294,12 @@ def _add_timeline(commands: _Commands) -> None:
     )
     _add_checked_inputs(timeline, "draw")
     timeline.add_argument("--out", required=True, metavar="FILE.svg|FILE.html", help="the file to write; its suffix picks the format")
+    timeline.add_argument("--from", dest="first", type=_count, metavar="SEQ", help="draw from this seq on (default: the first)")
+    timeline.add_argument("--to", dest="last", type=_count, metavar="SEQ", help="draw up to this seq (default: the last)")
+    timeline.add_argument("--around", type=_count, metavar="SEQ", help="draw SEQ and --context seqs each side (instead of --from/--to)")
+    timeline.add_argument("--context", type=_count, metavar="N", help="seqs each side of --around and of each --findings window (default 40)")
+    timeline.add_argument("--findings", action="store_true",
+                          help="also draw a window around each finding, below the picture; each finding links to its window")
 
 
 def _add_vectors(commands: _Commands) -> None:
@@ -326,9 +339,10 @@ def _add_review(commands: _Commands) -> None:
     )
     review.add_argument("--json", action="store_true", help="print the whole review as one JSON object")
     review.add_argument("--plot", metavar="FILE.png", help="write the cumulative uncached tokens per request of each design")
-    review.add_argument("--diagram", choices=("mermaid", "dot"), help="also print the loop's state diagram, generated from the transitions")
+    review.add_argument("--diagram", choices=("mermaid", "dot"),
+                        help="print only the loop's state diagram, generated from the transitions, as a Markdown code block (```mermaid or ```dot)")
     review.add_argument("--short", action="store_true", help="one line per counterexample instead of its script")
-    review.add_argument("--turns", type=_positive, default=1, metavar="N", help="turns in each stretch of the scenario (default 1)")
+    review.add_argument("--turns", type=_positive, metavar="N", help="turns in each stretch of the scenario (default 1)")
     review.add_argument("--design", metavar="FILE.py:NAME", help=_design_help())
 
 
@@ -608,16 +622,20 @@ def _run_check(args: argparse.Namespace) -> int:
 
 
 def _run_timeline(args: argparse.Namespace) -> int:
-    from prefix_model.edge.timeline import TimelineError, draw_timeline
+    from prefix_model.edge.timeline import CONTEXT, TimelineError, View, draw_timeline
 
+    if args.around is not None and (args.first is not None or args.last is not None):
+        raise _Unusable("--around draws SEQ and --context seqs each side; give it without --from and --to")
+    view = View(args.first, args.last, args.around, CONTEXT if args.context is None else args.context, args.findings)
     out = Path(args.out)
     try:
+        view.check()
         if args.example:
             log, requests = _example_pair(args.requests)
-            drawn = draw_timeline(log, requests, args.session or EXAMPLE_SESSION_ID, out, EXAMPLE_FILE)
+            drawn = draw_timeline(log, requests, args.session or EXAMPLE_SESSION_ID, out, EXAMPLE_FILE, view)
         else:
             log = STDIN if args.log == "-" else Path(args.log)
-            drawn = draw_timeline(log, None if args.requests is None else Path(args.requests), args.session, out)
+            drawn = draw_timeline(log, None if args.requests is None else Path(args.requests), args.session, out, view=view)
     except TimelineError as error:  # the same one line as every unusable input
         raise _Unusable(str(error)) from None
     print(drawn.summary(out))
@@ -670,18 +688,24 @@ def _installed(module: str) -> bool:
 
 
 def _run_review(args: argparse.Namespace) -> int:
-    from prefix_model.edge.review import run_review
+    from prefix_model.edge.review import run_diagram, run_review
 
+    if args.diagram is not None:  # the diagram alone, ready to paste into Markdown: no review is computed
+        mixed = [flag for flag, given in (("--plot", args.plot), ("--short", args.short), ("--turns", args.turns), ("--design", args.design)) if given]
+        if mixed:
+            raise _Unusable(f"--diagram prints the diagram alone; run the review without it for {', '.join(mixed)}")
+        return run_diagram(args.json, args.diagram)
     plot = Path(args.plot) if args.plot is not None else None
     if plot is not None and not plot.parent.is_dir():
         raise _Unusable(f"{plot}: no such directory for the plot")
     if plot is not None and not _installed("matplotlib"):  # an extra: asked for before the review's seconds of work
         raise _Unusable("review --plot draws with matplotlib, which is not installed: pip install 'session-prefix-model[plot]'")
+    turns = args.turns or 1
     try:
         if args.design is None:
-            return run_review(args.json, plot, args.diagram, args.short, args.turns)
+            return run_review(args.json, plot, args.short, turns)
         with _loaded_design(args.design) as design:
-            return run_review(args.json, plot, args.diagram, args.short, args.turns, design)
+            return run_review(args.json, plot, args.short, turns, design)
     except BrokenPipeError:  # stdout's reader went away: not the plot's failure
         raise
     except OSError as error:  # the plot could not be written

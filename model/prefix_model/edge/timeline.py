@@ -54,24 +54,45 @@ from prefix_model.edge.formats.session_jsonl import LogStream, Unread
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
 
-__all__ = ["TIMELINE_HELP", "LANES", "MAX_DRAWN", "TimelineError", "Drawn", "output_format", "draw_timeline"]
+__all__ = ["TIMELINE_HELP", "LANES", "SWATCHES", "MAX_DRAWN", "CONTEXT", "MAX_WINDOWS", "TimelineError", "Drawn", "View", "output_format",
+           "windows_around", "legend_html", "draw_timeline"]
 
 MAX_DRAWN = 1000  # items per lane: a picture a browser opens at once, whatever the log's size
 SVG, HTML = ".svg", ".html"
 
 LANES: tuple[tuple[str, str], ...] = (
-    ("turns", "one bar per turn, turn/start to turn/end (its end reason in the tooltip); dashed: still open where the log ends"),
-    ("steps", "one bar per step, step/start to step/end, with its assistant/chunk and tool/call counts (chunks are counted, not drawn)"),
-    ("compaction", "one band per compact/start .. compact/end"),
-    ("headers", "one diamond per request/header: its reason (initial, resume, change) and its messagePrefix, shortened, "
-                "with its message count"),  # fmt: skip
-    ("surface", "a tick per message appended to the surface (user, assistant, tool result, steering); "
-                "a square and a bracket per replacement, over the seqs it replaces"),  # fmt: skip
+    ("turns", "one light blue bar per turn, turn/start to turn/end (its end reason in the tooltip); dashed: still open where "
+              "the log ends; a red outline: a finding falls inside it"),  # fmt: skip
+    ("steps", "one dark blue bar per step, step/start to step/end, with its assistant/chunk and tool/call counts (chunks are "
+              "counted, not drawn); a red outline: a finding falls inside it"),  # fmt: skip
+    ("compaction", "one orange band per compact/start .. compact/end"),
+    ("headers", "one diamond per request/header, coloured by its reason (teal initial, yellow resume, red change, grey "
+                "another), with its messagePrefix, shortened, and its message count"),  # fmt: skip
+    ("surface", "a tick per message appended to the surface, coloured by its type (blue user, green assistant, orange tool "
+                "result, purple steering, grey another); a purple square per replacement, and a bracket over the seqs it replaces"),  # fmt: skip
     ("requests", "one mark per captured request at the step it was matched to: a green circle conforms, a red square "
                  "has findings, a grey ring was not checked (auxiliary, another session, no such step)"),  # fmt: skip
     ("findings", "one red triangle per finding of `prefix-model check` on the same input, at its seq (or its request's "
                  "step), with a red guide line across the lanes; the finding's text is its tooltip"),  # fmt: skip
 )
+
+# Each lane's marks as the legend shows them: (shape, classes, label); the classes are the picture's own, so the colours agree.
+SWATCHES: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "turns": (("rect", "turn", "turn"), ("rect", "turn open", "open at the log's end"), ("rect", "turn flagged", "holds a finding")),
+    "steps": (("rect", "step", "step"), ("rect", "step open", "open at the log's end"), ("rect", "step flagged", "holds a finding")),
+    "compaction": (("rect", "compaction", "compaction"), ("rect", "compaction open", "open at the log's end"),
+                   ("rect", "compaction flagged", "holds a finding")),  # fmt: skip
+    "headers": (("polygon", "header initial", "initial"), ("polygon", "header resume", "resume"), ("polygon", "header change", "change"),
+                ("polygon", "header reason-other", "another reason"), ("polygon", "header initial flagged", "at a finding")),  # fmt: skip
+    "surface": (("line", "append user", "user message"), ("line", "append assistant", "assistant message"), ("line", "append tool", "tool result"),
+                ("line", "append steering", "steering message"), ("line", "append other", "another type"),
+                ("rect", "replace", "replacement"), ("path", "bracket", "the seqs it replaces")),  # fmt: skip
+    "requests": (("circle", "request conforms", "conforms"), ("rect", "request violates", "has findings"),
+                 ("circle", "request unchecked", "not checked")),  # fmt: skip
+    "findings": (("polygon", "finding", "a finding"), ("line", "guide", "where it is, across the lanes")),
+}
+CONTEXT = 40  # seqs each side of --around's seq and of each finding's window
+MAX_WINDOWS = 20  # --findings: windows drawn, the first ones in seq order; the rest are counted
 
 TIMELINE_HELP = (
     """\
@@ -88,13 +109,23 @@ lanes:
 Each mark's tooltip says what it is. A lane holding more than {MAX_DRAWN} items draws {MAX_DRAWN} (those
 with findings first) and says how many it did not draw. The same input gives the same bytes.
 
+A long log: --from SEQ and --to SEQ draw only those seqs (the check still reads the whole log;
+the heading counts the findings outside); --around SEQ draws SEQ and --context N seqs each side
+(default {CONTEXT}). --findings adds, below the picture, one window of --context seqs each side
+around each finding (findings that close share one; the first {MAX_WINDOWS}), each with the id
+window-K: in the picture a finding's marker links to its window, and in the page each finding of
+the list links to it (without --findings, to its marker): one click from a finding to where it is.
+
 example:
   prefix-model timeline --example --out example.html
   prefix-model timeline session.jsonl.zstd --requests adapter.jsonl --out where.svg
+  prefix-model timeline big.jsonl.zstd --findings --out where.html        (jump to each finding)
+  prefix-model timeline big.jsonl.zstd --around 18250 --context 100 --out there.svg
   zstdcat session.jsonl.zstd | prefix-model timeline - --out where.html
 
 exit status: 0 written (also when the picture shows findings; one summary line on stdout); 2 unusable
-input, an --out that is a directory or not .svg/.html, or an unwritable --out (one line on stderr)
+input, an --out that is a directory or not .svg/.html, an unwritable --out, or a --from, --to or
+--around outside the log (one line on stderr)
 """
 )
 
@@ -368,10 +399,11 @@ def _plot_width(events: int) -> float:
 class _Canvas:
     """An SVG tree with the seq axis: ``x(seq)`` and helpers that clean every text they are given."""
 
-    def __init__(self, events: int, lanes: Sequence[str], heading: Sequence[str]) -> None:
+    def __init__(self, events: int, lanes: Sequence[str], heading: Sequence[str], first: int = 0) -> None:
         from xml.etree import ElementTree
 
         self._tree = ElementTree
+        self.first, self.last = first, first + max(events, 1) - 1  # the seqs on the axis
         self.plot = _plot_width(events)
         self.scale = self.plot / max(events, 1)
         self.gutter = LEFT + self.plot + 8  # where what has no seq is drawn
@@ -394,11 +426,12 @@ class _Canvas:
         return int((LEFT + _plot_width(events) + GUTTER - 16) / 6.1)
 
     def x(self, seq: int) -> float:
-        return LEFT + (seq + 0.5) * self.scale
+        return LEFT + (seq - self.first + 0.5) * self.scale
 
     def span(self, start: int, end: int) -> tuple[float, float]:
-        """The left edge and width of seqs ``start``..``end``: at least one pixel wide."""
-        left = LEFT + start * self.scale
+        """The left edge and width of seqs ``start``..``end`` cut to the axis: at least one pixel wide."""
+        start, end = max(start, self.first), min(end, self.last)
+        left = LEFT + (start - self.first) * self.scale
         return left, max((end - start + 1) * self.scale, 1.0)
 
     def add(self, parent: Element, tag: str, attributes: dict[str, str] | None = None, text: str | None = None, title: str | None = None) -> Element:
@@ -429,24 +462,51 @@ class Drawn:
     requests: int
     findings: int
     omitted: dict[str, int]
+    window: tuple[int, int] | None = None  # the seqs drawn (None: all)
+    windows: int = 0  # windows drawn around findings
 
     def summary(self, out: Path) -> str:
         left_out = sum(self.omitted.values())
+        drawn = f"seqs {self.window[0]}..{self.window[1]} drawn" if self.window is not None else "all seqs drawn"
         return (f"prefix-model timeline: wrote {out} ({self.events} events, {self.steps} steps, {self.headers} request/header, "
-                f"{self.requests} requests, {self.findings} findings; " + (f"{left_out} items not drawn)" if left_out else "everything drawn)"))  # fmt: skip
+                f"{self.requests} requests, {self.findings} findings; {drawn}; " + (f"{left_out} items not drawn" if left_out else "nothing left out")
+                + (f"; {self.windows} window(s) around findings)" if self.windows else ")"))  # fmt: skip
+
+
+def _finding_seqs(report: Report, requests: list[_Request]) -> list[int | None]:
+    """Where each finding is drawn: its seq, else its request's step (None: nowhere on the axis)."""
+    placed = {r.index: r.seq for r in requests}
+    return [f.seq if f.seq is not None else placed.get(f.request) if f.request is not None else None for f in report.findings]
 
 
 class _Picture:
-    """Lays out one session: each lane draws its capped items, then says what it left out."""
+    """Lays out one session, or the seqs ``window`` of it: each lane draws its capped items, then says what it left out.
 
-    def __init__(self, name: str, report: Report, events: _Events, requests: list[_Request], captured: bool) -> None:
+    ``anchors`` maps a finding's index to the ``id`` its marker links to (a window drawn around it);
+    ``ids`` prefixes every ``id`` of this picture, so that several fit on one page; a window's
+    ``label`` heads it in place of the file's name.
+    """
+
+    def __init__(self, name: str, report: Report, events: _Events, requests: list[_Request], captured: bool,
+                 window: tuple[int, int] | None = None, ids: str = "", anchors: dict[int, str] | None = None, label: str = "") -> None:  # fmt: skip
         self.name, self.report, self.events, self.requests, self.captured = name, report, events, requests, captured
+        self.window, self.ids, self.anchors, self.label = window, ids, anchors or {}, label
+        self.first, self.last = window if window is not None else (0, max(events.count, 1) - 1)
         self.findings = report.findings
-        self.canvas = _Canvas(events.count, [lane for lane, _ in LANES], self._heading())
-        placed = {r.index: r.seq for r in requests}
-        self.finding_seq = [f.seq if f.seq is not None else placed.get(f.request) if f.request is not None else None for f in self.findings]
+        self.finding_seq = _finding_seqs(report, requests)
         self._flagged = sorted(seq for seq in self.finding_seq if seq is not None)
         self.omitted: dict[str, int] = {}
+        self.drawn_findings: set[int] = set()  # the findings (numbered from 1) this picture drew a marker for
+        self.canvas = _Canvas(self.last - self.first + 1, [lane for lane, _ in LANES], self._heading(), self.first)
+
+    def caption(self) -> str:
+        """What a window is around: its seqs and each finding in it, by rule and seq."""
+        found = dict.fromkeys(f"{f.rule} at seq {seq}" for f, seq in zip(self.findings, self.finding_seq) if seq is not None and self._in(seq))
+        return _cut(f"seqs {self.first}..{self.last}: " + ", ".join(found), 300)
+
+    def _in(self, seq: int | None) -> bool:
+        """Whether ``seq`` is on this picture's axis (what has no seq is drawn in the gutter of every picture)."""
+        return seq is None or self.first <= seq <= self.last
 
     def _has_finding(self, start: int, end: int | None) -> bool:
         last = end if end is not None else self.events.count - 1
@@ -462,7 +522,7 @@ class _Picture:
 
     def _lane(self, lane: str) -> tuple[Element, float, float]:
         top, bottom = self.canvas.lane_y[lane]
-        return self.canvas.add(self.canvas.root, "g", {"class": "lane", "id": f"lane-{lane}"}), top, bottom
+        return self.canvas.add(self.canvas.root, "g", {"class": "lane", "id": f"{self.ids}lane-{lane}"}), top, bottom
 
     def _note(self, lane: str, group: Element, top: float, drawn: int, left_out: int, empty: str = "none") -> None:
         self.omitted[lane] = left_out
@@ -473,7 +533,7 @@ class _Picture:
 
     def _heading(self) -> list[str]:
         """The file, then what was read and found, wrapped to the picture's width (four lines at most)."""
-        report, width = self.report, _Canvas.columns(self.events.count)
+        report, width = self.report, _Canvas.columns(self.last - self.first + 1)
         form = report.form + (", zstd" if report.compressed else "")
         facts = [f"session {report.session_id}" if report.session_id else "no session named", f"{self.events.count} events",
                  f"{report.steps} steps", f"{self.events.chunks} assistant/chunk (counted per step)",
@@ -487,6 +547,9 @@ class _Picture:
             facts.append(f"torn tail tolerated at {report.torn_tail}")
         if report.open_turn:
             facts.append(f"ends inside {report.open_turn}")
+        if self.window is not None:
+            outside = sum(1 for seq in self.finding_seq if not self._in(seq))
+            facts.insert(0, f"seqs {self.first}..{self.last} of 0..{max(self.events.count, 1) - 1}" + (f" ({outside} finding(s) outside)" if outside else ""))
         lines = [""]
         for fact in facts:
             joined = f"{lines[-1]}; {fact}" if lines[-1] else fact
@@ -497,7 +560,8 @@ class _Picture:
         shown = [_cut(line, width) for line in lines[:4]]
         if len(lines) > 4:
             shown[-1] = _cut(shown[-1], width - 2) + " …"
-        return [_cut(f"prefix-model timeline: {self.name} ({form})", int(width / 1.1)), *shown]
+        first = f"{self.label}: {self.caption()}" if self.label else f"prefix-model timeline: {self.name} ({form})"
+        return [_cut(first, int(width / 1.1)), *shown]
 
     def draw(self) -> None:
         self._backgrounds()
@@ -516,7 +580,7 @@ class _Picture:
         canvas = self.canvas
         group = canvas.add(canvas.root, "g", {"class": "guides"})
         top, bottom = canvas.lane_y[LANES[0][0]][0], canvas.bottom
-        seqs, _ = _pick(sorted({seq for seq in self.finding_seq if seq is not None}), lambda _: 0)
+        seqs, _ = _pick(sorted({seq for seq in self.finding_seq if seq is not None and self._in(seq)}), lambda _: 0)
         for seq in seqs:
             x = _num(canvas.x(seq))
             canvas.add(group, "line", {"class": "guide", "x1": x, "x2": x, "y1": _num(top), "y2": _num(bottom)})
@@ -524,8 +588,9 @@ class _Picture:
     def _spans(self, lane: str, spans: list[_Span], kind: str, inset: float, height: float) -> None:
         canvas = self.canvas
         group, top, _ = self._lane(lane)
-        drawn, left_out = _pick(spans, lambda s: 0 if self._has_finding(s.start, s.end) else 1)
         last = self.events.count - 1
+        shown = [s for s in spans if s.start <= self.last and (s.end if s.end is not None else last) >= self.first]
+        drawn, left_out = _pick(shown, lambda s: 0 if self._has_finding(s.start, s.end) else 1)
         for span in drawn:
             end = span.end if span.end is not None else last
             left, width = canvas.span(span.start, max(end, span.start))
@@ -537,13 +602,13 @@ class _Picture:
             canvas.add(group, "rect", {"class": " ".join(classes), "x": _num(left), "y": _num(top + inset), "width": _num(width),
                                        "height": _num(height), "data-seq": str(span.start)}, title=title)  # fmt: skip
             short = span.name.replace("turn ", "t").replace(" step ", " s") if kind == "step" else span.name
-            canvas.label(group, left + 3, top + inset + height / 2 + 4, short, width - 4, "step-label" if kind == "step" else "")
+            canvas.label(group, max(left, LEFT) + 3, top + inset + height / 2 + 4, short, width - 4, "step-label" if kind == "step" else "")
         self._note(lane, group, top, len(drawn), left_out)
 
     def _headers(self) -> None:
         canvas = self.canvas
         group, top, _ = self._lane("headers")
-        drawn, left_out = _pick(self.events.headers, lambda m: 0 if self._has_finding(m.seq, m.seq) else 1)
+        drawn, left_out = _pick([m for m in self.events.headers if self._in(m.seq)], lambda m: 0 if self._has_finding(m.seq, m.seq) else 1)
         for k, mark in enumerate(drawn):
             x, y = canvas.x(mark.seq), top + 11
             flagged = " flagged" if self._has_finding(mark.seq, mark.seq) else ""
@@ -558,13 +623,14 @@ class _Picture:
     def _surface(self) -> None:
         canvas = self.canvas
         group, top, bottom = self._lane("surface")
-        drawn, left_out = _pick(self.events.surface, lambda o: 0 if self._has_finding(o.seq, o.seq) else 1 if isinstance(o.op, Replace) else 2)
+        drawn, left_out = _pick([o for o in self.events.surface if self._in(o.seq)], lambda o: 0 if self._has_finding(o.seq, o.seq) else 1 if isinstance(o.op, Replace) else 2)
         for seq, kind, op in drawn:
             x, shade = canvas.x(seq), _SURFACE_CLASS.get(kind, "other")
             if isinstance(op, Replace):
-                left, width = canvas.span(op.start, max(op.end, op.start))
-                path = f"M{_num(left)},{_num(top + 10)} v-5 h{_num(width)} v5 M{_num(left + width / 2)},{_num(top + 5)} L{_num(x)},{_num(top + 16)}"
-                canvas.add(group, "path", {"class": "bracket", "d": path})
+                if op.start <= self.last and op.end >= self.first:  # the bracket over what it replaces, where that is on the axis
+                    left, width = canvas.span(op.start, max(op.end, op.start))
+                    path = f"M{_num(left)},{_num(top + 10)} v-5 h{_num(width)} v5 M{_num(left + width / 2)},{_num(top + 5)} L{_num(x)},{_num(top + 16)}"
+                    canvas.add(group, "path", {"class": "bracket", "d": path})
                 title = f"{kind} seq {seq}: replaces seqs {op.start}..{op.end} on the surface"
                 canvas.add(group, "rect", {"class": f"replace {shade}", "x": _num(x - 4), "y": _num(top + 14), "width": "8", "height": "8",
                                            "data-seq": str(seq)}, title=title)  # fmt: skip
@@ -577,7 +643,7 @@ class _Picture:
     def _requests(self) -> None:
         canvas = self.canvas
         group, top, _ = self._lane("requests")
-        on_steps = [r for r in self.requests if r.seq is not None]
+        on_steps = [r for r in self.requests if r.seq is not None and self._in(r.seq)]
         drawn, left_out = _pick(on_steps, lambda r: 0 if r.status == "violates" else 1)
         y = top + 12
         for k, request in enumerate(drawn):
@@ -604,17 +670,20 @@ class _Picture:
     def _findings(self) -> None:
         canvas = self.canvas
         group, top, _ = self._lane("findings")
-        indexed = list(zip(self.findings, self.finding_seq))
-        drawn, left_out = _pick(indexed, lambda _: 0)
+        indexed = [(n, finding, seq) for n, (finding, seq) in enumerate(zip(self.findings, self.finding_seq), 1) if self._in(seq)]
+        picked, left_out = _pick(indexed, lambda _: 0)
+        drawn = [(finding, seq) for _, finding, seq in picked]
         stacked: Counter[int | None] = Counter()
-        for finding, seq in drawn:
+        self.drawn_findings = {n for n, _, _ in picked}
+        for n, finding, seq in picked:
             x = canvas.x(seq) if seq is not None else canvas.gutter + 8
             row = stacked[seq] % 3  # up to three rows at one seq, each marker its own tooltip
             stacked[seq] += 1
             y = top + 10 + row * 11
             points = f"{_num(x)},{_num(y - 5)} {_num(x + 5)},{_num(y + 5)} {_num(x - 5)},{_num(y + 5)}"
-            attributes = {"class": "finding", "points": points, "data-rule": finding.rule}
-            canvas.add(group, "polygon", attributes | ({"data-seq": str(seq)} if seq is not None else {}), title=str(finding))
+            attributes = {"class": "finding", "points": points, "data-rule": finding.rule, "id": f"{self.ids}finding-{n}"}
+            parent = canvas.add(group, "a", {"href": f"#{self.anchors[n]}"}) if n in self.anchors else group  # one click to its window
+            canvas.add(parent, "polygon", attributes | ({"data-seq": str(seq)} if seq is not None else {}), title=str(finding))
         rules: dict[int | None, list[str]] = {}
         for finding, seq in drawn:
             named = rules.setdefault(seq, [])
@@ -635,7 +704,7 @@ class _Picture:
         y = canvas.bottom + 4
         canvas.add(group, "line", {"class": "axis", "x1": _num(LEFT), "x2": _num(LEFT + canvas.plot), "y1": _num(y), "y2": _num(y)})
         every = _tick_every(canvas.scale)
-        for seq in range(0, max(self.events.count, 1), every):
+        for seq in range(-(-self.first // every) * every, self.last + 1, every):
             x = _num(canvas.x(seq))
             canvas.add(group, "line", {"class": "axis", "x1": x, "x2": x, "y1": _num(y), "y2": _num(y + 4)})
             canvas.add(group, "text", {"x": x, "y": _num(y + 16), "text-anchor": "middle"}, text=str(seq))
@@ -655,27 +724,56 @@ def _tick_every(scale: float) -> int:
 # --- the page -----------------------------------------------------------------------------------
 
 
-def _page(picture: _Picture, svg: str) -> str:
-    """One self-contained HTML page: the SVG inline, the legend, the findings (capped like a lane)."""
+def _swatch(shape: str, classes: str) -> str:
+    """A 14 px inline SVG of one mark, drawn with the picture's own classes (its style sheet applies to the whole page)."""
+    drawn = {"rect": '<rect x="1" y="2" width="12" height="10"', "line": '<line x1="7" x2="7" y1="1" y2="13"',
+             "circle": '<circle cx="7" cy="7" r="5"', "polygon": '<polygon points="7,1 13,7 7,13 1,7"',
+             "path": '<path d="M1,9 v-5 h12 v5"'}[shape]  # fmt: skip
+    if classes == "finding":
+        drawn = '<polygon points="7,2 12,12 2,12"'
+    return f'<svg class="swatch" width="14" height="14" viewBox="0 0 14 14">{drawn} class="{classes}"/></svg>'
+
+
+def legend_html() -> str:
+    """The legend: each lane, what it shows, and a swatch of each kind of mark it draws."""
+    rows = []
+    for name, text in LANES:
+        marks = " ".join(f'<span class="key">{_swatch(shape, classes)} {html.escape(label)}</span>' for shape, classes, label in SWATCHES[name])
+        rows.append(f"<dt>{html.escape(name)}</dt><dd>{html.escape(text)}<br>{marks}</dd>")
+    return f"<dl>{''.join(rows)}</dl>"
+
+
+def _page(picture: _Picture, svg: str, windows: list[tuple[_Picture, str]], windows_left_out: int) -> str:
+    """One self-contained HTML page: the SVG inline, the windows around findings, the legend, the findings (capped like a lane)."""
 
     def escape(text: str) -> str:
         return html.escape(_clean(text))
 
     report, findings = picture.report, picture.findings
     shown, left_out = findings[:MAX_DRAWN], len(findings) - min(len(findings), MAX_DRAWN)
-    legend = "".join(f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>" for name, text in LANES)
-    items = "".join(f"<li><pre>{escape(_cut(str(f), _TITLE_LIMIT))}</pre></li>" for f in shown)
+    items = []
+    for n, (finding, seq) in enumerate(zip(shown, picture.finding_seq), 1):
+        target = picture.anchors.get(n) or (f"finding-{n}" if n in picture.drawn_findings else None)
+        where = f"seq {seq}" if seq is not None else "no seq"
+        jump = f'<a href="#{target}">{where}: show</a>' if target is not None else f"{where} (not in this picture)"
+        items.append(f'<li id="listed-{n}">{jump}<pre>{escape(_cut(str(finding), _TITLE_LIMIT))}</pre></li>')
     rules = ", ".join(f"{rule} {count}" for rule, count in report.by_rule().items())
-    listed = (f"<ol>{items}</ol>" + (f"<p class=\"note\">… {left_out} more not listed</p>" if left_out else "")
+    listed = (f"<ol>{''.join(items)}</ol>" + (f"<p class=\"note\">… {left_out} more not listed</p>" if left_out else "")
               + f"<p>by rule: {escape(rules)}</p>") if findings else "<p>none: the check found nothing.</p>"  # fmt: skip
+    around = "".join(f'<section id="window-{k}"><h3>{escape(w.caption())}</h3><div class="picture">{text}</div>'
+                     '<p><a href="#findings">back to the findings</a></p></section>\n' for k, (w, text) in enumerate(windows, 1))  # fmt: skip
+    if windows_left_out:
+        around += f'<p class="note">… {windows_left_out} more windows not drawn</p>\n'
     title = escape(f"prefix-model timeline: {picture.name}")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<title>{title}</title>\n"
         "<style>body{font-family:sans-serif;margin:16px;color:#222}.picture{overflow-x:auto;border:1px solid #ddd}"
-        "dt{font-weight:bold;font-family:monospace}pre{white-space:pre-wrap;margin:0}li{margin:4px 0}.note{color:#b03a2e}</style>\n"
+        "dt{font-weight:bold;font-family:monospace}pre{white-space:pre-wrap;margin:0}li{margin:4px 0}.note{color:#b03a2e}"
+        ".key{white-space:nowrap;margin-right:12px;font-size:90%}.swatch{vertical-align:middle}</style>\n"
         f"</head>\n<body>\n<h1>{title}</h1>\n<div class=\"picture\">{svg}</div>\n"
-        f"<h2>Legend</h2>\n<dl>{legend}</dl>\n<h2>Findings ({len(findings)})</h2>\n{listed}\n</body>\n</html>\n"
+        + (f"<h2>Around each finding</h2>\n{around}" if windows or windows_left_out else "")
+        + f"<h2>Legend</h2>\n{legend_html()}\n<h2 id=\"findings\">Findings ({len(findings)})</h2>\n{listed}\n</body>\n</html>\n"
     )
 
 
@@ -721,10 +819,72 @@ def _renamed(error: LogReadError | Unusable, copies: dict[str, str]) -> Exceptio
     return error if text == str(error) else TimelineError(text)
 
 
-def draw_timeline(log: Path, requests: Path | None, session: str | None, out: Path, name: str | None = None) -> Drawn:
+@dataclass(frozen=True)
+class View:
+    """Which seqs to draw (``--from``/``--to``, or ``--around`` with ``--context``) and whether to add a window per finding."""
+
+    first: int | None = None
+    last: int | None = None
+    around: int | None = None
+    context: int = CONTEXT
+    findings: bool = False
+
+    def window(self, count: int) -> tuple[int, int] | None:
+        """The seqs drawn, within 0..count-1 (None: the whole log); ``TimelineError`` for one the log does not reach."""
+        if self.around is None and self.first is None and self.last is None:
+            return None
+        end = max(count, 1) - 1
+        if self.around is not None:
+            if self.around > end:
+                raise TimelineError(f"--around {self.around}: the log's last seq is {end}")
+            return max(self.around - self.context, 0), min(self.around + self.context, end)
+        self.check()
+        first, last = self.first if self.first is not None else 0, self.last if self.last is not None else end
+        if first > end:
+            raise TimelineError(f"--from {first}: the log's last seq is {end}")
+        return first, min(last, end)
+
+    def check(self) -> None:
+        """Raise ``TimelineError`` for a range that is empty whatever the log (before any is read)."""
+        if self.first is not None and self.last is not None and self.first > self.last:
+            raise TimelineError(f"--from {self.first} is after --to {self.last}")
+
+
+def windows_around(seqs: Sequence[int | None], context: int, count: int, within: tuple[int, int]) -> list[tuple[int, int]]:
+    """The windows of ``context`` seqs each side of each seq in ``within`` (none for a finding with no seq), those that overlap or touch merged."""
+    merged: list[tuple[int, int]] = []
+    end = max(count, 1) - 1
+    for seq in sorted({seq for seq in seqs if seq is not None and within[0] <= seq <= within[1]}):
+        first, last = max(seq - context, 0), min(seq + context, end)
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def _combined(pictures: list[tuple[str, _Picture]]) -> str:
+    """Several pictures stacked in one SVG, each a nested ``<svg>`` with its ``id``."""
+    from xml.etree import ElementTree
+
+    width, height = max(p.canvas.width for _, p in pictures), sum(p.canvas.height + 16 for _, p in pictures)
+    root = ElementTree.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "width": _num(width), "height": _num(height),
+                                       "viewBox": f"0 0 {_num(width)} {_num(height)}"})  # fmt: skip
+    y = 0.0
+    for ident, picture in pictures:
+        nested = picture.canvas.root
+        nested.attrib.pop("xmlns", None)
+        nested.attrib |= {"id": ident, "x": "0", "y": _num(y)}
+        root.append(nested)
+        y += picture.canvas.height + 16
+    return ElementTree.tostring(root, encoding="unicode")
+
+
+def draw_timeline(log: Path, requests: Path | None, session: str | None, out: Path, name: str | None = None, view: View = View()) -> Drawn:
     """Draw the session of ``log`` (with the capture ``requests``) into ``out``; return what it holds.
 
-    ``log`` may be ``STDIN`` or any pipe: both files are read twice (the events, then the check),
+    ``view`` picks the seqs drawn and asks for a window around each finding (below the picture,
+    each finding's marker a link to its window). ``log`` may be ``STDIN`` or any pipe: both files are read twice (the events, then the check),
     so a pipe is copied once to a temporary file first, as ``check`` does. Unreadable input raises
     ``LogReadError``, input the check cannot use ``Unusable`` (or ``TimelineError`` naming the pipe).
     """
@@ -747,15 +907,33 @@ def draw_timeline(log: Path, requests: Path | None, session: str | None, out: Pa
                 events.feed(event)
             if stream.header is not None and stream.header.seed_length:
                 events.seed = (stream.header.parent_session, stream.header.seed_length)
+            window = view.window(events.count)  # a range the log does not reach: said before the check's work
             report = check_log(readable, capture, session)
             findings_of: Counter[int | None] = Counter(f.request for f in report.findings if f.request is not None)
             placed = _requests(capture, report, events, findings_of) if capture is not None else []
         except (LogReadError, Unusable) as error:
             raise _renamed(error, copies) from None
-    picture = _Picture(name, report, events, placed, capture is not None)
+    spots: list[tuple[int, int]] = []
+    anchors: dict[int, str] = {}
+    if view.findings:
+        seqs = _finding_seqs(report, placed)
+        spots = windows_around(seqs, view.context, events.count, window if window is not None else (0, max(events.count, 1) - 1))
+        for n, seq in enumerate(seqs, 1):
+            k = next((k for k, (a, b) in enumerate(spots[:MAX_WINDOWS], 1) if seq is not None and a <= seq <= b), None)
+            if k is not None:
+                anchors[n] = f"window-{k}"
+    picture = _Picture(name, report, events, placed, capture is not None, window, anchors=anchors)
     picture.draw()
-    svg = picture.canvas.serialize()
-    body = _page(picture, svg) if suffix == HTML else '<?xml version="1.0" encoding="utf-8"?>\n' + svg + "\n"
+    shown = [_Picture(name, report, events, placed, capture is not None, spot, ids=f"w{k}-", label=f"window {k}")
+             for k, spot in enumerate(spots[:MAX_WINDOWS], 1)]
+    for each in shown:
+        each.draw()
+    left_out = len(spots) - len(shown)
+    if suffix == HTML:
+        body = _page(picture, picture.canvas.serialize(), [(w, w.canvas.serialize()) for w in shown], left_out)
+    else:
+        svg = picture.canvas.serialize() if not shown else _combined([("overview", picture), *((f"window-{k}", w) for k, w in enumerate(shown, 1))])
+        body = '<?xml version="1.0" encoding="utf-8"?>\n' + svg + "\n"
     _write(out, body.encode("utf-8"))
-    return Drawn(events.count, len(events.steps), len(events.headers), len(placed), len(report.findings), picture.omitted)
+    return Drawn(events.count, len(events.steps), len(events.headers), len(placed), len(report.findings), picture.omitted, window, len(shown))
 

@@ -11,18 +11,20 @@ loop request of the run with the tail of its session's log.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from prefix_model.core.json_values import FrozenMap, json_text
+from prefix_model.core.json_values import json_text
 from prefix_model.loop.actions import Action
 from prefix_model.loop.properties import PROPERTIES
-from prefix_model.loop.world import message_text
+from prefix_model.review.brief import clip, message_brief
 from prefix_model.review.designs import DESIGNS, Design
 from prefix_model.review.measures import Measures, measure_run, view
 from prefix_model.review.sessions import Chunk, Played, Segment, play, scenario
 
-__all__ = ["FRESH", "SURVIVES", "RULES", "Counterexample", "Row", "judge_rule", "first_cuts", "shrink", "compare_design", "compare"]
+__all__ = ["FRESH", "SURVIVES", "RULES", "rule_legend", "Counterexample", "Row", "judge_rule", "first_cuts", "shrink", "compare_design", "compare",
+           "baseline_notes"]
 
 FRESH = "fresh"  # no request carries an out-of-date opener
 SURVIVES = "survives"  # no request after a compaction or in a fork's child lost the opener
@@ -50,6 +52,26 @@ RULES: tuple[tuple[str, Callable[[Played], tuple[str, ...]]], ...] = (
 )
 
 
+def _first_sentence(doc: str | None) -> str:
+    """A property's docstring, its leading ``ID:`` dropped, up to its first full stop."""
+    text = re.sub(r"^[A-Z]+-\d+: ", "", " ".join((doc or "").split()).replace("``", ""))
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
+
+_OWN = {
+    FRESH: "the review's own, not a requirement of §11: no request carries an opener older than the one its "
+           "listeners would give when it is sent (a skill added mid-session reaches the next request)",
+    SURVIVES: "the review's own, not a requirement of §11: every request after a compaction, and every request "
+              "in a fork's child, still carries the opener",
+}  # fmt: skip
+
+
+def rule_legend() -> tuple[tuple[str, str], ...]:
+    """Return each rule of ``RULES`` with what it checks: §11's from the first sentence of their checks, then the review's own two."""
+    return (*((rule, _first_sentence(check.__doc__)) for rule, check in PROPERTIES), *((rule, _OWN[rule]) for rule in (FRESH, SURVIVES)))
+
+
 def judge_rule(rule: str, played: Played) -> tuple[str, ...]:
     """Return what ``rule`` finds wrong in ``played`` (empty when it holds)."""
     return dict(RULES)[rule](played)
@@ -67,6 +89,9 @@ class Counterexample:
     shown: tuple[str, ...]  # the last loop request and the tail of its session's log
 
 
+SHOWN_WIDTH = 94  # a log line shown: its event's data cut to fit a terminal under the report's indent
+
+
 def _shown(played: Played) -> tuple[str, ...]:
     loop = [r for r in played.world.requests if r.loop_request]
     if not loop:
@@ -74,11 +99,11 @@ def _shown(played: Played) -> tuple[str, ...]:
     last = loop[-1]
     lines = [f"request (instance {last.instance_id}, turn {last.turn} step {last.step}):"]
     if last.request.header.system is not None:
-        lines.append(f"  system: {last.request.header.system[:100]!r}")
-    lines += [f"  {m.get('role')}: {message_text(m)[:70]!r}" for m in last.request.messages if isinstance(m, FrozenMap)]
+        lines.append(f"  system {message_brief(last.request.header.system)}")
+    lines += [f"  {message_brief(m)}" for m in last.request.messages]
     events = played.world.session(last.session_id).log.events
     lines.append(f"log of {last.session_id} (last {min(6, len(events))} of {len(events)} events):")
-    lines += [f"  {e.seq} {e.type} {json_text(e.data)[:80]}" for e in events[-6:]]
+    lines += [clip(f"  {e.seq} {e.type} {json_text(e.data)}", SHOWN_WIDTH) for e in events[-6:]]
     return tuple(lines)
 
 
@@ -161,3 +186,31 @@ def compare(designs: tuple[Design, ...] = DESIGNS, turns: int = 2) -> tuple[Row,
     """Return the comparison of ``designs`` on ``scenario(turns)``."""
     segments = scenario(turns)
     return tuple(compare_design(d, segments) for d in designs)
+
+
+def _fresh_note(row: Row) -> str:
+    m = row.measures
+    return (f"{row.design.key} ✗ fresh: {m.stale} of {m.requests} requests carried an out-of-date opener (at most {m.longest_stale} "
+            "in a row). The design composes the opener once per loop instance and keeps it (PFX-2, PFX-7), so a skill added "
+            "mid-session reaches requests only from the next instance (a resume or a fork): its cache-stable front is bought "
+            "with that staleness. fresh is the review's own measure, not a requirement of §11, which this design keeps in full.")  # fmt: skip
+
+
+def _survives_note(row: Row) -> str:
+    m = row.measures
+    return (f"{row.design.key} ✗ survives: {m.lost_at_risk} of {m.at_risk} requests after a compaction or in a fork's child "
+            "carried no opener. survives is the review's own measure, not a requirement of §11.")  # fmt: skip
+
+
+def baseline_notes(rows: tuple[Row, ...]) -> tuple[str, ...]:
+    """Return, for the first row (the design under review), why each ✗ it shows is there; empty when it shows none.
+
+    A ✗ under a property of §11 would break REV-1 (the harness keeps them all): it is said to be a defect of the model.
+    """
+    if not rows:
+        return ()
+    row = rows[0]
+    notes = {FRESH: _fresh_note, SURVIVES: _survives_note}
+    return tuple(notes[rule](row) if rule in notes else
+                 f"{row.design.key} ✗ {rule}: the harness must keep every property of §11 (REV-1); this is a defect of the model."
+                 for rule in row.failed)  # fmt: skip
