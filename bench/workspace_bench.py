@@ -10,7 +10,9 @@ the same files through the page cache, so the runs compare the check, not the di
 Then runs the installed command ``prefix-model check ROOT --jobs J --json`` (contracts off, as it
 is installed) for each J, interleaved ``--rounds`` times so every setting sees the same machine
 load, and prints per J the median wall time, sessions/s, events/s and the speed-up over the first
-J; every run must report every session conforming, or the bench stops. Usage:
+J, with the CPU seconds the command and its processes used and the peak memory of the largest of
+them (flat in SESSIONS: results are streamed, SPEC CLI-24); every run must report every session
+conforming, or the bench stops. Usage:
 
     python bench/workspace_bench.py [--sessions 3000] [--events 150,300,600] [--jobs 1,2] [--rounds 3] [--dir DIR]
 """
@@ -106,10 +108,12 @@ def main() -> None:
                 seconds, cpu, summary = run(root, jobs)
                 times[jobs].append(seconds)
                 cpus[jobs].append(cpu)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # kilobytes on Linux: the largest process of any run
         checked = summary["checked"]
         assert isinstance(checked, dict)
         events, logs = int(checked["events"]), int(str(summary["logs"]))
-        print(f"{logs} sessions, {events} events, {checked['requests']} requests per run; medians of {args.rounds} interleaved runs (wall)")
+        print(f"{logs} sessions, {events} events, {checked['requests']} requests per run; medians of {args.rounds} interleaved runs (wall); "
+              f"peak RSS of the largest process {peak:.0f} MB")
         print(f"{'jobs':>4} {'median s':>9} {'runs s':>24} {'sessions/s':>11} {'events/s':>10} {'speed-up':>8} {'CPU s':>7} {'ms CPU/session':>14}")
         base = statistics.median(times[settings[0]])
         for jobs in settings:

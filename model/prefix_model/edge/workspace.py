@@ -98,12 +98,13 @@ def _sorted_entries(folder: str) -> list[os.DirEntry[str]]:
         return sorted(entries, key=lambda entry: entry.name)
 
 
-def _walk(root: str, seen: set[tuple[int, int]]) -> Iterator[tuple[str, str | None]]:
+def _walk(root: str, seen: set[tuple[int, int]], depth: int | None = None) -> Iterator[tuple[str, str | None]]:
     """Yield (path, None) for every file under ``root`` in name order, depth first; (folder, why) for one that cannot be read.
 
     Symbolic links to folders are followed, each folder entered once (``seen``: device and inode),
     so a link back up the tree is no loop. A link that leads nowhere is yielded as a file: the check
-    reports it unreadable, by name.
+    reports it unreadable, by name. With ``depth``, only files at most that many names below
+    ``root`` are yielded, and no folder deeper is entered (a pattern without ``**``).
     """
     stack: list[Iterator[os.DirEntry[str]]] = []
 
@@ -131,6 +132,8 @@ def _walk(root: str, seen: set[tuple[int, int]]) -> Iterator[tuple[str, str | No
             folder = False
         if not folder:
             yield entry.path, None
+        elif depth is not None and len(stack) >= depth:
+            continue
         elif (why := enter(entry.path)) is not None:
             yield entry.path, why
 
@@ -158,7 +161,8 @@ def _found(word: str, seen: set[tuple[int, int]]) -> Iterator[Target]:
         fixed = next(i for i, part in enumerate(parts) if _has_magic(part))
         root, pattern = str(Path(*parts[:fixed])) if fixed else ".", parts[fixed:]
     found = 0
-    walked = _walk(root, seen) if pattern is None or os.path.isdir(root) else iter(())  # a pattern's folder not there: no match
+    bound = None if pattern is None or "**" in pattern else len(pattern)
+    walked = _walk(root, seen, bound) if pattern is None or os.path.isdir(root) else iter(())  # a pattern's folder not there: no match
     for path, why in walked:
         if why is not None:
             found += 1
