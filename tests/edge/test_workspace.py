@@ -6,6 +6,7 @@ import io
 import json
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree
@@ -111,12 +112,12 @@ def test_links_to_folders_are_followed_once_and_a_loop_ends(ws: Path) -> None:
     assert f"{ws}/p/also-q/b.jsonl" in found and f"{ws}/p/also-q/gone.jsonl" in found  # q entered once, by its first name
 
 
-@pytest.mark.spec("CLI-22")
+@pytest.mark.spec("CLI-22", "CLI-24")
 def test_the_text_report_is_the_same_bytes_for_any_number_of_processes(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     texts = [_run(capsys, str(ws), "--jobs", jobs) for jobs in ("1", "2")]
     assert texts[0] == texts[1]
-    status, text, _ = texts[0]
-    assert status == 2
+    status, text, err = texts[0]
+    assert status == 2 and err == ""  # no progress off a terminal
     lines = text.splitlines()
     assert lines[0] == f"conforms  {ws}/p/s-1/session.jsonl.zstd + {ws}/p/s-1/requests.jsonl: 24 events, 3 steps, 3 requests checked"
     assert lines[1].startswith(f"violates  {ws}/p/s-2/a.events.jsonl + {ws}/p/s-2/a.requests.jsonl: 1 finding(s)")
@@ -213,3 +214,12 @@ def test_results_stream_and_memory_holds_only_a_window(jobs: int) -> None:
         check_all(endless(), out, jobs=jobs)
     assert out.getvalue().count("conforms  ") == 3
     assert pulled <= 4 + jobs * workspace._IN_FLIGHT_PER_JOB
+
+
+@pytest.mark.spec("CLI-24")
+def test_progress_counts_logs_on_a_terminal(ws: Path) -> None:
+    from tests.edge.test_cli import on_a_terminal
+
+    done, shown = on_a_terminal([sys.executable, "-m", "prefix_model.edge.cli", "check", str(ws / "q")])
+    assert done.returncode == 0 and done.stdout.decode().startswith("conforms  ")
+    assert b"\rchecking: 0 logs [" in shown, shown  # the bar, on the terminal, the report on stdout
