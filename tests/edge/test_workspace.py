@@ -98,6 +98,9 @@ def test_a_pattern_matches_path_components_and_several_arguments_are_read_in_ord
     assert [t.log for t in discover([f"{ws}/**/*.events.jsonl"])] == [f"{ws}/p/s-2/a.events.jsonl"]
     assert [t.log for t in discover([f"{ws}/*/s-[12]/*"])] == [f"{ws}/p/s-1/session.jsonl.zstd", f"{ws}/p/s-2/a.events.jsonl"]  # captures left out
     assert [t.log for t in discover([f"{ws}/q/b.jsonl", f"{ws}/p/s-1"])] == [f"{ws}/q/b.jsonl", f"{ws}/p/s-1/session.jsonl.zstd"]
+    everything = list(discover([str(ws)]))
+    assert list(discover([str(ws), str(ws), f"{ws}/p"])) == everything  # a folder searched once, not an empty second time
+    assert [t.log for t in discover([f"{ws}/*/*/a.*", f"{ws}/*/b.*"])] == [f"{ws}/p/s-2/a.events.jsonl", f"{ws}/q/b.jsonl"]  # one folder, two patterns
     status, out, _ = _run(capsys, f"{ws}/q/b.jsonl", f"{ws}/p/s-1")
     assert status == 0 and out.splitlines()[-1].startswith("result: conforms: 2 logs (2 conforms, 0 violates, 0 unusable)")
 

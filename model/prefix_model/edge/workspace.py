@@ -155,14 +155,17 @@ def _found(word: str, seen: set[tuple[int, int]]) -> Iterator[Target]:
         yield _paired(word)
         return
     if os.path.isdir(word):
-        root, pattern = word, None
+        if _searched(word, seen):  # named twice, or inside a folder named before: its logs are in the report once
+            return
+        root, pattern, walked = word, None, _walk(word, seen)
     else:
         parts = Path(word).parts
         fixed = next(i for i, part in enumerate(parts) if _has_magic(part))
         root, pattern = str(Path(*parts[:fixed])) if fixed else ".", parts[fixed:]
+        bound = None if "**" in pattern else len(pattern)
+        # A pattern walks its own folders (set()): another pattern under the same folder matches other files.
+        walked = _walk(root, set(), bound) if os.path.isdir(root) else iter(())  # its folder not there: no match
     found = 0
-    bound = None if pattern is None or "**" in pattern else len(pattern)
-    walked = _walk(root, seen, bound) if pattern is None or os.path.isdir(root) else iter(())  # a pattern's folder not there: no match
     for path, why in walked:
         if why is not None:
             found += 1
@@ -176,6 +179,14 @@ def _found(word: str, seen: set[tuple[int, int]]) -> Iterator[Target]:
         yield _paired(path)
     if not found:
         yield Target(word, error=f"{word}: no session log there (*.jsonl, *.jsonl.zstd; captures are read with their log)")
+
+
+def _searched(folder: str, seen: set[tuple[int, int]]) -> bool:
+    try:
+        status = os.stat(folder)
+    except OSError:  # the walk reports it
+        return False
+    return (status.st_dev, status.st_ino) in seen
 
 
 def _paired(path: str) -> Target:
