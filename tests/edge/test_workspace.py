@@ -184,6 +184,10 @@ def test_nothing_to_check_is_one_line_never_a_pass(ws: Path, tmp_path: Path, cap
         assert out == "" if "--json" not in args else json.loads(out)["result"] == "unusable"
     status, out, err = _run(capsys, str(tmp_path / "empty"), str(ws / "q"))  # among others: that argument's result
     assert status == 2 and f"unusable  {tmp_path}/empty\n" in out and "conforms  " in out
+    report = json.loads(_run(capsys, str(tmp_path / "empty"), str(ws / "q"), "--json")[1])
+    WORKSPACE_SCHEMA.validate(report)
+    REPORT_SCHEMA.validate(report["logs"][0]["report"])
+    assert report["logs"][0]["report"]["error"]["message"].startswith(f"{tmp_path}/empty: no session log there")
     for args in (["--requests", str(CAPTURE)], ["--session", "s"], ["-"]):
         status, out, err = _run(capsys, str(ws), *args)
         assert status == 2 and out == "" and err.count("\n") == 1
