@@ -230,3 +230,14 @@ def test_progress_counts_logs_on_a_terminal(ws: Path) -> None:
     done, shown = on_a_terminal([sys.executable, "-m", "prefix_model.edge.cli", "check", str(ws / "q")])
     assert done.returncode == 0 and done.stdout.decode().startswith("conforms  ")
     assert b"\rchecking: 0 logs [" in shown, shown  # the bar, on the terminal, the report on stdout
+
+
+def _killed(cap: int | None, as_json: bool, target: Target) -> workspace.Outcome:
+    os._exit(9)  # a worker the system ends (out of memory): no exception, no result
+
+
+@pytest.mark.spec("CLI-23")
+def test_a_worker_that_dies_is_one_line_and_exit_2(ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workspace, "_check_one", _killed)  # the workers are forked: they run it too
+    status, _, err = _run(capsys, str(ws / "q"), "--jobs", "2")
+    assert status == 2 and err.count("\n") == 1 and "a --jobs process ended before it gave a result" in err, err

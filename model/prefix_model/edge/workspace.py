@@ -268,16 +268,26 @@ def _in_order(work: Callable[[Target], Outcome], targets: Iterable[Target], jobs
         return
     from collections import deque
     from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     pool = ProcessPoolExecutor(jobs)
-    window: deque[Future[Outcome]] = deque()
+    window: deque[tuple[Target, Future[Outcome]]] = deque()
+
+    def first() -> Outcome:
+        target, future = window.popleft()
+        try:
+            return future.result()
+        except BrokenProcessPool:  # killed (out of memory?): one line and exit 2, never a traceback that exits 1, "violates"
+            raise WorkspaceError(f"{target.log}: a --jobs process ended before it gave a result (killed, or out of memory); "
+                                 "the report stops there") from None  # fmt: skip
+
     try:
         for target in targets:
-            window.append(pool.submit(work, target))
+            window.append((target, pool.submit(work, target)))
             if len(window) >= jobs * _IN_FLIGHT_PER_JOB:
-                yield window.popleft().result()
+                yield first()
         while window:
-            yield window.popleft().result()
+            yield first()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
