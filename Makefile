@@ -11,7 +11,7 @@ HYPOTHESIS_PROFILE ?= ci
 TEST_WORKERS ?= 2
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run-setup run vectors-bundle test typecheck unit proofs proofs-deep explore-deep explore-million mutation mutation-vectors bench bench-compare thorough thorough-long conform-harness fuzz fuzz-harness clean
+.PHONY: setup run-setup run vectors-bundle test typecheck unit proofs proofs-deep explore-deep explore-million mutation mutation-vectors bench bench-compare bench-workspace thorough thorough-long conform-harness fuzz fuzz-harness clean
 
 ## setup: .venv with the package (editable), the plot extra and the test and proof toolchain (what make test uses)
 setup: $(STAMP)
@@ -113,6 +113,12 @@ bench: setup
 	$(BIN)/python bench/check_bench.py --sizes 10000,100000
 	PREFIX_MODEL_CONTRACTS=0 $(BIN)/python bench/check_bench.py --shape compactions --sizes 5000,10000,20000,40000 --repeat 3
 	$(BIN)/python bench/startup_bench.py
+
+## bench-workspace: check over a generated workspace of SESSIONS sessions (harness layout, captures paired by name),
+## --jobs 1 against 2: sessions/s and events/s, medians of interleaved runs (not a test; prints figures)
+SESSIONS ?= 3000
+bench-workspace: setup
+	$(BIN)/python bench/workspace_bench.py --sessions $(SESSIONS) --jobs 1,2 --rounds 3
 
 ## bench-compare: check ÷ parse of BASE against HEAD, interleaved in one run on the same files (issue 12's 10 % bound);
 ## SHAPE=compactions SIZES=5000,10000,20000,40000 for the large-compaction session

@@ -486,10 +486,11 @@ def test_the_installed_command_runs_without_contracts_unless_the_environment_ask
 # (bench/startup_bench.py): the schema validator (a capture line the fast lane vouches for needs
 # none), zstd, the progress bar off a terminal, icontract with the contracts off, the modules of
 # the other commands, and shutil (argparse's help width imports it: cli._Help finds the width
-# itself). The installed command, as it runs: its entry point, contracts off by default.
+# itself), and a workspace's processes and JUnit writer (one log is checked in this process). The
+# installed command, as it runs: its entry point, contracts off by default.
 NOT_FOR_CHECK = ("jsonschema", "zstandard", "tqdm", "icontract", "importlib.resources", "shutil",
                  "prefix_model.loop", "prefix_model.edge.vectors", "prefix_model.edge.runner", "prefix_model.edge.timeline",
-                 "prefix_model.review", "prefix_model.edge.review", "matplotlib")  # fmt: skip
+                 "prefix_model.review", "prefix_model.edge.review", "matplotlib", "concurrent", "xml")  # fmt: skip
 _IMPORTS_PROBE = """\
 import json, os, sys
 from prefix_model.edge import launch

@@ -30,7 +30,7 @@ from prefix_model.formats import rules
 from prefix_model.formats.rules import MAX_LINE_BYTES
 from prefix_model.formats.session_lines import ZSTD_MAGIC, TornTail
 
-__all__ = ["Report", "Unusable", "check_log", "fold_request"]
+__all__ = ["Report", "Unusable", "check_log", "fold_request", "unusable_json"]
 
 
 _SHOWN = 10  # requests matched in order, listed in the human report (the JSON report lists all)
@@ -46,6 +46,16 @@ class Unusable(Exception):
     def __init__(self, where: str, rejection: Rejection) -> None:
         super().__init__(f"{where}: {rejection.reason} ({rejection.rule})")
         self.rule = rejection.rule
+
+
+def unusable_json(error: Exception) -> dict[str, object]:
+    """The --json report of an unusable input: the error (file, line and rule where the reader names them)."""
+    described: dict[str, object] = {"message": str(error)}
+    if isinstance(error, LogReadError):
+        described |= {"file": error.path, "line": error.line, "rule": error.rule, "reason": error.reason}
+    elif isinstance(error, Unusable):
+        described["rule"] = error.rule
+    return {"reportVersion": REPORT_VERSION, "result": "unusable", "error": described}
 
 
 @dataclass

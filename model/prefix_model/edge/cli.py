@@ -22,7 +22,7 @@ from prefix_model.core.events import REQUEST_HEADER
 from prefix_model.core.json_values import json_text
 from prefix_model.core.log import Log, seed_log
 from prefix_model.core.requests import Request, find_step, reconstruct_request, request_to_json
-from prefix_model.edge.checker import REPORT_VERSION, STDIN, Report, Unusable, check_log, fold_request, rereadable
+from prefix_model.edge.checker import STDIN, Report, Unusable, check_log, fold_request, rereadable, unusable_json
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
 from prefix_model.edge.formats.session_jsonl import LogStream
 from prefix_model.examples import EXAMPLE_DIR, EXAMPLE_FILE, EXAMPLE_REQUESTS_FILE, EXAMPLE_SESSION_ID
@@ -89,13 +89,28 @@ sent a request, each instance must be sent under one initial/resume snapshot of 
 one prefix: a recomposition the log writes as a resume is found only so. Both files are read
 once, side by side: memory follows the log's live history, not the files' size.
 
+A workspace: several LOGs, a folder (searched recursively, links to folders followed, each folder
+once) or a quoted pattern (*, ?, [...], ** for any number of folders) checks every session log
+there — files named *.jsonl or *.jsonl.zstd, except captures — each as it is checked alone, in
+--jobs N processes. Each log is paired with the capture beside it by name: session.jsonl[.zstd]
+with requests.jsonl in its folder; NAME.jsonl, NAME.events.jsonl, NAME.session.jsonl (each
+[.zstd]) with NAME.requests.jsonl. Printed in the order the logs were found, whatever N: each
+log's verdict (a violation's findings under it, --max-findings per log), the findings per rule
+(and in how many logs), and a result line; --json one object (check-workspace-report.schema.json
+of the installed specification; each log's own report as check prints it alone); --junit FILE
+one testcase per log. --requests and --session name one log's: not with a workspace.
+
 example:
   prefix-model check --example          (the bundled example log and its capture)
   prefix-model check ~/.dsh/sessions/_no-cwd/s-42/session.jsonl.zstd --requests adapter.jsonl
   prefix-model check events.jsonl --requests requests.jsonl --session s-42 --json
   zstdcat session.jsonl.zstd | prefix-model check - --requests adapter.jsonl
+  prefix-model check ~/.dsh/sessions --jobs 4 --junit check.xml
+  prefix-model check "$HOME/.dsh/sessions/**/session.jsonl.zstd" other/s-7.events.jsonl --json
 
-exit status: 0 conforms; 1 violations found; 2 unusable input (one line on stderr: file:line: rule: reason)
+exit status: 0 conforms; 1 violations found; 2 unusable input (one line on stderr: file:line: rule: reason).
+A workspace: 0 every log conforms; 1 some log violates and every log was usable; 2 some log was
+unusable (reported as that log's result, every other log still checked), or no log was found at all
 """
 
 _VARIANTS_HELP = """\
@@ -279,8 +294,10 @@ def _add_check(commands: _Commands) -> None:
         description=_CHECK_HELP,
         formatter_class=_RawHelp,
     )
-    _add_checked_inputs(check, "check")
+    _add_checked_inputs(check, "check", many=True)
     check.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
+    check.add_argument("--jobs", metavar="N", type=_positive, default=1, help="check a workspace's logs in N processes (default 1); the report is the same")
+    check.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE: one testcase per log, a failure per finding shown")
     check.add_argument("--max-findings", metavar="N", type=_count, default=DEFAULT_MAX_FINDINGS,
                        help=f"show the first N findings, then how many more and a count per rule (default {DEFAULT_MAX_FINDINGS}; 0: all)")
 
@@ -482,11 +499,13 @@ def _invoked(argv: Sequence[str]) -> str | None:
     return first if first in COMMANDS else None
 
 
-def _add_checked_inputs(parser: argparse.ArgumentParser, verb: str) -> None:
-    """Add what check reads — LOG or --example, --requests, --session — to a command that reads as check does."""
+def _add_checked_inputs(parser: argparse.ArgumentParser, verb: str, many: bool = False) -> None:
+    """Add what check reads — LOG (``many``: one or more) or --example, --requests, --session — to a command that reads as check does."""
     given = parser.add_mutually_exclusive_group(required=True)
-    given.add_argument("log", nargs="?", metavar="LOG",
-                       help="session log: in-memory event lines or persisted session.jsonl[.zstd]; - reads standard input")  # fmt: skip
+    # default=[]: argparse takes an empty LOG list that is its default for "not given", so --example alone is no conflict.
+    given.add_argument("log", nargs="*" if many else "?", metavar="LOG", default=[] if many else None,
+                       help="session log: in-memory event lines or persisted session.jsonl[.zstd]; - reads standard input"
+                       + ("; several, a folder or a quoted pattern: a workspace (see above)" if many else ""))  # fmt: skip
     given.add_argument("--example", action="store_true", help=f"{verb} the example log and capture bundled with the package")
     parser.add_argument("--requests", metavar="FILE", help="JSONL capture of the requests the implementation sent (with --example: the bundled one)")
     parser.add_argument("--session", metavar="ID", help="the log's session id: the persisted form names it itself; for the in-memory form "
@@ -601,24 +620,81 @@ def _run_demo() -> int:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    if args.example:
-        log, requests = _example_pair(args.requests)
-        return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args)
+    junit = None if args.junit is None else _writable(args.junit)
+    try:
+        if args.example:
+            log, requests = _example_pair(args.requests)
+            return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args, junit)
+        from prefix_model.edge.workspace import names_many  # light: the workspace's heavy parts are imported when one is checked
+
+        if len(args.log) > 1 or names_many(args.log[0]):
+            return _run_workspace(args, junit)
+        return _print_check(_check_one(args), args, junit)
+    except (LogReadError, Unusable) as error:
+        if junit is not None:  # the CI step gets its testcase, an error, as a workspace's unusable log does
+            from prefix_model.edge.workspace import junit_of_one
+
+            _written(lambda: junit_of_one(error, args.log[0] if args.log else EXAMPLE_FILE, None, junit))
+        raise
+
+
+def _written(write: Callable[[], Any]) -> Any:
+    """Run ``write`` (a workspace's check, a JUnit report), its WorkspaceError the one line of every unusable input."""
+    from prefix_model.edge.workspace import WorkspaceError
+
+    try:
+        return write()
+    except WorkspaceError as error:
+        raise _Unusable(str(error)) from None
+
+
+def _check_one(args: argparse.Namespace) -> Report:
+    """Check the one LOG (a file, or - for standard input) against --requests, as check always has."""
     given = None if args.requests is None else Path(args.requests)
-    log = Path("/dev/stdin") if args.log == "-" else Path(args.log)
+    log = Path("/dev/stdin") if args.log[0] == "-" else Path(args.log[0])
     # Progress on a terminal only (stderr): a pipe or a file gets the report and nothing else, and
     # the check does not import tqdm.
     if not sys.stderr.isatty():
-        return _print_check(check_log(log, given, args.session), args)
+        return check_log(log, given, args.session)
     from tqdm import tqdm
 
-    with tqdm(desc=f"checking {Path(args.log).name}", unit=" events", unit_scale=True, leave=False) as bar:
+    with tqdm(desc=f"checking {Path(args.log[0]).name}", unit=" events", unit_scale=True, leave=False) as bar:
 
         def advance(events: int) -> None:
             bar.update(events)
 
-        report = check_log(log, given, args.session, advance)
-    return _print_check(report, args)
+        return check_log(log, given, args.session, advance)
+
+
+def _run_workspace(args: argparse.Namespace, junit: Path | None) -> int:
+    """Check every log LOG... names (CLI-20): each paired with its capture by name, in --jobs processes."""
+    from prefix_model.edge.workspace import check_all, discover
+
+    if args.requests is not None or args.session is not None:
+        raise _Unusable("--requests and --session name one log's capture and session: a workspace pairs each log with the capture "
+                        "beside it by name (check --help)")  # fmt: skip
+    if "-" in args.log:
+        raise _Unusable("-: standard input is one log: check it alone")
+    targets = _written(lambda: discover(args.log))
+    cap = args.max_findings or None
+    if not sys.stderr.isatty():
+        return int(_written(lambda: check_all(targets, sys.stdout, jobs=args.jobs, cap=cap, as_json=args.json, junit=junit).status))
+    from tqdm import tqdm
+
+    with tqdm(desc="checking", unit=" logs", leave=False) as bar:
+
+        def progress() -> None:
+            bar.update(1)
+
+        return int(_written(lambda: check_all(targets, sys.stdout, jobs=args.jobs, cap=cap, as_json=args.json, junit=junit, progress=progress).status))
+
+
+def _writable(name: str) -> Path:
+    """The --junit file, refused before any log is checked when its folder is not there (or it is a folder)."""
+    path = Path(name)
+    if path.is_dir() or not path.parent.is_dir():
+        raise _Unusable(f"{name}: cannot write the JUnit report there (no such folder, or a folder)")
+    return path
 
 
 def _run_timeline(args: argparse.Namespace) -> int:
@@ -642,20 +718,14 @@ def _run_timeline(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _print_check(report: Report, args: argparse.Namespace) -> int:
+def _print_check(report: Report, args: argparse.Namespace, junit: Path | None = None) -> int:
     cap = args.max_findings or None  # 0: every finding
     print(json.dumps(report.as_json(cap), ensure_ascii=False) if args.json else report.as_text(cap))
+    if junit is not None:  # the one log as a workspace's JUnit report: one testcase
+        from prefix_model.edge.workspace import junit_of_one
+
+        _written(lambda: junit_of_one(report, report.log, cap, junit))
     return EXIT_OK if report.conforms else EXIT_VIOLATIONS
-
-
-def _unusable_json(error: Exception) -> dict[str, object]:
-    """The --json report of an unusable input: the error (file, line and rule where the reader names them)."""
-    described: dict[str, object] = {"message": str(error)}
-    if isinstance(error, LogReadError):
-        described |= {"file": error.path, "line": error.line, "rule": error.rule, "reason": error.reason}
-    elif isinstance(error, Unusable):
-        described["rule"] = error.rule
-    return {"reportVersion": REPORT_VERSION, "result": "unusable", "error": described}
 
 
 def _count(text: str) -> int:
@@ -918,7 +988,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except (LogReadError, _Unusable, Unusable) as error:
         print(f"prefix-model: {error}", file=sys.stderr)
         if args.command == "check" and args.json:  # the machine reader gets its verdict too, never an empty stdout
-            print(json.dumps(_unusable_json(error), ensure_ascii=False))
+            print(json.dumps(unusable_json(error), ensure_ascii=False))
         return EXIT_UNUSABLE
 
 
