@@ -151,7 +151,12 @@ class SurfaceNodes(Sequence[int]):
 
 @dataclass(slots=True)  # not frozen: one is built per request, and a frozen one builds field by field through object.__setattr__
 class Captured:
-    """A request from the capture: its place, its plain request fields, and the step it names."""
+    """A captured request: its place in the capture, its plain request fields, the step it names and who sent it.
+
+    The one type of a captured request, whether a capture line (``edge/formats/capture.py``,
+    CAP-1) or a model-built request (``captured_request``). ``loop_request`` is False for an
+    auxiliary call (such as the compaction summarizer) that reconstruction does not cover.
+    """
 
     index: int
     line: int
@@ -162,8 +167,11 @@ class Captured:
     shallow: bool = True  # its text nests at most MAX_DEPTH levels; else only ``exact`` can tell JSON-7
     text: str = ""  # the capture line, when read from one
     spans: Spans = field(default_factory=dict)  # where each field's value sits in ``text`` (a compact line)
-    messages_checked: bool = True  # the reader checked each message's shape (else ``check_messages`` does)
     instance: str | None = None  # the loop instance that sent it, where the capture names one (INST-1..3)
+    loop_request: bool = True
+    session_id: str | None = None
+    # How a lossy value found by ``exact`` is reported: the capture reader names its file and line (CAP-1).
+    refused: Callable[[Captured, Rejection], Exception] | None = None
 
     @require(lambda self, name: name in self.fields, "CHK-2: a field the request has (the caller compared the field names first)", enabled=ENABLED)
     @ensure(
@@ -184,19 +192,9 @@ class Captured:
         """Return whether the capture says which step sent it."""
         return self.turn is not None and self.step is not None
 
-    # no contract: a model-built request's messages have their shape; the capture reader's subclass checks CAP-1
-    def check_messages(self) -> None:
-        """Check each message's shape, where a reader left it (a capture line's CAP-1); a model-built request has it."""
-
-    # no contract: always True here (see check_messages); the reader's subclass states when
-    def shape_ok(self, messages: list[object]) -> bool:
-        """Return whether ``messages`` need no check of their shape in this request (a model-built request: always)."""
-        return True
-
-    # no contract: it returns nothing and judges through check_messages and exact, which carry theirs
+    # no contract: it returns nothing and judges through exact, which carries its own
     def read_whole(self) -> None:
-        """Check all the reader left to the fold: the messages' shape, and JSON-7 for a deeply nested value."""
-        self.check_messages()
+        """Check what the reader left to the fold: JSON-7 for a value its text may nest too deep."""
         if not self.shallow:
             self.exact()
 
@@ -204,9 +202,14 @@ class Captured:
     def exact(self) -> FrozenMap:
         """Return the request frozen, as the spec compares it (``freeze`` raises on a lossy value).
 
-        :raises RejectedError: when a value is not lossless JSON
+        :raises RejectedError: when a value is not lossless JSON (or what ``refused`` makes of it)
         """
-        value = freeze(self.fields)
+        try:
+            value = freeze(self.fields)
+        except RejectedError as error:
+            if self.refused is None:
+                raise
+            raise self.refused(self, error.rejection) from None
         assert isinstance(value, FrozenMap)
         return value
 
@@ -335,7 +338,6 @@ class LogChecker:
     _filled: int = 0  # every piece before this position is known
     _head: tuple[_Expectation, int, int, str] | None = None  # the last messages head written: for whom, generation, boundary
     _deep_nodes: int = 0
-    _odd_nodes: int = 0  # live nodes whose message's content is no array (LOG-15 was reported)
     _generation: int = 0
     _header: EpochHeader | None = None
     _header_seq: int | None = None  # the seq of the snapshot that made ``_header``
@@ -569,15 +571,13 @@ class LogChecker:
         self._add_node(event)
 
     def _add_node(self, event: PlainEvent) -> None:
-        message = self._messages[event.seq] = derive_plain(event)
+        self._messages[event.seq] = derive_plain(event)
         self._live[event.seq] = event
         self._deep_nodes += event.depth > DEEP
-        self._odd_nodes += message is not None and type(message["content"]) is not list
 
     def _drop_node(self, seq: int) -> None:
-        message = self._messages.pop(seq)
+        del self._messages[seq]
         self._deep_nodes -= self._live.pop(seq).depth > DEEP
-        self._odd_nodes -= message is not None and type(message["content"]) is not list
 
     def _replace(self, event: PlainEvent, op: Replace) -> Rejection | None:
         positions = replacement_range(self._nodes, op)
@@ -746,9 +746,6 @@ class LogChecker:
                                          implies=("REC-2",), **self._where(result, request)))
             return
         exact = self._is_expected(result, request)
-        assert self._expected is not None
-        if not (exact and self._odd_nodes == 0 and request.shape_ok(self._expected.prefix_items)):
-            request.check_messages()  # an exact request's messages are the log's, shaped as the schema wants
         if exact:
             self._monotonic(result, request, True, None)
         else:
