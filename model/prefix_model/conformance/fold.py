@@ -24,7 +24,7 @@ import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, overload
 
-from prefix_model.conformance.findings import MISSING, Finding, first_difference
+from prefix_model.conformance.findings import MISSING, Finding, Marker, differences, first_difference, key_order_only, listed
 from prefix_model.conformance.instances import LOG_ONLY_READINGS, Anchor, Claim, judge
 from prefix_model.conformance.plain import Known, PlainEvent, Spans, from_event, plain_text, to_event
 from prefix_model.conformance.screens import DEEP, append_provenance_ok, derive_plain, envelope_ok
@@ -820,7 +820,8 @@ class LogChecker:
         if not (isinstance(got_messages, tuple) and json_text(got_messages) == json_text(want_messages)):
             index, want, got = first_difference(want_messages, got_messages)
             covered.add("messages")
-            found.append(Finding("REC-1", "messages are not messagePrefix ++ the boundary derivation", path=f"/messages/{index}",
+            found.append(Finding("REC-1", _explained("messages are not messagePrefix ++ the boundary derivation", "messages are messagePrefix ++ the boundary derivation", want_messages,
+                                                     MISSING if got_messages is None else got_messages, "/messages"), path=f"/messages/{index}",
                                  expected=want, actual=got, implies=("REC-2",), expected_from=self._message_source(result, index), **where))  # fmt: skip
         for name in _COMPANION_FIELDS:
             want_value, got_value = expected.get(name), fields.get(name)
@@ -832,14 +833,14 @@ class LogChecker:
                 # (no tools is the empty list, and shown as one).
                 want_shown = want_value if name in expected or name == "tools" else MISSING
                 got_shown = got_value if name in fields or name == "tools" else MISSING
-                found.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}", expected=want_shown,
+                found.append(Finding("REC-1", _explained(f"{name} differs from the folded header", f"{name} is the folded header's", want_shown, got_shown, f"/{name}"), path=f"/{name}", expected=want_shown,
                                      actual=got_shown, implies=("REC-2",), expected_from=self._header_seq, **where))  # fmt: skip
         names = [k for k in expected if k != "sessionId"] + [k for k in fields if k not in expected and k != "sessionId"]
         differing = [k for k in names if k not in covered and k != "messages" and json_text(expected.get(k)) != json_text(fields.get(k))]
         if differing:
             name = differing[0]
-            found.append(Finding("REC-2", f"the request is not the one built from the fold and the boundary "
-                                 f"({len(differing)} field(s) differ: {', '.join(differing)})", path=f"/{name}",
+            whole = f"the request is not the one built from the fold and the boundary ({len(differing)} field(s) differ: {', '.join(differing)})"
+            found.append(Finding("REC-2", _explained(whole, "the request is the one built from the fold and the boundary", expected.get(name, MISSING), fields.get(name, MISSING), f"/{name}"), path=f"/{name}",
                                  expected=expected.get(name, MISSING), actual=fields.get(name, MISSING),
                                  expected_from=self._header_seq if name in expected else None, **where))  # fmt: skip
         return found
@@ -894,6 +895,25 @@ class LogChecker:
                 self.requests_after_stop += 1
             else:
                 self._unmatched(request)
+
+
+def _explained(statement: str, equal: str, expected: JsonValue | Marker, actual: JsonValue | Marker, path: str) -> str:
+    """Return a request finding's message: ``statement`` with every difference named, or ``equal`` but for key order.
+
+    Every difference is named, the first few by pointer (CHK-3: one finding per defect still, the
+    places it covers listed). JSON text is compared (JSON-4, D-8): objects equal but for the order
+    of their keys differ, and the message says so, with the order the harness writes (spec §8.2) —
+    the expected object's, which the model builds in that order — against the capture's.
+    """
+    if expected is MISSING or actual is MISSING:
+        return statement
+    found = differences(expected, actual, path)  # type: ignore[arg-type]
+    if key_order_only(found):
+        first = found[0]
+        where = f" ({listed(found)})" if len(found) > 1 else ""
+        return (f"{equal} but for key order, and JSON text is compared (JSON-4): at {first.path} the harness writes the keys "
+                f"{', '.join(first.expected_keys)} (spec §8.2), the capture {', '.join(first.actual_keys)}{where}")  # fmt: skip
+    return statement if len(found) <= 1 else f"{statement} ({listed(found)})"
 
 
 class _Lookup:
