@@ -9,11 +9,14 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from prefix_model.core.json_values import json_text, thaw
+from prefix_model.conformance.findings import MISSING
+from prefix_model.core.json_values import freeze, json_text, thaw
 from prefix_model.core.requests import request_to_json
 from prefix_model.edge.formats import capture
 from prefix_model.edge.formats.capture import CAPTURE_SCHEMA_PATH, capture_schema, iter_capture
+from prefix_model.edge.checker import check_log
 from prefix_model.edge.formats.events_jsonl import LogReadError
+from prefix_model.formats.event_lines import event_to_line
 from prefix_model.loop.transitions import run
 from prefix_model.loop.variants import WITNESS
 
@@ -116,7 +119,6 @@ def test_wrapper_capture_fields_name_the_step_and_session(tmp_path: Path) -> Non
         ("[1, 2]", "not a captured request"),
         ({"model": "m", "messages": []}, "at /: 'provider' is missing"),
         ({**REQUEST, "provider": ""}, "provider"),
-        ({**REQUEST, "extra": 1}, "at /: unknown field 'extra'"),
         ({**REQUEST, "turn": 1}, "'step' is missing (turn and step name a step together)"),
         ({**REQUEST, "turn": 0, "step": 1}, "turn"),
         ({**REQUEST, "turn": True, "step": 1}, "turn"),
@@ -125,7 +127,7 @@ def test_wrapper_capture_fields_name_the_step_and_session(tmp_path: Path) -> Non
         ({**REQUEST, "stop": "END"}, "stop"),
         ({"index": 0, "request": REQUEST}, "'capture' is missing"),
         ({"index": 0, "capture": {}, "request": REQUEST}, "at /capture: 'agentLoopRequest' is missing"),
-        ({"index": 0, "capture": {"agentLoopRequest": True}, "request": {**REQUEST, "turn": 1, "step": 1}}, "at /request: unknown field 'turn', 'step'"),
+        ({"index": 0, "capture": {"agentLoopRequest": True}, "request": REQUEST, "metadata": {}}, "at /: unknown field 'metadata'"),
         ({"index": -1, "capture": {"agentLoopRequest": True}, "request": REQUEST}, "index"),
         ('{"provider":"p","model":"m","messages":[],"temperature":NaN}', "not JSON"),
         ('{"provider":"p","model":"m","messages":[],"temperature":-0}', "JSON-2"),
@@ -168,3 +170,28 @@ def test_any_json_lines_read_or_raise_one_cap_1_error(tmp_path: Path, values: li
         assert error.rule == "CAP-1" and "\n" not in str(error)
         return
     assert [r.index for r in read] == list(range(len(values)))
+
+
+@pytest.mark.spec("CAP-1", "REC-2")
+@pytest.mark.parametrize("wrapped", [False, True], ids=["bare", "wrapper"])
+def test_a_field_the_harness_does_not_send_is_the_requests_rec_2_finding_not_an_unusable_capture(tmp_path: Path, wrapped: bool) -> None:
+    world = run(WITNESS)
+    session = world.sessions[0]
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(event_to_line(e) + "\n" for e in session.log.events), encoding="utf-8")
+    sent = [r for r in world.requests if r.loop_request and r.session_id == session.id]
+    lines: list[object] = []
+    for n, r in enumerate(sent):
+        fields = dict(thaw(request_to_json(r.request)))  # type: ignore[call-overload]
+        if n == 1:
+            fields["metadata"] = {"trace": "t-1"}
+        start = {"seq": 0, "turn": r.turn, "step": r.step}
+        lines.append({"index": n, "capture": {"agentLoopRequest": True, "lastStepStart": start}, "request": fields} if wrapped else {**fields, "turn": r.turn, "step": r.step})
+    capture = write(tmp_path / "requests.jsonl", *lines)
+    read = list(iter_capture(capture))
+    assert read[1].fields["metadata"] == {"trace": "t-1"} and "metadata" not in read[0].fields
+    report = check_log(log, capture)
+    assert report.requests_checked == len(sent)
+    assert [(f.rule, f.request, f.line, f.path, f.expected, f.actual) for f in report.findings] == [("REC-2", 1, 2, "/metadata", MISSING, freeze({"trace": "t-1"}))]
+    assert "(1 field(s) differ: metadata)" in report.findings[0].message
+    assert "expected (missing)" in report.findings[0].describe()
