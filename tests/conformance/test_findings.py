@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from functools import cache
 from typing import cast
 
@@ -345,3 +346,16 @@ def test_differences_are_each_place_two_values_differ_key_order_named_apart() ->
     assert [d.path for d in mixed] == ["/a", "/b/1", "/c", "/f"] and not key_order_only(mixed)
     assert listed(mixed) == "4 differences: /a, /b/1, /c (key order), /f"
     assert differences(values('{"a/b":1}'), values('{"a/b":2}')) == [Difference("/a~1b")]  # type: ignore[arg-type]  # RFC 6901 escaping
+
+
+@pytest.mark.spec("CHK-5", "ENC-2")
+def test_a_field_an_event_lacks_is_missing_in_a_findings_text_never_null() -> None:
+    events = list(_events())
+    at = next(n for n, e in enumerate(events) if e.type == STEP_START)
+    data = events[at].data
+    assert isinstance(data, FrozenMap)
+    events[at] = replace(events[at], data=data.without("step"))
+    found = [f for f in check_events(_numbered(events)).findings if f.seq == at]
+    assert [(f.rule, f.message.split(":")[0]) for f in found] == [("ENC-2", f"step/start {data['turn']}/(missing)")], found
+    events[at] = replace(events[at], data=FrozenMap({**data, "step": None}))  # a present null is shown as null
+    assert any("/null:" in f.message for f in check_events(_numbered(events)).findings if f.seq == at)

@@ -493,10 +493,11 @@ class LogChecker:
     def _enclosure(self, line: int, event: PlainEvent) -> None:
         """ENC-1..ENC-3: every event sits in its turn and step (S/invariant.ts:55-155)."""
         data, kind = event.data, event.type
-        turn, step = (data.get("turn"), data.get("step")) if type(data) is dict else (None, None)
+        # A field the event lacks is MISSING, shown as ``(missing)``: never as the null it is not (CHK-5).
+        turn, step = (data.get("turn", MISSING), data.get("step", MISSING)) if type(data) is dict else (MISSING, MISSING)
         if kind == TURN_START:
             if self._open_turn is not None:
-                self._find("ENC-1", f"turn/start {turn} while turn {self._open_turn} is open", event, line)
+                self._find("ENC-1", f"turn/start {_text(turn)} while turn {self._open_turn} is open", event, line)
             if not is_step_number(turn, self._next_turn):
                 self._find("ENC-1", f"turn/start expected turn {self._next_turn}, got {_text(turn)}", event, line)
             self._open_turn = turn if type(turn) is int else self._next_turn
@@ -516,7 +517,7 @@ class LogChecker:
         elif kind in _STEP_SCOPED or (kind == TOOL_RESULT and event.surface_op == APPEND):
             if not self._in_open_step(turn, step):
                 self._find("ENC-3", f"{kind} names turn {_text(turn)} step {_text(step)}, not the open step", event, line)
-            call = event.field("callId")
+            call = data.get("callId", MISSING) if type(data) is dict else MISSING
             if kind == TOOL_CALL and isinstance(call, str):
                 self._pending_calls.add(call)
             elif kind == TOOL_RESULT and call not in self._pending_calls and not _not_started(event):
@@ -927,8 +928,8 @@ class _Lookup:
 
 
 def _text(value: object) -> str:
-    """Return a plain value's ``JSON.stringify`` text, for a finding's message."""
-    return json_text(freeze(value))
+    """Return a plain value's ``JSON.stringify`` text for a finding's message, or ``(missing)`` for a field the event lacks."""
+    return "(missing)" if value is MISSING else json_text(freeze(value))
 
 
 def _not_started(event: PlainEvent) -> bool:
