@@ -412,6 +412,25 @@ class LogChecker:
             self._run_reason = rejection.reason
         self._resync = True
 
+    @ensure(
+        lambda self, early, rejection: any(f.rule == rejection.rule and f.seq == early and f.message.startswith(rejection.reason) for f in self.findings),
+        "CHK-3: lines out of order are one finding, at the event read early",
+        enabled=ENABLED,
+    )
+    def out_of_order(self, line: int, early: int, rejection: Rejection) -> None:
+        """Report the line where events read late begin: the gap event ``early`` opened was its lines out of order (CHK-4).
+
+        One defect, one finding (CHK-3): the gap's LOG-2 finding at ``early`` becomes this one,
+        naming the late line; the late lines are not folded (their places in the log were taken).
+        """
+        message = f"{rejection.reason} (the late events from line {line} on are not folded)"
+        for at in range(len(self.findings) - 1, -1, -1):
+            found = self.findings[at]
+            if found.rule == rejection.rule and found.seq == early:
+                self.findings[at] = replace(found, message=message)
+                return
+        self.findings.append(Finding(rejection.rule, message, seq=early, line=line))  # the gap was no finding (it followed an unreadable line)
+
     @ensure(_envelope_judged, "CHK-2: the rule check_event or check_header_event finds in an event is a finding at its line", enabled=ENABLED)
     def feed(self, line: int, event: PlainEvent) -> None:
         """Check one event at its place in the log and fold it, accumulating the findings in ``findings``.

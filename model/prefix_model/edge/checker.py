@@ -300,6 +300,9 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
         # Going on past a line that is no event: it is a finding, and the lines after it are still read (CHK-4).
         for line, event in stream.plain_events(go_on=True):
             if isinstance(event, Unread):
+                if event.early is not None:
+                    checker.out_of_order(line, event.early, event.rejection)
+                    continue
                 checker.unreadable(line, event.rejection)
                 if event.final:
                     report.stopped = (line, event.rejection)
