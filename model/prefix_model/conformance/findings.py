@@ -215,6 +215,7 @@ def _walk(expected: JsonValue | Marker, actual: JsonValue | Marker, path: str) -
         yield Difference(path)
 
 
+@require(lambda expected, actual: is_json_value(expected) and is_json_value(actual), "JSON-1: differences are sought between two JSON values", enabled=ENABLED)
 @ensure(lambda expected, actual, result: (not result) == (json_text(expected) == json_text(actual)), "REC-1: two values differ somewhere exactly when their JSON texts differ", enabled=ENABLED)
 def differences(expected: JsonValue, actual: JsonValue, path: str = "") -> list[Difference]:
     """Return every place where ``actual`` differs from ``expected``, deepest first found, in document order.

@@ -15,7 +15,6 @@ from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue
 
 __all__ = [
     "seq_gap",
-    "lines_out_of_order",
     "TURN_START",
     "TURN_END",
     "STEP_START",
@@ -154,12 +153,6 @@ def _check_known_shape(event: Event) -> Rejection | None:
 def seq_gap(seq: object, expected_seq: int) -> Rejection:
     """Return the rejection of an event at seq ``seq`` where the log's next seq is ``expected_seq`` (LOG-2)."""
     return Rejection("LOG-2", f"seq {seq} is not contiguous; expected {expected_seq}")
-
-
-@ensure(lambda early, late, result: result.rule == "LOG-2" and early > late, "LOG-2: lines out of order break contiguity: the early seq is the later one", enabled=ENABLED)
-def lines_out_of_order(early: int, late: int) -> Rejection:
-    """Return the rejection of a log whose event ``early`` came before event ``late`` (LOG-2; CHK-4: the lines were swapped or moved)."""
-    return Rejection("LOG-2", f"seq {early} appears before seq {late}: lines out of order")
 
 
 @ensure(

@@ -28,7 +28,7 @@ from typing import Literal, cast, overload
 from prefix_model.conformance import vacuity
 from prefix_model.conformance.plain import PlainEvent, from_event
 from prefix_model.core.contracts import Rejection
-from prefix_model.core.events import TURN_END, Event, is_safe_seq, lines_out_of_order, seq_gap
+from prefix_model.core.events import TURN_END, Event, is_safe_seq, seq_gap
 from prefix_model.core.json_values import FrozenMap, json_text
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.frames import Frames, Line, LineFilter, plain_lines, split_lines, zstd_chunks
@@ -284,7 +284,7 @@ class LogStream:
                             yield line.number, Unread(gap, final=True)
                             return
                         if late[1]:  # the first line of the gap: one finding for the lines out of order
-                            yield line.number, Unread(lines_out_of_order(late[0], event.seq), early=late[0])
+                            yield line.number, Unread(rules.lines_out_of_order(late[0], event.seq), early=late[0])
                         continue  # not folded: its place in the log is taken
                     self._gap = (self.events_read, event.seq, self.events_read)  # the events between are missing, or come later
                     self.events_read = event.seq  # the checker reports the gap
