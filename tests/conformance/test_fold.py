@@ -509,15 +509,6 @@ def test_a_step_whose_header_was_written_sent_its_request_without_a_chunk() -> N
     assert checker.findings == [] and [(m.turn, m.step) for m in checker.in_order] == [(r.turn, r.step) for r in _sent("s1")]
 
 
-class _Recording(Captured):
-    """A captured request that notes each time the fold asks for its messages' shape to be checked."""
-
-    asked: list[int] = []
-
-    def check_messages(self) -> None:
-        _Recording.asked.append(self.index)
-
-
 def _implied(events: list[Event], session: str = "s1") -> list[tuple[int, int, FrozenMap]]:
     """Each step's request as the log implies it (turn, step, request), read off a first fold."""
     implied: list[tuple[int, int, FrozenMap]] = []
@@ -531,22 +522,6 @@ def _implied(events: list[Event], session: str = "s1") -> list[tuple[int, int, F
     _feed(checker, events)
     checker.finish()
     return implied
-
-
-@pytest.mark.spec("CHK-2", "CAP-1", "LOG-15")
-def test_an_exact_requests_messages_are_checked_while_a_message_without_a_content_array_is_live() -> None:
-    """The first prompt written with a string content (LOG-15) is live until the compaction removes it."""
-    events = list(_events("s1"))
-    events[1] = _with(events[1], content="first")
-    compacted = next(n for n, e in enumerate(events) if e.type == COMPACT_END)
-    for log, odd_until in ((events, compacted), (list(_events("s1")), 0)):
-        implied = _implied(log)
-        capture = tuple(_Recording(n, n + 1, cast(dict[str, object], thaw(r)), turn, step) for n, (turn, step, r) in enumerate(implied))
-        _Recording.asked = []
-        checker = check_events(_numbered(log), capture, "s1")
-        assert checker.requests_checked == len(implied) and not [f for f in checker.findings if f.rule.startswith("REC")]
-        sent_before = [n for n, (turn, step, _) in enumerate(implied) if _step("s1", STEP_START, turn, step) < odd_until]
-        assert _Recording.asked == sent_before and (odd_until == 0 or 0 < len(sent_before) < len(implied))
 
 
 def _surface_findings(events: list[Event]) -> list[tuple[str, int | None, str]]:

@@ -9,11 +9,14 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from prefix_model.core.json_values import json_text, thaw
+from prefix_model.conformance.findings import MISSING
+from prefix_model.core.json_values import freeze, json_text, thaw
 from prefix_model.core.requests import request_to_json
 from prefix_model.edge.formats import capture
-from prefix_model.edge.formats.capture import CAPTURE_SCHEMA_PATH, CapturedRequest, capture_schema, iter_capture
+from prefix_model.edge.formats.capture import CAPTURE_SCHEMA_PATH, capture_schema, iter_capture
+from prefix_model.edge.checker import check_log
 from prefix_model.edge.formats.events_jsonl import LogReadError
+from prefix_model.formats.event_lines import event_to_line
 from prefix_model.loop.transitions import run
 from prefix_model.loop.variants import WITNESS
 
@@ -55,7 +58,7 @@ def test_the_real_capture_reads_in_the_wrapper_shape() -> None:
         (2, 3, 2, 1, True, "one-listener"),
     ]
     # The request is the request fields only, in the file's key order and JSON text.
-    assert [json_text(r.request) for r in read] == [json.dumps(w["request"], separators=(",", ":"), ensure_ascii=False) for w in raw]
+    assert [json_text(r.exact()) for r in read] == [json.dumps(w["request"], separators=(",", ":"), ensure_ascii=False) for w in raw]
 
 
 @pytest.mark.spec("CAP-1", "REQ-1")
@@ -68,7 +71,7 @@ def test_model_requests_written_bare_read_back(tmp_path: Path) -> None:
     read = list(iter_capture(write(tmp_path / "requests.jsonl", *lines)))
     assert len(read) == len(world.requests) and any(not r.loop_request for r in read)
     for got, sent in zip(read, world.requests, strict=True):
-        assert got.request == request_to_json(sent.request) and json_text(got.request) == json_text(request_to_json(sent.request))
+        assert got.exact() == request_to_json(sent.request) and json_text(got.exact()) == json_text(request_to_json(sent.request))
         assert (got.turn, got.step, got.loop_request, got.session_id) == (sent.turn, sent.step, sent.loop_request, sent.session_id)
 
 
@@ -83,8 +86,8 @@ def test_bare_requests_default_to_loop_requests_unless_they_name_a_purpose(tmp_p
     )
     read = list(iter_capture(path))
     assert [r.loop_request for r in read] == [True, False, True, True]
-    assert read[0] == CapturedRequest(0, 1, read[0].request, None, None, True, "s1") and read[3].session_id is None
-    assert list(read[2].request) == ["provider", "model", "messages", "sessionId", "purpose"]
+    assert (read[0].index, read[0].line, read[0].turn, read[0].step, read[0].loop_request, read[0].session_id) == (0, 1, None, None, True, "s1")
+    assert read[3].session_id is None and list(read[2].fields) == ["provider", "model", "messages", "sessionId", "purpose"]
 
 
 @pytest.mark.spec("CAP-1")
@@ -93,9 +96,9 @@ def test_the_two_example_lines_of_formats_md_read_alike(tmp_path: Path) -> None:
     section = text[text.index("## 5. The requests capture") :]
     examples = [block.split("```", 1)[0].strip() for block in section.split("```json\n")[1:3]]
     bare, wrapped = (next(iter_capture(write(tmp_path / f"{n}.jsonl", line))) for n, line in enumerate(examples))
-    assert bare == CapturedRequest(0, 1, bare.request, 1, 1, True, "demo")
-    assert wrapped == CapturedRequest(0, 1, bare.request, 1, 1, True, "demo", "main")  # only the wrapper names its instance
-    assert list(bare.request) == ["provider", "model", "messages", "sessionId"]
+    named = [(r.index, r.line, r.turn, r.step, r.loop_request, r.session_id, r.instance, r.fields) for r in (bare, wrapped)]
+    assert named == [(0, 1, 1, 1, True, "demo", None, bare.fields), (0, 1, 1, 1, True, "demo", "main", bare.fields)]  # only the wrapper names its instance
+    assert list(bare.fields) == ["provider", "model", "messages", "sessionId"]
 
 
 @pytest.mark.spec("CAP-1")
@@ -114,18 +117,17 @@ def test_wrapper_capture_fields_name_the_step_and_session(tmp_path: Path) -> Non
         ("{not json", "not JSON"),
         ("", "empty line"),
         ("[1, 2]", "not a captured request"),
-        ({"model": "m", "messages": []}, "'provider' is a required property"),
+        ({"model": "m", "messages": []}, "at /: 'provider' is missing"),
         ({**REQUEST, "provider": ""}, "provider"),
-        ({**REQUEST, "extra": 1}, "'extra' was unexpected"),
-        ({**REQUEST, "turn": 1}, "'step' is a dependency of 'turn'"),
+        ({**REQUEST, "turn": 1}, "'step' is missing (turn and step name a step together)"),
         ({**REQUEST, "turn": 0, "step": 1}, "turn"),
         ({**REQUEST, "turn": True, "step": 1}, "turn"),
         ({**REQUEST, "agentLoopRequest": "yes"}, "agentLoopRequest"),
         ({**REQUEST, "messages": [{"role": "tool", "content": []}]}, "role"),
         ({**REQUEST, "stop": "END"}, "stop"),
-        ({"index": 0, "request": REQUEST}, "'capture' is a required property"),
-        ({"index": 0, "capture": {}, "request": REQUEST}, "'agentLoopRequest' is a required property"),
-        ({"index": 0, "capture": {"agentLoopRequest": True}, "request": {**REQUEST, "turn": 1, "step": 1}}, "unexpected"),
+        ({"index": 0, "request": REQUEST}, "'capture' is missing"),
+        ({"index": 0, "capture": {}, "request": REQUEST}, "at /capture: 'agentLoopRequest' is missing"),
+        ({"index": 0, "capture": {"agentLoopRequest": True}, "request": REQUEST, "metadata": {}}, "at /: unknown field 'metadata'"),
         ({"index": -1, "capture": {"agentLoopRequest": True}, "request": REQUEST}, "index"),
         ('{"provider":"p","model":"m","messages":[],"temperature":NaN}', "not JSON"),
         ('{"provider":"p","model":"m","messages":[],"temperature":-0}', "JSON-2"),
@@ -168,3 +170,28 @@ def test_any_json_lines_read_or_raise_one_cap_1_error(tmp_path: Path, values: li
         assert error.rule == "CAP-1" and "\n" not in str(error)
         return
     assert [r.index for r in read] == list(range(len(values)))
+
+
+@pytest.mark.spec("CAP-1", "REC-2")
+@pytest.mark.parametrize("wrapped", [False, True], ids=["bare", "wrapper"])
+def test_a_field_the_harness_does_not_send_is_the_requests_rec_2_finding_not_an_unusable_capture(tmp_path: Path, wrapped: bool) -> None:
+    world = run(WITNESS)
+    session = world.sessions[0]
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(event_to_line(e) + "\n" for e in session.log.events), encoding="utf-8")
+    sent = [r for r in world.requests if r.loop_request and r.session_id == session.id]
+    lines: list[object] = []
+    for n, r in enumerate(sent):
+        fields = dict(thaw(request_to_json(r.request)))  # type: ignore[call-overload]
+        if n == 1:
+            fields["metadata"] = {"trace": "t-1"}
+        start = {"seq": 0, "turn": r.turn, "step": r.step}
+        lines.append({"index": n, "capture": {"agentLoopRequest": True, "lastStepStart": start}, "request": fields} if wrapped else {**fields, "turn": r.turn, "step": r.step})
+    capture = write(tmp_path / "requests.jsonl", *lines)
+    read = list(iter_capture(capture))
+    assert read[1].fields["metadata"] == {"trace": "t-1"} and "metadata" not in read[0].fields
+    report = check_log(log, capture)
+    assert report.requests_checked == len(sent)
+    assert [(f.rule, f.request, f.line, f.path, f.expected, f.actual) for f in report.findings] == [("REC-2", 1, 2, "/metadata", MISSING, freeze({"trace": "t-1"}))]
+    assert "(1 field(s) differ: metadata)" in report.findings[0].message
+    assert "expected (missing)" in report.findings[0].describe()

@@ -363,6 +363,37 @@ def test_check_stops_where_a_seq_goes_back_and_says_so(tmp_path: Path) -> None:
     assert f"stopped at line {at + 1} (LOG-2:" in text and "nothing after it can be trusted" in text
 
 
+@pytest.mark.spec("CHK-4", "CHK-3", "LOG-2")
+def test_lines_out_of_order_are_named_so_and_the_reading_goes_on(tmp_path: Path) -> None:
+    total = len(run_witness(HARNESS).session("s1").log.events)
+
+    def swap(lines: list[str], i: int) -> None:
+        lines[i], lines[i + 1] = lines[i + 1], lines[i]
+
+    log, capture, at = _damaged(tmp_path, "memory", swap)  # line at+1 holds seq at+1, line at+2 seq at
+    report = check_log(log, capture)
+    assert report.stopped is None and report.events == total - 1  # the late event is not folded: its place was taken
+    assert [(f.rule, f.line, f.seq, f.message) for f in report.findings] == [
+        ("LOG-2", at + 1, at + 1, f"seq {at + 1} appears before seq {at}: lines out of order (the late events from line {at + 2} on are not folded)")
+    ]
+
+    def move(lines: list[str], i: int) -> None:  # two lines moved back past three: one defect, one finding
+        lines[i : i + 5] = lines[i + 3 : i + 5] + lines[i : i + 3]
+
+    log, capture, at = _damaged(tmp_path, "memory", move)
+    report = check_log(log, capture)
+    assert report.stopped is None and [f.message for f in report.findings if f.rule == "LOG-2"] == [
+        f"seq {at + 3} appears before seq {at}: lines out of order (the late events from line {at + 3} on are not folded)"
+    ]
+
+    def reverse(lines: list[str], i: int) -> None:  # three lines reversed: the middle one fills no gap in order, a seq going back
+        lines[i : i + 3] = lines[i : i + 3][::-1]
+
+    log, capture, at = _damaged(tmp_path, "memory", reverse)
+    report = check_log(log, capture)
+    assert report.stopped is not None and report.stopped[0] == at + 2
+
+
 @pytest.mark.spec("CHK-4", "CHK-3", "FMT-1")
 def test_lines_in_a_row_that_are_no_event_are_one_finding_and_a_long_run_ends_the_reading(tmp_path: Path) -> None:
     log, capture = write_session(run_witness(HARNESS), "s1", tmp_path, "memory")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from prefix_model.core.contracts import ENABLED, ensure, require
-from prefix_model.core.json_values import JsonValue, is_json_value, json_text, thaw
+from prefix_model.core.json_values import FrozenMap, JsonValue, is_json_value, json_text, thaw
 
-__all__ = ["Finding", "Marker", "NO_VALUE", "MISSING", "shorten", "first_difference"]
+__all__ = ["Finding", "Marker", "NO_VALUE", "MISSING", "shorten", "first_difference", "Difference", "differences", "SHOWN_DIFFERENCES", "listed", "key_order_only"]
 
 LIMIT = 160
 
@@ -171,3 +172,75 @@ def first_difference(expected: JsonValue, actual: JsonValue) -> tuple[int, JsonV
         if (a is MISSING) != (b is MISSING) or json_text(a) != json_text(b):  # type: ignore[arg-type]
             return index, a, b
     return 0, expected, actual
+
+
+SHOWN_DIFFERENCES = 5  # the JSON Pointers a finding lists; the rest are counted
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One place where two JSON values differ: its RFC 6901 pointer, and the two objects' keys where only their order differs."""
+
+    path: str
+    expected_keys: tuple[str, ...] = ()  # set only for a key-order difference: the expected object's keys, in order
+    actual_keys: tuple[str, ...] = ()
+
+    @property
+    # no contract: its body is the one expression it names
+    def key_order(self) -> bool:
+        """Whether the two objects here hold the same keys with equal values, in another order."""
+        return bool(self.expected_keys)
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _walk(expected: JsonValue | Marker, actual: JsonValue | Marker, path: str) -> Iterator[Difference]:
+    if expected is MISSING or actual is MISSING or json_text(expected) == json_text(actual):  # type: ignore[arg-type]
+        if expected is not actual and (expected is MISSING or actual is MISSING):
+            yield Difference(path)
+        return
+    if isinstance(expected, FrozenMap) and isinstance(actual, FrozenMap):
+        if expected.keys() == actual.keys() and tuple(expected) != tuple(actual):  # the same keys in another order (JSON-4)
+            yield Difference(path, tuple(expected), tuple(actual))
+        for key in (*expected, *(k for k in actual if k not in expected)):
+            yield from _walk(expected.get(key, MISSING), actual.get(key, MISSING), f"{path}/{_escape(key)}")
+    elif isinstance(expected, tuple) and isinstance(actual, tuple):
+        for index in range(max(len(expected), len(actual))):
+            want = expected[index] if index < len(expected) else MISSING
+            got = actual[index] if index < len(actual) else MISSING
+            yield from _walk(want, got, f"{path}/{index}")
+    else:
+        yield Difference(path)
+
+
+@require(lambda expected, actual: is_json_value(expected) and is_json_value(actual), "JSON-1: differences are sought between two JSON values", enabled=ENABLED)
+@ensure(lambda expected, actual, result: (not result) == (json_text(expected) == json_text(actual)), "REC-1: two values differ somewhere exactly when their JSON texts differ", enabled=ENABLED)
+def differences(expected: JsonValue, actual: JsonValue, path: str = "") -> list[Difference]:
+    """Return every place where ``actual`` differs from ``expected``, deepest first found, in document order.
+
+    A member or element one side lacks is a difference at its pointer; two objects whose members
+    are all equal but whose JSON texts differ differ only in key order (JSON-4, spec §8.2), a
+    difference at the object's own pointer naming both orders.
+    """
+    return list(_walk(expected, actual, path))
+
+
+# no contract: its body is the one expression its docstring states
+def key_order_only(found: list[Difference]) -> bool:
+    """Whether every difference is one of key order: the values are equal but for the order of some objects' keys."""
+    return bool(found) and all(d.key_order for d in found)
+
+
+@ensure(lambda found, result: all(d.path in result for d in found[:SHOWN_DIFFERENCES]), "CHK-3: a finding lists the first differences' pointers", enabled=ENABLED)
+@ensure(lambda found, result: len(found) <= SHOWN_DIFFERENCES or f"and {len(found) - SHOWN_DIFFERENCES} more" in result, "CHK-3: the differences not listed are counted, never dropped silently", enabled=ENABLED)
+def listed(found: list[Difference]) -> str:
+    """Return the differences as words: their count, the first ``SHOWN_DIFFERENCES`` pointers, and how many more.
+
+    Where some differences are of key order and some are not, each of the former says so.
+    """
+    mixed = not key_order_only(found)
+    shown = ", ".join(d.path + (" (key order)" if mixed and d.key_order else "") for d in found[:SHOWN_DIFFERENCES])
+    more = f", and {len(found) - SHOWN_DIFFERENCES} more" if len(found) > SHOWN_DIFFERENCES else ""
+    return f"{len(found)} difference{'s' if len(found) != 1 else ''}: {shown}{more}"

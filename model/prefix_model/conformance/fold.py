@@ -24,7 +24,7 @@ import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, overload
 
-from prefix_model.conformance.findings import MISSING, Finding, first_difference
+from prefix_model.conformance.findings import MISSING, Finding, Marker, differences, first_difference, key_order_only, listed
 from prefix_model.conformance.instances import LOG_ONLY_READINGS, Anchor, Claim, judge
 from prefix_model.conformance.plain import Known, PlainEvent, Spans, from_event, plain_text, to_event
 from prefix_model.conformance.screens import DEEP, append_provenance_ok, derive_plain, envelope_ok
@@ -151,7 +151,12 @@ class SurfaceNodes(Sequence[int]):
 
 @dataclass(slots=True)  # not frozen: one is built per request, and a frozen one builds field by field through object.__setattr__
 class Captured:
-    """A request from the capture: its place, its plain request fields, and the step it names."""
+    """A captured request: its place in the capture, its plain request fields, the step it names and who sent it.
+
+    The one type of a captured request, whether a capture line (``edge/formats/capture.py``,
+    CAP-1) or a model-built request (``captured_request``). ``loop_request`` is False for an
+    auxiliary call (such as the compaction summarizer) that reconstruction does not cover.
+    """
 
     index: int
     line: int
@@ -162,8 +167,11 @@ class Captured:
     shallow: bool = True  # its text nests at most MAX_DEPTH levels; else only ``exact`` can tell JSON-7
     text: str = ""  # the capture line, when read from one
     spans: Spans = field(default_factory=dict)  # where each field's value sits in ``text`` (a compact line)
-    messages_checked: bool = True  # the reader checked each message's shape (else ``check_messages`` does)
     instance: str | None = None  # the loop instance that sent it, where the capture names one (INST-1..3)
+    loop_request: bool = True
+    session_id: str | None = None
+    # How a lossy value found by ``exact`` is reported: the capture reader names its file and line (CAP-1).
+    refused: Callable[[Captured, Rejection], Exception] | None = None
 
     @require(lambda self, name: name in self.fields, "CHK-2: a field the request has (the caller compared the field names first)", enabled=ENABLED)
     @ensure(
@@ -184,19 +192,9 @@ class Captured:
         """Return whether the capture says which step sent it."""
         return self.turn is not None and self.step is not None
 
-    # no contract: a model-built request's messages have their shape; the capture reader's subclass checks CAP-1
-    def check_messages(self) -> None:
-        """Check each message's shape, where a reader left it (a capture line's CAP-1); a model-built request has it."""
-
-    # no contract: always True here (see check_messages); the reader's subclass states when
-    def shape_ok(self, messages: list[object]) -> bool:
-        """Return whether ``messages`` need no check of their shape in this request (a model-built request: always)."""
-        return True
-
-    # no contract: it returns nothing and judges through check_messages and exact, which carry theirs
+    # no contract: it returns nothing and judges through exact, which carries its own
     def read_whole(self) -> None:
-        """Check all the reader left to the fold: the messages' shape, and JSON-7 for a deeply nested value."""
-        self.check_messages()
+        """Check what the reader left to the fold: JSON-7 for a value its text may nest too deep."""
         if not self.shallow:
             self.exact()
 
@@ -204,9 +202,14 @@ class Captured:
     def exact(self) -> FrozenMap:
         """Return the request frozen, as the spec compares it (``freeze`` raises on a lossy value).
 
-        :raises RejectedError: when a value is not lossless JSON
+        :raises RejectedError: when a value is not lossless JSON (or what ``refused`` makes of it)
         """
-        value = freeze(self.fields)
+        try:
+            value = freeze(self.fields)
+        except RejectedError as error:
+            if self.refused is None:
+                raise
+            raise self.refused(self, error.rejection) from None
         assert isinstance(value, FrozenMap)
         return value
 
@@ -335,7 +338,6 @@ class LogChecker:
     _filled: int = 0  # every piece before this position is known
     _head: tuple[_Expectation, int, int, str] | None = None  # the last messages head written: for whom, generation, boundary
     _deep_nodes: int = 0
-    _odd_nodes: int = 0  # live nodes whose message's content is no array (LOG-15 was reported)
     _generation: int = 0
     _header: EpochHeader | None = None
     _header_seq: int | None = None  # the seq of the snapshot that made ``_header``
@@ -409,6 +411,25 @@ class LogChecker:
             self._find(rejection.rule, rejection.reason, None, line)
             self._run_reason = rejection.reason
         self._resync = True
+
+    @ensure(
+        lambda self, early, rejection: any(f.rule == rejection.rule and f.seq == early and f.message.startswith(rejection.reason) for f in self.findings),
+        "CHK-3: lines out of order are one finding, at the event read early",
+        enabled=ENABLED,
+    )
+    def out_of_order(self, line: int, early: int, rejection: Rejection) -> None:
+        """Report the line where events read late begin: the gap event ``early`` opened was its lines out of order (CHK-4).
+
+        One defect, one finding (CHK-3): the gap's LOG-2 finding at ``early`` becomes this one,
+        naming the late line; the late lines are not folded (their places in the log were taken).
+        """
+        message = f"{rejection.reason} (the late events from line {line} on are not folded)"
+        for at in range(len(self.findings) - 1, -1, -1):
+            found = self.findings[at]
+            if found.rule == rejection.rule and found.seq == early:
+                self.findings[at] = replace(found, message=message)
+                return
+        self.findings.append(Finding(rejection.rule, message, seq=early, line=line))  # the gap was no finding (it followed an unreadable line)
 
     @ensure(_envelope_judged, "CHK-2: the rule check_event or check_header_event finds in an event is a finding at its line", enabled=ENABLED)
     def feed(self, line: int, event: PlainEvent) -> None:
@@ -491,10 +512,11 @@ class LogChecker:
     def _enclosure(self, line: int, event: PlainEvent) -> None:
         """ENC-1..ENC-3: every event sits in its turn and step (S/invariant.ts:55-155)."""
         data, kind = event.data, event.type
-        turn, step = (data.get("turn"), data.get("step")) if type(data) is dict else (None, None)
+        # A field the event lacks is MISSING, shown as ``(missing)``: never as the null it is not (CHK-5).
+        turn, step = (data.get("turn", MISSING), data.get("step", MISSING)) if type(data) is dict else (MISSING, MISSING)
         if kind == TURN_START:
             if self._open_turn is not None:
-                self._find("ENC-1", f"turn/start {turn} while turn {self._open_turn} is open", event, line)
+                self._find("ENC-1", f"turn/start {_text(turn)} while turn {self._open_turn} is open", event, line)
             if not is_step_number(turn, self._next_turn):
                 self._find("ENC-1", f"turn/start expected turn {self._next_turn}, got {_text(turn)}", event, line)
             self._open_turn = turn if type(turn) is int else self._next_turn
@@ -514,7 +536,7 @@ class LogChecker:
         elif kind in _STEP_SCOPED or (kind == TOOL_RESULT and event.surface_op == APPEND):
             if not self._in_open_step(turn, step):
                 self._find("ENC-3", f"{kind} names turn {_text(turn)} step {_text(step)}, not the open step", event, line)
-            call = event.field("callId")
+            call = data.get("callId", MISSING) if type(data) is dict else MISSING
             if kind == TOOL_CALL and isinstance(call, str):
                 self._pending_calls.add(call)
             elif kind == TOOL_RESULT and call not in self._pending_calls and not _not_started(event):
@@ -569,15 +591,13 @@ class LogChecker:
         self._add_node(event)
 
     def _add_node(self, event: PlainEvent) -> None:
-        message = self._messages[event.seq] = derive_plain(event)
+        self._messages[event.seq] = derive_plain(event)
         self._live[event.seq] = event
         self._deep_nodes += event.depth > DEEP
-        self._odd_nodes += message is not None and type(message["content"]) is not list
 
     def _drop_node(self, seq: int) -> None:
-        message = self._messages.pop(seq)
+        del self._messages[seq]
         self._deep_nodes -= self._live.pop(seq).depth > DEEP
-        self._odd_nodes -= message is not None and type(message["content"]) is not list
 
     def _replace(self, event: PlainEvent, op: Replace) -> Rejection | None:
         positions = replacement_range(self._nodes, op)
@@ -746,9 +766,6 @@ class LogChecker:
                                          implies=("REC-2",), **self._where(result, request)))
             return
         exact = self._is_expected(result, request)
-        assert self._expected is not None
-        if not (exact and self._odd_nodes == 0 and request.shape_ok(self._expected.prefix_items)):
-            request.check_messages()  # an exact request's messages are the log's, shaped as the schema wants
         if exact:
             self._monotonic(result, request, True, None)
         else:
@@ -823,7 +840,8 @@ class LogChecker:
         if not (isinstance(got_messages, tuple) and json_text(got_messages) == json_text(want_messages)):
             index, want, got = first_difference(want_messages, got_messages)
             covered.add("messages")
-            found.append(Finding("REC-1", "messages are not messagePrefix ++ the boundary derivation", path=f"/messages/{index}",
+            found.append(Finding("REC-1", _explained("messages are not messagePrefix ++ the boundary derivation", "messages are messagePrefix ++ the boundary derivation", want_messages,
+                                                     MISSING if got_messages is None else got_messages, "/messages"), path=f"/messages/{index}",
                                  expected=want, actual=got, implies=("REC-2",), expected_from=self._message_source(result, index), **where))  # fmt: skip
         for name in _COMPANION_FIELDS:
             want_value, got_value = expected.get(name), fields.get(name)
@@ -835,14 +853,14 @@ class LogChecker:
                 # (no tools is the empty list, and shown as one).
                 want_shown = want_value if name in expected or name == "tools" else MISSING
                 got_shown = got_value if name in fields or name == "tools" else MISSING
-                found.append(Finding("REC-1", f"{name} differs from the folded header", path=f"/{name}", expected=want_shown,
+                found.append(Finding("REC-1", _explained(f"{name} differs from the folded header", f"{name} is the folded header's", want_shown, got_shown, f"/{name}"), path=f"/{name}", expected=want_shown,
                                      actual=got_shown, implies=("REC-2",), expected_from=self._header_seq, **where))  # fmt: skip
         names = [k for k in expected if k != "sessionId"] + [k for k in fields if k not in expected and k != "sessionId"]
         differing = [k for k in names if k not in covered and k != "messages" and json_text(expected.get(k)) != json_text(fields.get(k))]
         if differing:
             name = differing[0]
-            found.append(Finding("REC-2", f"the request is not the one built from the fold and the boundary "
-                                 f"({len(differing)} field(s) differ: {', '.join(differing)})", path=f"/{name}",
+            whole = f"the request is not the one built from the fold and the boundary ({len(differing)} field(s) differ: {', '.join(differing)})"
+            found.append(Finding("REC-2", _explained(whole, "the request is the one built from the fold and the boundary", expected.get(name, MISSING), fields.get(name, MISSING), f"/{name}"), path=f"/{name}",
                                  expected=expected.get(name, MISSING), actual=fields.get(name, MISSING),
                                  expected_from=self._header_seq if name in expected else None, **where))  # fmt: skip
         return found
@@ -899,6 +917,25 @@ class LogChecker:
                 self._unmatched(request)
 
 
+def _explained(statement: str, equal: str, expected: JsonValue | Marker, actual: JsonValue | Marker, path: str) -> str:
+    """Return a request finding's message: ``statement`` with every difference named, or ``equal`` but for key order.
+
+    Every difference is named, the first few by pointer (CHK-3: one finding per defect still, the
+    places it covers listed). JSON text is compared (JSON-4, D-8): objects equal but for the order
+    of their keys differ, and the message says so, with the order the harness writes (spec §8.2) —
+    the expected object's, which the model builds in that order — against the capture's.
+    """
+    if expected is MISSING or actual is MISSING:
+        return statement
+    found = differences(expected, actual, path)  # type: ignore[arg-type]
+    if key_order_only(found):
+        first = found[0]
+        where = f" ({listed(found)})" if len(found) > 1 else ""
+        return (f"{equal} but for key order, and JSON text is compared (JSON-4): at {first.path} the harness writes the keys "
+                f"{', '.join(first.expected_keys)} (spec §8.2), the capture {', '.join(first.actual_keys)}{where}")  # fmt: skip
+    return statement if len(found) <= 1 else f"{statement} ({listed(found)})"
+
+
 class _Lookup:
     """Index live events by seq, frozen on demand, as the tool-result rewrite rule reads them."""
 
@@ -910,8 +947,8 @@ class _Lookup:
 
 
 def _text(value: object) -> str:
-    """Return a plain value's ``JSON.stringify`` text, for a finding's message."""
-    return json_text(freeze(value))
+    """Return a plain value's ``JSON.stringify`` text for a finding's message, or ``(missing)`` for a field the event lacks."""
+    return "(missing)" if value is MISSING else json_text(freeze(value))
 
 
 def _not_started(event: PlainEvent) -> bool:

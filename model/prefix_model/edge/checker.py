@@ -23,7 +23,7 @@ from prefix_model.conformance.fold import Captured, InOrder, LogChecker, StepRes
 from prefix_model.conformance.plain import Known
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.requests import Request, is_step_number, no_header_in_force, no_such_step
-from prefix_model.edge.formats.capture import CaptureLine, iter_plain_capture
+from prefix_model.edge.formats.capture import iter_capture
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.session_jsonl import LogStream, Unread
 from prefix_model.formats import rules
@@ -204,11 +204,8 @@ def _captured(path: Path, session_id: str | None, report: Report, known: Callabl
     With no session named, the first loop request that names one is taken as the log's (``adopt``);
     the check refuses the result when the capture turns out to hold another session's too.
     """
-    name = str(path)
-    for request in iter_plain_capture(path, known):
+    for request in iter_capture(path, known):
         report.requests_total += 1
-        kept = CaptureLine(request.index, request.line, request.request, request.turn, request.step, name, request.shallow,
-                        request.text, request.spans, request.messages_checked, request.instance)  # fmt: skip
         if request.loop_request and request.session_id is not None:
             report.capture_sessions[request.session_id] = report.capture_sessions.get(request.session_id, 0) + 1
             if session_id is None:
@@ -219,9 +216,9 @@ def _captured(path: Path, session_id: str | None, report: Report, known: Callabl
         elif session_id is not None and request.session_id is not None and request.session_id != session_id:
             report.requests_other_session += 1
         else:
-            yield kept
+            yield request
             continue
-        kept.read_whole()  # a skipped request is still read whole (CAP-1)
+        request.read_whole()  # a skipped request is still read whole (CAP-1)
 
 
 @contextmanager
@@ -313,6 +310,9 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
         # Going on past a line that is no event: it is a finding, and the lines after it are still read (CHK-4).
         for line, event in stream.plain_events(go_on=True):
             if isinstance(event, Unread):
+                if event.early is not None:
+                    checker.out_of_order(line, event.early, event.rejection)
+                    continue
                 checker.unreadable(line, event.rejection)
                 if event.final:
                     report.stopped = (line, event.rejection)

@@ -47,7 +47,7 @@ from prefix_model.core.events import (
     Replace,
 )
 from prefix_model.edge.checker import Report, Unusable, check_log, rereadable
-from prefix_model.edge.formats.capture import iter_plain_capture
+from prefix_model.edge.formats.capture import iter_capture
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.session_jsonl import LogStream, Unread
 
@@ -315,11 +315,11 @@ def _requests(capture: Path, report: Report, events: _Events, findings_of: Count
         step_at.setdefault(step.key, step.start)
     in_order = {match.request: (match.turn, match.step) for match in report.in_order}
     placed = []
-    for request in iter_plain_capture(capture):
+    for request in iter_capture(capture):
         named = request.turn is not None and request.step is not None
         key = (request.turn, request.step) if named else in_order.get(request.index, (None, None))
         seq = step_at.get(key)
-        messages = request.request.get("messages")
+        messages = request.fields.get("messages")
         found = findings_of[request.index]
         if not request.loop_request:
             status, why = "unchecked", "auxiliary (not an agent-loop request): not checked"

@@ -36,6 +36,7 @@ __all__ = [
     "zstd_without_header_frame",
     "torn_record_in_frame",
     "capture_line",
+    "lines_out_of_order",
 ]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -158,3 +159,11 @@ def torn_record_in_frame(reason: str) -> Rejection:
 def capture_line(reason: str) -> Rejection:
     """A capture line (or file) that is not a captured request, and why."""
     return Rejection("CAP-1", reason)
+
+
+# --- CHK-4: lines out of order in the in-memory form ---
+
+
+def lines_out_of_order(early: int, late: int) -> Rejection:
+    """Event ``early`` (a later seq) was read before event ``late``: the lines were swapped or moved (LOG-2, read on: CHK-4)."""
+    return Rejection("LOG-2", f"seq {early} appears before seq {late}: lines out of order")

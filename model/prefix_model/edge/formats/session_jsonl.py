@@ -77,6 +77,7 @@ class Unread:
 
     rejection: Rejection
     final: bool = False
+    early: int | None = None  # lines out of order: the seq of the event read before this line's (its gap's finding becomes this one)
 
 
 def _reject_constant(name: str) -> object:
@@ -114,6 +115,9 @@ class LogStream:
         self.compressed = False
         self.torn_tail: TornTail | None = None
         self.events_read = 0
+        # The last gap an event skipped in the in-memory form: (the next seq missing in it, its end — the seq of the event
+        # that skipped it —, its start). Lines that fill it in order came out of order; any other seq going back collides.
+        self._gap: tuple[int, int, int] | None = None
         self.finished = False
         self._frames = Frames()
         self._only = LineFilter()  # set while the torn-tail rule scans for a turn/end
@@ -274,10 +278,16 @@ class LogStream:
                     gap = seq_gap(event.seq, self.events_read)
                     if not self._go_on:
                         raise self._fail(line.number, gap)
-                    if event.seq < self.events_read:  # it collides with an event already read
-                        yield line.number, Unread(gap, final=True)
-                        return
-                    self.events_read = event.seq  # the events between are missing: the checker reports the gap
+                    if event.seq < self.events_read:
+                        late = self._late(event.seq)
+                        if late is None:  # it collides with an event already read
+                            yield line.number, Unread(gap, final=True)
+                            return
+                        if late[1]:  # the first line of the gap: one finding for the lines out of order
+                            yield line.number, Unread(rules.lines_out_of_order(late[0], event.seq), early=late[0])
+                        continue  # not folded: its place in the log is taken
+                    self._gap = (self.events_read, event.seq, self.events_read)  # the events between are missing, or come later
+                    self.events_read = event.seq  # the checker reports the gap
                 item = self._emit(line.number, event, plain)
             except LogReadError as error:
                 if not self._go_on:
@@ -290,6 +300,14 @@ class LogStream:
                     return
                 continue
             yield item
+
+    def _late(self, seq: int) -> tuple[int, bool] | None:
+        """Return (the seq read early, whether ``seq`` is its gap's first) where ``seq`` fills the last gap in order; else None."""
+        gap = self._gap
+        if gap is None or seq != gap[0] or seq >= gap[1]:
+            return None
+        self._gap = (seq + 1, gap[1], gap[2])
+        return gap[1], seq == gap[2]
 
     def _memory_event(self, line: Line) -> Event:
         """Return the event an in-memory line spells (the spec's reader); raise for any other line."""

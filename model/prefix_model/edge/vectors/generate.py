@@ -106,6 +106,7 @@ NOT_WITNESSED: dict[str, str] = {
     "CHK-1": "the checker's report of what it read (its vacuity guard), not a property of a log",
     "CHK-2": "how the checker reads and judges (its fast lane is held to the spec's path), not a property of a log",
     "CHK-3": "how the checker groups and places what it finds (one finding per defect), not a property of a log",
+    "CHK-5": "how a finding's message words what it found (every difference, key order, an absent value), not a property of a log",
     "CHK-4": "how far the checker reads past a damaged line, not a property of a log (the damaged line's own rule has its case)",
     "REQ-5": "an error outcome of reconstructing a missing step (prefix-model request); MATCH-1 is the checker's counterpart",
     "LOG-10": "the outcome of a rejected append (the log is unchanged), an API behaviour a vector cannot hold",
