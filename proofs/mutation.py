@@ -5,6 +5,7 @@
     .venv/bin/python proofs/mutation.py core/derive.py --jobs 1 --timeout 120
     .venv/bin/python proofs/mutation.py loop/stream.py --sample 5         # every 5th mutant only
     .venv/bin/python proofs/mutation.py core/surface.py --against vectors # the vectors' score
+    .venv/bin/python proofs/mutation.py loop/stream.py --against fuzz     # what passes them, against a fuzz campaign
     .venv/bin/python proofs/mutation.py conformance/vacuity.py --tests tests/edge/test_checker.py  # other tests
 
 mutmut skips every decorated function, so every icontract-decorated core function; this runner
@@ -53,6 +54,13 @@ which a foreign implementation never runs, and it leaves the denominator. So doe
 (an event's ``time``, which rule refuses an action, an append the loop never makes). What is left
 passes every vector and changes behaviour: a gap of the vectors, marked when no vector runs its line.
 
+``--against fuzz`` goes one step further: each mutant of that gap (the vectors' verdicts first, judged
+as above when missing) drives a short differential campaign, ``prefix-model fuzz --scripts N --seed 0
+--shrink-budget 0`` (``--fuzz-scripts N``, default 200), run by the unmutated model (the generator
+and the comparisons) with the mutant behind the adapter protocol, contracts off. Killed: a script
+diverges, the adapter faults, or the run times out. Its verdicts are keyed by the module, the
+fuzzer's own files and the campaign's size.
+
 Survivors listed in ``proofs/mutation-equivalent.json`` (id, the mutated line, a one-line reason)
 are reported apart and left out of the score's denominator; an entry whose id no longer gives
 that line is reported as stale and excludes nothing. Exit status: 0 when every module ran, 1 when
@@ -93,6 +101,9 @@ README_LAYOUT = ROOT / "README.md"
 JOBS = 2  # the machine has 2 cores
 PYTEST_ARGS: tuple[str, ...] = ("-x", "-q", "-p", "no:cacheprovider")
 CONTRACTS_OFF = {"PREFIX_MODEL_CONTRACTS": "0"}  # read when the core is first imported
+FUZZ = PACKAGE_DIR / "edge" / "fuzz"  # the differential fuzzer: its files key the verdicts of --against fuzz
+FUZZ_SCRIPTS = 200  # --against fuzz: a short campaign, about half a minute of the model against itself on 2 shared cores
+FUZZ_SEED = 0  # fixed, so a verdict is reproducible: the same seed gives the same scripts
 # A mutant against the vectors as a foreign implementation meets them: ``prefix-model conform`` run by the unmutated
 # model (the consumer and its comparisons), the mutant behind the adapter protocol in a process of its own; contracts off.
 LAUNCH = "import sys; from prefix_model.edge.launch import main; sys.argv[0] = 'prefix-model'; sys.exit(main())"
@@ -470,11 +481,25 @@ def contract_tests(tests: Sequence[str], timeout: float) -> list[str]:
     return re.findall(r"^FAILED (\S+)", done.stdout, re.MULTILINE)
 
 
+def mutant_adapter(model_tree: Path) -> str:
+    """Return the command line of ``prefix-model adapter`` run from ``model_tree`` (the mutant), contracts off."""
+    adapter = ["env", f"PYTHONPATH={os.pathsep.join([str(model_tree), str(ROOT)])}", "PYTHONDONTWRITEBYTECODE=1", "PREFIX_MODEL_CONTRACTS=0"]
+    return shlex.join([*adapter, sys.executable, "-c", LAUNCH, "adapter"])
+
+
 def run_vectors(model_tree: Path, vectors: Path, timeout: float) -> Run:
     """Run ``prefix-model conform`` over ``vectors``: the unmutated model consumes, ``model_tree`` is the adapter; contracts off."""
-    adapter = ["env", f"PYTHONPATH={os.pathsep.join([str(model_tree), str(ROOT)])}", "PYTHONDONTWRITEBYTECODE=1", "PREFIX_MODEL_CONTRACTS=0"]
-    adapter += [sys.executable, "-c", LAUNCH, "adapter"]
-    command = [sys.executable, "-c", LAUNCH, "conform", "--fail-fast", "--vectors", str(vectors), "--adapter", shlex.join(adapter)]
+    command = [sys.executable, "-c", LAUNCH, "conform", "--fail-fast", "--vectors", str(vectors), "--adapter", mutant_adapter(model_tree)]
+    return run_command(model_tree, command, tree_env(MODEL) | CONTRACTS_OFF, timeout)
+
+
+def run_fuzz(model_tree: Path, scripts: int, timeout: float) -> Run:
+    """Run a campaign of ``scripts`` at ``FUZZ_SEED``: the unmutated model generates and compares, ``model_tree`` is the adapter.
+
+    No shrinking: the first divergence decides the verdict, and its shrunk script is not wanted here.
+    """
+    campaign = ["--scripts", str(scripts), "--seed", str(FUZZ_SEED), "--shrink-budget", "0"]
+    command = [sys.executable, "-c", LAUNCH, "fuzz", *campaign, "--adapter", mutant_adapter(model_tree)]
     return run_command(model_tree, command, tree_env(MODEL) | CONTRACTS_OFF, timeout)
 
 
@@ -586,6 +611,9 @@ class Tally:
     deselected: list[str] = dataclasses.field(default_factory=list)
     out_of_scope: list[tuple[Mutant, str]] = dataclasses.field(default_factory=list)
     unreached: set[str] = dataclasses.field(default_factory=set)  # survivors on a line no vector runs
+    # --against fuzz: the campaign's size, and which of the survivors above fail it
+    fuzz_scripts: int = 0
+    fuzz_killed: list[Mutant] = dataclasses.field(default_factory=list)
 
     @property
     def denominator(self) -> int:
@@ -641,11 +669,13 @@ def judge_module(
     only: frozenset[str] = frozenset(),
     selection: Sequence[str] = (),
     out_of_scope: dict[str, dict[str, str]] | None = None,
+    fuzz_scripts: int | None = None,
 ) -> Tally | None:
     """Judge the mutants of ``module`` (every ``every``-th) not judged already; ``None`` when the unmutated module fails.
 
     Against its tests by default, or the pytest arguments of ``selection``; with ``vectors``, the ones its
-    tests killed, against the vectors, and those that pass every vector against its tests with contracts off.
+    tests killed, against the vectors, and those that pass every vector against its tests with contracts off;
+    with ``fuzz_scripts`` too, what is left of those against a fuzz campaign of that many scripts.
     """
     key = module.relative_to(ROOT).as_posix()
     tests = selection_files(selection) if selection else tests_of(module)
@@ -738,6 +768,15 @@ def judge_module(
     for mutant_id, entry in excluded.items():
         if mutant_id not in by_id or by_id[mutant_id].mutated_line.strip() != entry.get("line"):
             tally.stale.append(mutant_id)
+    if fuzz_scripts is not None and tally.survivors:
+        scripts = fuzz_scripts
+        campaign = f"fuzz --scripts {scripts} --seed {FUZZ_SEED}\0".encode()
+        fuzz_verdicts = state.verdicts(f"fuzz:{key}", hashlib.sha256(campaign + bytes.fromhex(_digest([module, *sorted(FUZZ.glob("*.py"))]))).hexdigest())
+        names = f"a fuzz campaign ({scripts} scripts, seed {FUZZ_SEED}; the mutant as the adapter, contracts off)"
+        if not judge_all(tally.survivors, fuzz_verdicts, lambda tree, limit: run_fuzz(tree, scripts, limit), names, f"fuzz:{key}"):
+            return None
+        tally.fuzz_scripts = scripts
+        tally.fuzz_killed = [m for m in tally.survivors if not survived(fuzz_verdicts, m)]
     return tally
 
 
@@ -760,6 +799,13 @@ def report(tally: Tally, say: Callable[[str], None]) -> None:
         )
         for mutant in tally.survivors:
             show("PASSES THE VECTORS" + (" (a line no vector runs)" if mutant.id in tally.unreached else ""), mutant)
+        if tally.fuzz_scripts:
+            say(
+                f"{tally.key} against a fuzz campaign ({tally.fuzz_scripts} scripts, seed {FUZZ_SEED}): {len(tally.fuzz_killed)} / {len(tally.survivors)}"
+                " of the mutants that pass every vector fail it"
+            )
+            for mutant in tally.survivors:
+                say(f"  {'fuzz kills' if mutant in tally.fuzz_killed else 'PASSES THE CAMPAIGN'} {tally.key}:{mutant.start_line}  {mutant.id}")
         for mutant in tally.contract_only:
             say(f"  contract only {tally.key}:{mutant.start_line}  {mutant.id}  {mutant.mutated_line.strip()}")
         for mutant, reason in tally.out_of_scope:
@@ -795,15 +841,22 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--tests", default="", metavar="ARG,...", help="run these pytest arguments (test files or node ids under tests/) instead of each module's own tests"
     )
     parser.add_argument(
-        "--against", choices=("tests", "vectors"), default="tests", help="tests (default): the module's tests; vectors: the mutants they killed (or --tests killed) against the published vectors"
+        "--against",
+        choices=("tests", "vectors", "fuzz"),
+        default="tests",
+        help="tests (default): the module's tests; vectors: the mutants they killed (or --tests killed) against the published vectors;"
+        " fuzz: those that pass every vector, against a short fuzz campaign",
+    )
+    parser.add_argument(
+        "--fuzz-scripts", type=int, default=FUZZ_SCRIPTS, metavar="N", help=f"--against fuzz: the campaign's scripts (default {FUZZ_SCRIPTS}; seed {FUZZ_SEED})"
     )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    if args.jobs < 1 or args.sample < 1 or (args.timeout is not None and args.timeout <= 0):
-        print("mutation.py: --jobs and --sample must be >= 1 and --timeout > 0", file=sys.stderr)
+    if args.jobs < 1 or args.sample < 1 or args.fuzz_scripts < 1 or (args.timeout is not None and args.timeout <= 0):
+        print("mutation.py: --jobs, --sample and --fuzz-scripts must be >= 1 and --timeout > 0", file=sys.stderr)
         return 2
     try:
         modules = [resolve_module(m) for m in args.modules]
@@ -843,11 +896,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 say(f"  {m.id}  {m.description}\n      {m.mutated_line.strip()}")
         return 0
     started = time.monotonic()
-    against = "the published vectors, contracts off" if args.against == "vectors" else f"pytest {' '.join(PYTEST_ARGS)}"
+    against = {"vectors": "the published vectors, contracts off", "fuzz": "the published vectors, then a fuzz campaign, contracts off"}.get(
+        args.against, f"pytest {' '.join(PYTEST_ARGS)}"
+    )
     say(f"operators: {', '.join(OPERATORS)}; {against}; {args.jobs} at a time{f'; 1 mutant in {args.sample}' if args.sample > 1 else ''}")
     equivalent, out_of_scope = load_equivalent(), load_equivalent(OUT_OF_SCOPE)
     state = State(STATE)
-    vectors = Vectors() if args.against == "vectors" else None
+    vectors = Vectors() if args.against in ("vectors", "fuzz") else None
+    fuzz_scripts = args.fuzz_scripts if args.against == "fuzz" else None
     trees = Trees(args.jobs)
     tallies: list[Tally] = []
     failed = False
@@ -856,7 +912,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for module in modules:
                 key = module.relative_to(ROOT).as_posix()
                 tally = judge_module(
-                    module, trees, pool, state, args.timeout, equivalent.get(key, {}), say, args.sample, vectors, only, selection, out_of_scope.get(key, {})
+                    module, trees, pool, state, args.timeout, equivalent.get(key, {}), say, args.sample, vectors, only, selection, out_of_scope.get(key, {}), fuzz_scripts
                 )
                 if tally is None:
                     failed = True
@@ -873,6 +929,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         killed = sum(t.killed for t in tallies)
         denominator = sum(t.denominator for t in tallies)
         say(f"all {len(tallies)} modules: {killed} / {denominator} ({100.0 * killed / denominator if denominator else 100.0:.1f} %)")
+        if fuzz_scripts is not None:
+            say(f"  of those that pass every vector, a fuzz campaign kills {sum(len(t.fuzz_killed) for t in tallies)} / {sum(len(t.survivors) for t in tallies)}")
     say(f"total {time.monotonic() - started:.1f} s wall")
     return 1 if failed else 0
 

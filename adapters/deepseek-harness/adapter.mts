@@ -329,6 +329,9 @@ async function reset(): Promise<void> {
     if (inst === undefined) return
     if (event.type === 'steering/message' && inst.pendingSteers > 0) inst.pendingSteers--
     if (event.type === 'turn/end') inst.pendingSteers = 0 // undrained steering is queued input now (L/loop.ts:266-278)
+    // A turn that ends at the checkpoint after the turn-stop gate (a cancel there) never reaches its next step's
+    // assembly: the gate it passed is not the next turn's, whose first BeginStep parks in the assembly again.
+    if (event.type === 'turn/end') inst.passedBegin = false
   })
 }
 
@@ -503,8 +506,10 @@ async function apply(a: Json): Promise<void> {
     case 'Resume': {
       const old = sessions.get(a.sessionId)
       if (old === undefined) throw new Refused(`no session ${a.sessionId}`)
+      // A driver disposed mid-turn still runs to its checkpoint, and the store keeps the session until it has left
+      // (L/index.ts:216-235): the same id cannot be entered again before, so the restart waits, as the model's guard does.
+      if (insts.some(i => i.sessionId === a.sessionId && (turnOpen(i) || i.gate !== undefined))) throw new Refused('a driver of the session is running')
       const drivers = insts.filter(i => i.sessionId === a.sessionId && !i.disposed)
-      if (drivers.some(i => turnOpen(i) || i.gate !== undefined)) throw new Refused('a driver of the session is running')
       // A restart: the old agents are gone (disposed while idle: no event), a new agent drives the stored log.
       for (const d of drivers) { d.disposed = true; await d.handle.dispose(); if (!HAS.scopedAgents) await setTools(d, []) } // LEGACY: shared tools
       const events = old.events.map((e: Json) => structuredClone(e))

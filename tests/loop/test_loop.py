@@ -691,6 +691,16 @@ def test_steering_during_composition_lands_after_the_response() -> None:
 
 
 @pytest.mark.spec("LOOP-8")
+def test_a_max_tokens_step_ends_its_turn_max_tokens_even_when_steering_forced_a_later_step_that_stopped() -> None:
+    # The harness sets the turn's reason from a step's finish and never resets it (L/loop.ts:320, 517-518).
+    script: tuple[Action, ...] = (start(), SendPrompt(0, "go"), BeginStep(0), Steer(0, "more"), Compose(0), PreStep(0), Dispatch(0))
+    world = play((*script, Reply(0, text="cut", max_tokens=True), PostStep(0), *step(0, "done")))
+    assert event_of(world, "turn/end").field("reason") == FrozenMap({"kind": "max-tokens"})
+    world = play((*turn(0, "again"),), world)  # the next turn starts afresh
+    assert events_of(world)[-1].field("reason") == FrozenMap({"kind": "completed"})
+
+
+@pytest.mark.spec("LOOP-8")
 def test_steering_arriving_while_the_model_answers_forces_another_step() -> None:
     script: tuple[Action, ...] = (start(), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Steer(0, "and also"), Reply(0, text="answer"), PostStep(0))
     world = play(script)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from prefix_model.core.json_values import FrozenMap, JsonValue, json_text
-from prefix_model.loop.actions import BeginStep, Compose, Register, SendPrompt
+from prefix_model.loop.actions import BeginStep, Compose, Dispose, Register, SendPrompt
 from prefix_model.loop.waterfall import Composition, active_listeners, compose
 from prefix_model.loop.world import Append, CancelThenPrepend, InjectThenPrepend, Listener, ListenerCall, Prepend, ShortCircuit, Throw
 
@@ -102,6 +102,20 @@ def test_inject_then_prepend_contributes_and_injects_in_call_order() -> None:
     assert tuple(i.text for i in result.injects) == ("workspace", "skills")
     sourced = InjectThenPrepend("skills", msgs("<K>"), FrozenMap({"kind": "plugin", "plugin": "skills"}), FrozenMap({"k": 1}))
     assert compose((scripted("k", sourced),), "main").injects == (sourced,)  # the call, source and meta with it
+
+
+@pytest.mark.spec("PFX-10", "LOOP-6")
+def test_a_listener_composing_for_a_disposed_driver_throws_at_its_inject_and_nothing_is_injected() -> None:
+    # agent.inject on a disposed agent throws (L/agent.ts:229-236): before next(), so no later listener runs.
+    listeners = (prepend("p", "<P>"), injecting("w", "workspace", "<W>"), prepend("q", "<Q>"))
+    result = compose(listeners, "main", disposed=True)
+    assert result.product is None and result.injects == () and result.thrown_by == "w" and result.called == ("p", "w")
+    assert compose(listeners, "main").injects != ()  # live: the same chain injects
+    # Through the loop: a dispose while the waterfall is awaited ends the turn disposed, with no inject in the log.
+    world = play((Register(injecting("w", "workspace", "<W>")), start(), SendPrompt(0, "go"), BeginStep(0), Dispose(0), Compose(0)))
+    events = world.session("s1").log.events
+    assert events[-1].type == "turn/end" and events[-1].field("reason") == FrozenMap({"kind": "disposed"})
+    assert not any("workspace" in json_text(e.data) for e in events)
 
 
 @pytest.mark.spec("PFX-8")

@@ -345,7 +345,7 @@ def _composition(world: World, instance: Instance, semantics: Semantics) -> tupl
     """Run the waterfall: count the calls, append the composing listeners' injects."""
     # Ghost: what each registered listener does on this call, in registration order (the PFX-8 oracle folds it).
     world = _mark(world, instance, "waterfall", waterfall_inputs(world.listeners))
-    result = compose(semantics.listener_order(world.listeners), instance.agent)
+    result = compose(semantics.listener_order(world.listeners), instance.agent, instance.disposed)
     counted = tuple(replace(l, calls=l.calls + 1) if l.name in result.called else l for l in world.listeners)
     world = replace(world, listeners=counted)
     for inject in result.injects:
@@ -440,7 +440,7 @@ def _pre_step(world: World, action: PreStep, semantics: Semantics) -> World:
     boundary = derive_messages(world.log_of(instance.id))
     world = _mark(world, instance, "boundary")
     world = _emit(world, instance.session_id, STEP_START, {"turn": instance.turn, "step": instance.step})
-    return _set(world, instance.id, boundary=boundary, phase=Phase.REQUEST, continues=False, max_tokens=False)
+    return _set(world, instance.id, boundary=boundary, phase=Phase.REQUEST, continues=False)
 
 
 def _config_seed(log: Log, instance: Instance) -> LlmCallConfig:
@@ -547,7 +547,8 @@ def _reply(world: World, action: Reply) -> World:
         return world.with_instance(replace(instance, phase=Phase.TOOLS, pending_calls=calls, continues=True))
     # Steering drained after the response continues the turn (L/loop.ts:520-521, 546-559).
     world = _drain_steering(world, instance)
-    return _set(world, instance.id, phase=Phase.POST_STEP, max_tokens=max_tokens, continues=bool(instance.steering))
+    # The turn's reason is kept across its steps: a later ordinary stop does not undo a max-tokens (L/loop.ts:320, 517-518).
+    return _set(world, instance.id, phase=Phase.POST_STEP, max_tokens=instance.max_tokens or max_tokens, continues=bool(instance.steering))
 
 
 # What a call met by a cancel records: the started one's output superseded (the tools package's canonical abort result,

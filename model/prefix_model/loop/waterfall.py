@@ -4,7 +4,9 @@ Listeners are collected once, in registration order, filtered to the global ones
 scoped to the composing agent. Every listener receives the same frozen empty seed; the
 accumulated value flows only through ``next()``'s return, and the innermost ``next()`` returns
 the seed. A listener that does not call ``next()`` silences every later one. A throw rejects the
-whole waterfall; injects made before it have already happened.
+whole waterfall; injects made before it have already happened. A listener composing for a disposed
+driver (a dispose while the waterfall is awaited) throws at its inject: ``agent.inject`` on a
+disposed agent throws (L/agent.ts:229-236, 287-288), so nothing is injected and no later listener runs.
 """
 
 from __future__ import annotations
@@ -47,17 +49,19 @@ def active_listeners(listeners: tuple[Listener, ...], agent: str) -> tuple[Liste
     return tuple(listener for listener in listeners if listener.agent is None or listener.agent == agent)
 
 
-def _run(chain: tuple[Listener, ...]) -> Composition:
+def _run(chain: tuple[Listener, ...], agent: str, disposed: bool) -> Composition:
     """Evaluate ``chain[0]`` with ``next()`` bound to the rest of the chain."""
     if not chain:
         return Composition((), None, (), ())
     head, call = chain[0], chain[0].next_call()
     if isinstance(call, Throw):
         return Composition(None, head.name, (), (head.name,), error=call.rendered(head.name))
+    if isinstance(call, InjectThenPrepend) and disposed:  # assertNotDisposed (L/agent.ts:229-236) throws before next()
+        return Composition(None, head.name, (), (head.name,), error=f'agent "{agent}" is disposed')
     if isinstance(call, ShortCircuit):
         return Composition(call.messages, None, (), (head.name,))
     injects = (call,) if isinstance(call, InjectThenPrepend) else ()
-    rest = _run(chain[1:])
+    rest = _run(chain[1:], agent, disposed)
     called, cancelled = (head.name,) + rest.called, isinstance(call, CancelThenPrepend) or rest.cancelled
     if rest.product is None:
         return Composition(None, rest.thrown_by, injects + rest.injects, called, cancelled, rest.error)
@@ -75,7 +79,7 @@ def _run(chain: tuple[Listener, ...]) -> Composition:
     "PFX-9: a waterfall either throws (an error, by a listener) or yields a product",
     enabled=ENABLED,
 )
-def compose(listeners: tuple[Listener, ...], agent: str) -> Composition:
-    """Return the composition of the session prefix for ``agent`` (PFX-8, PFX-9)."""
+def compose(listeners: tuple[Listener, ...], agent: str, disposed: bool = False) -> Composition:
+    """Return the composition of the session prefix for ``agent`` (PFX-8, PFX-9), its driver ``disposed`` or not (PFX-10)."""
     chain = active_listeners(listeners, agent)
-    return _run(chain)
+    return _run(chain, agent, disposed)

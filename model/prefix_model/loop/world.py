@@ -271,7 +271,7 @@ class Instance:
     deferred: tuple[FrozenMap, ...] = ()  # the data of injects waiting for the tool batch to settle
     pending_calls: tuple[tuple[str, str, str], ...] = ()  # (id, name, arguments) of the reply's tool calls
     continues: bool = False  # the step's reply asks for another step (tool calls)
-    max_tokens: bool = False  # the step's reply stopped at max tokens
+    max_tokens: bool = False  # a reply of the turn stopped at max tokens (reset when a turn opens)
     disposed: bool = False
 
     @property
