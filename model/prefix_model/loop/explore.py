@@ -115,7 +115,8 @@ _L1 = Listener("L1", None, (Prepend((text_message("<prefix L1 v1>"),)),))  # glo
 _MINE = (text_message("<prefix L2 v1>"),)
 _DRIFTED = (text_message("<prefix L2 v2>"),)
 _MUTATED = (text_message("<prefix L2 v3>"),)
-# What the second listener (scoped to agent "main") does: one root of the exploration each.
+# What the second listener (scoped to agent "main") does: one fresh root of the exploration each, but
+# "drift", which only the seeded root uses (a drift shows only in a second instance's composition).
 BEHAVIOURS: tuple[tuple[str, tuple[ListenerCall, ...]], ...] = (
     ("prepend", (Prepend(_MINE),)),
     ("append", (Append(_MINE),)),
