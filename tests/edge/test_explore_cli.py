@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from itf_py import trace_from_json
-from prefix_model.loop.explore import ACTION_KINDS, ALPHABET_TEXT, OUTCOMES
+from prefix_model.loop.explore import ACTION_KINDS, ALPHABET_TEXT, OUTCOMES, ROOT_NAMES
 
 from tests.conftest import HANG
 from tests.edge.test_cli import assert_one_line_error
@@ -42,7 +42,8 @@ def test_the_json_report() -> None:
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["depth"] == 2 and report["reached"] == 2 and report["violation"] is None
-    assert report["states"] == sum(report["levels"]) and report["levels"][0] == 6  # one root per behaviour of L2
+    assert report["states"] == sum(report["levels"]) and report["levels"][0] == len(ROOT_NAMES) == 7  # six behaviours of L2, one seeded root
+    assert report["roots"] == list(ROOT_NAMES)
     assert list(report["actions"]) == list(ACTION_KINDS) and list(report["outcomes"]) == list(OUTCOMES)
     assert report["statesPerSecond"] > 0 and report["bytesPerState"]["visited"] > 16
     assert "Dispatch" in report["unreached"]["actions"] and "request sent" in report["unreached"]["outcomes"]
@@ -118,4 +119,8 @@ def test_two_processes_give_the_counts_of_one_and_the_same_shortest_violation() 
     caught = [json.loads(run("--depth", "5", "--roots", "prepend", "--variant", "prefix-not-logged", "--json", "--jobs", jobs).stdout)["violation"]
               for jobs in ("1", "2")]  # fmt: skip
     assert caught[0]["depth"] == caught[1]["depth"] == 5 and caught[0]["rules"] == caught[1]["rules"]
+    # The seeded root violates at depth 0 (10 actions); both searches go on to the fresh root's 6.
+    shortest = [json.loads(run("--depth", "5", "--roots", "prepend,drift-after-turn", "--variant", "prefix-as-history", "--json", "--jobs", jobs).stdout)["violation"]
+                for jobs in ("1", "2")]  # fmt: skip
+    assert [(v["depth"], v["length"]) for v in shortest] == [(3, 6), (3, 6)]
     assert_one_line_error(run("--depth", "1", "--jobs", "0"), "--jobs")

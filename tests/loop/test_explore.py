@@ -20,7 +20,29 @@ from prefix_model.core.contracts import ENABLED
 from prefix_model.core.events import COMPACT_SUMMARY
 from prefix_model.core.headers import LlmCallConfig
 from prefix_model.loop.actions import Action, BeginStep, Cancel, Compose, Create, Dispatch, ForkDrive, Inject, PostStep, PreStep, Reply, Resume, RunTools, SendPrompt
-from prefix_model.loop.explore import ACTION_KINDS, BEHAVIOURS, OUTCOMES, PROMPTS, Budget, Exploration, Node, action_kind, explore, fingerprint, moves, outcomes, replay, roots, step
+from prefix_model.loop.explore import (
+    ACTION_KINDS,
+    BEHAVIOURS,
+    BUDGETS,
+    EXTRA_KINDS,
+    OUTCOMES,
+    PROMPTS,
+    ROOT_NAMES,
+    ROOTS,
+    SEEDED_BUDGET,
+    Budget,
+    Exploration,
+    Node,
+    action_kind,
+    explore,
+    fingerprint,
+    moves,
+    outcomes,
+    replay,
+    root_nodes,
+    roots,
+    step,
+)
 from prefix_model.loop.properties import check_all
 from prefix_model.loop.semantics import HARNESS
 from prefix_model.loop.transitions import apply
@@ -34,13 +56,15 @@ MANIFEST = json.loads((ROOT / "proofs" / "explore-counts.json").read_text(encodi
 def _run_bound_elsewhere(name: str, seed: str) -> dict[str, object]:
     """The counts of bound ``name`` from ``prefix-model explore --json`` in a fresh process (contracts off)."""
     bound = MANIFEST[name]
-    command = [sys.executable, "-c", "from prefix_model.edge.launch import main; raise SystemExit(main())",
-               "explore", "--depth", str(bound["depth"]), "--json"]  # fmt: skip
-    if bound["roots"] is not None:
-        command += ["--roots", ",".join(bound["roots"])]
+    return _explore_elsewhere(seed, "--depth", str(bound["depth"]), *(() if bound["roots"] is None else ("--roots", ",".join(bound["roots"]))))
+
+
+def _explore_elsewhere(seed: str, *args: str, code: int = 0) -> dict[str, object]:
+    """``prefix-model explore ARGS --json`` in a fresh process (contracts off), which must exit ``code``."""
+    command = [sys.executable, "-c", "from prefix_model.edge.launch import main; raise SystemExit(main())", "explore", *args, "--json"]
     env = os.environ | {"PYTHONHASHSEED": seed, "PREFIX_MODEL_CONTRACTS": "0"}
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == code, done.stderr
     report: dict[str, object] = json.loads(done.stdout)
     return report
 
@@ -54,16 +78,38 @@ def test_the_ci_bound_gives_the_recorded_counts_and_reaches_every_action_kind() 
     report = _run_bound_elsewhere("ci", "4711")
     assert _counts(report) == MANIFEST["ci"]["counts"]
     assert report["violation"] is None
-    assert report["unreached"]["actions"] == []  # type: ignore[index]
+    # A fresh root reaches every kind but the extras, which only a seeded root's budget offers.
+    assert report["unreached"]["actions"] == list(EXTRA_KINDS)  # type: ignore[index]
     actions = report["actions"]
-    assert isinstance(actions, dict) and all(actions[k] > 0 for k in ACTION_KINDS)
+    assert isinstance(actions, dict) and all(actions[k] > 0 for k in ACTION_KINDS if k not in EXTRA_KINDS)
 
 
 @pytest.mark.spec("EXP-3", "EXP-1")
 def test_every_root_to_the_ci_roots_bound_gives_the_recorded_counts() -> None:
     report = _run_bound_elsewhere("ci-roots", "1")
     assert _counts(report) == MANIFEST["ci-roots"]["counts"]
-    assert report["violation"] is None and report["roots"] == [name for name, _ in BEHAVIOURS]
+    assert report["violation"] is None and report["roots"] == [root.name for root in ROOTS if not root.seeded]
+
+
+@pytest.mark.spec("EXP-3", "EXP-1")
+def test_the_seeded_root_reaches_a_resumed_and_a_forked_instance_s_first_request_at_the_ci_resume_bound() -> None:
+    """Six moves after a whole turn: the first requests of a resumed and a forked instance, each anchored by a resume snapshot."""
+    report = _run_bound_elsewhere("ci-resume", "77")
+    assert _counts(report) == MANIFEST["ci-resume"]["counts"]
+    assert report["violation"] is None and report["roots"] == ["drift-after-turn"]
+    outcomes, actions = report["outcomes"], report["actions"]
+    assert isinstance(outcomes, dict) and isinstance(actions, dict)
+    assert outcomes["header: resume"] > 0 and outcomes["session resumed"] > 0 and outcomes["session forked"] > 0
+    assert outcomes["header: change"] > 0 and outcomes["header: unchanged (not logged)"] > 0
+    assert outcomes["turn end: rejected"] > 0 and outcomes["turn end: max-tokens"] > 0
+    assert all(actions[k] > 0 for k in EXTRA_KINDS)
+
+
+def test_the_deep_bound_s_recorded_counts_reach_every_action_kind_and_outcome_class() -> None:
+    """What ``make explore-deep`` checks against: no kind or class is recorded as unreached (the issue's bar for the deep bound)."""
+    counts = MANIFEST["deep"]["counts"]
+    assert MANIFEST["deep"]["roots"] is None
+    assert [k for k in ACTION_KINDS if not counts["actions"][k]] == [] and [k for k in OUTCOMES if not counts["outcomes"][k]] == []
 
 
 @pytest.mark.spec("EXP-3")
@@ -144,10 +190,7 @@ def test_outcome_classes_of_single_transitions() -> None:
 
 # --- the search can fail: faulty variants are caught with a shortest script ---
 
-# (variant, a rule it must break, the depth of the shortest violation from the "prepend" root). Not here:
-# stale-on-new-instance (PFX-12) — the alphabet's listeners give the same messages on every call after
-# their first, so a resumed instance's composition equals the logged prefix and reusing it is invisible
-# (explored to the ci bound, depth 7, it finds nothing; a resume's first request is 13 moves away).
+# (variant, a rule it must break, the depth of the shortest violation from the "prepend" root).
 CAUGHT = (
     ("prefix-as-history", "PFX-1", 3),
     ("prefix-in-reminder", "PFX-1", 3),
@@ -176,6 +219,46 @@ def test_a_faulty_variant_is_caught_with_a_shortest_replayable_script(name: str,
     assert check_all(replay(found.script, HARNESS)) == ()
     # Shortest: nothing violates one move earlier.
     assert explore(depth - 1, semantics, ("prepend",)).found is None
+
+
+@pytest.mark.spec("EXP-2")
+def test_a_stale_prefix_on_a_resumed_instance_is_caught_six_moves_after_the_seeded_turn() -> None:
+    """L2 drifts after its first call, so a resumed instance that sends the logged prefix sends what its own waterfall did not give."""
+    caught = _explore_elsewhere("5", "--depth", "6", "--roots", "drift-after-turn", "--variant", "stale-on-new-instance")
+    found = caught["violation"]
+    assert isinstance(found, dict) and found["rules"] == ["PFX-12"] and found["depth"] == 6
+    assert found["length"] == len(roots(("drift-after-turn",))[0]) + 6 and "Resume(" in "".join(found["python"])
+    assert _explore_elsewhere("5", "--depth", "5", "--roots", "drift-after-turn", "--variant", "stale-on-new-instance", code=1)["violation"] is None
+
+
+@pytest.mark.spec("EXP-2")
+def test_a_violation_below_a_seeded_root_gives_way_to_a_shorter_script_from_a_fresh_one() -> None:
+    """The seeded root's setup already breaks PFX-1 under prefix-as-history (depth 0, 10 actions); a fresh root does in 6."""
+    semantics = next(v.semantics for v in VARIANTS if v.name == "prefix-as-history")
+    seeded = explore(5, semantics, ("drift-after-turn",))
+    assert seeded.found is not None and seeded.found.depth == 0 and len(seeded.found.script) == 10
+    both = explore(5, semantics, ("prepend", "drift-after-turn"))
+    assert both.found is not None and both.found.depth == 3 and len(both.found.script) == 6
+    assert both.found.script[:3] == roots(("prepend",))[0]
+
+
+@pytest.mark.spec("EXP-1")
+def test_a_seeded_root_starts_after_a_whole_turn_and_only_its_budget_offers_the_extras() -> None:
+    ((fresh_setup, fresh), (seeded_setup, seeded)) = root_nodes(("prepend", "drift-after-turn"))
+    assert seeded_setup[3:] == (SendPrompt(0, "hello"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, text="done"), PostStep(0))
+    assert (fresh.budget, seeded.budget) == (BUDGETS, SEEDED_BUDGET) and BUDGETS.extras == 0 < SEEDED_BUDGET.extras
+    kinds = {action_kind(m) for m in moves(seeded)}
+    assert {"Resume", "ForkDrive", "Steer", "SetSystem", "SetTools", "MutateContribution", "MountCompaction", "SendPrompt:blocked"} <= kinds
+    assert not {action_kind(m) for m in moves(fresh)} & set(EXTRA_KINDS)
+    # One extra per run: after a Steer no other extra is offered.
+    steered = step(seeded, next(m for m in moves(seeded) if action_kind(m) == "Steer"))
+    assert not {action_kind(m) for m in moves(steered)} & set(EXTRA_KINDS)
+    # The drifting listener: the resumed instance composes "<prefix L2 v2>" where the logged prefix holds v1.
+    resumed = _walk(seeded, next(m for m in moves(seeded) if isinstance(m, Resume)), SendPrompt(1, "hello"), BeginStep(1), Compose(1))
+    assert [message_text(m) for m in resumed.world.instance(1).prefix or ()] == ["<prefix L1 v1>", "<prefix L2 v2>"]
+    ready = _walk(resumed, PreStep(1))
+    assert outcomes(ready.world, step(ready, Dispatch(1)).world, Dispatch(1)) == ("header: resume", "request sent")
+    assert ROOT_NAMES[-1] == "drift-after-turn" and all(not r.seeded for r in ROOTS[:-1])
 
 
 @pytest.mark.spec("EXP-2")
@@ -225,7 +308,7 @@ def _twins() -> list[tuple[str, object, tuple[object, ...]]]:
          (node, SendPrompt(0, "hello"))),
         ("every action counted is of a kind the report lists", lambda action: "Teleport", (SendPrompt(0, "hello"),)),
         ("a state's fingerprint is 16 bytes", lambda node: module.fingerprint(node)[:8], (node,)),
-        ("a root's setup is its two registrations and its instance", lambda behaviours=None: tuple(r[:2] for r in module.roots(behaviours)), (None,)),
+        ("a root's setup is its two registrations and its instance", lambda names=None: tuple(r[:2] for r in module.roots(names)), (None,)),
         ("one node per root, built by its setup", lambda behaviours, semantics=HARNESS: module.root_nodes(behaviours)[:1], (None,)),
     ]
 
@@ -311,7 +394,8 @@ def test_each_action_kind_names_its_move() -> None:
     config = LlmCallConfig("mock", "mock-model", "max")
     kinds = [action_kind(a) for a in (BeginStep(0), Compose(0), PreStep(0), PreStep(0, compact=(0, 0)), Dispatch(0), Dispatch(0, config),
                                       Reply(0, text="t"), Reply(0, tool_calls=(("c", "n", "{}"),)), Reply(0, failure="f", retry=True),
-                                      Reply(0, failure="f"), RunTools(0), PostStep(0), PostStep(0, compact=(0, 0)))]  # fmt: skip
+                                      Reply(0, failure="f"), Reply(0, text="t", max_tokens=True), Reply(0, stream=()),
+                                      RunTools(0), PostStep(0), PostStep(0, compact=(0, 0)), SendPrompt(0, "p"), SendPrompt(0, "p", blocked=True))]  # fmt: skip
     assert kinds == list(ACTION_KINDS[: len(kinds)])
 
 
@@ -327,6 +411,7 @@ def test_the_report_keeps_an_outcome_outside_the_catalogue_and_the_reached_depth
 def test_progress_is_each_level_then_every_1024th_state() -> None:
     """``edge/explore.py`` prints it: (the depth being expanded, the distinct states so far)."""
     calls: list[tuple[int, int]] = []
-    run = explore(4, progress=lambda level, states: calls.append((level, states)))
+    fresh = tuple(root.name for root in ROOTS if not root.seeded)
+    run = explore(4, behaviours=fresh, progress=lambda level, states: calls.append((level, states)))
     assert run.levels == [6, 30, 126, 426, 1176]
     assert calls == [(0, 6), (1, 36), (2, 162), (3, 588), (4, 1024)]  # the level starts (cumulative levels), then state 1024

@@ -28,8 +28,8 @@ from prefix_model.loop.actions import Action
 from prefix_model.loop.explore import (
     ACTION_KINDS,
     ALPHABET_TEXT,
-    BEHAVIOURS,
     OUTCOMES,
+    ROOT_NAMES,
     Exploration,
     Found,
     Node,
@@ -39,7 +39,7 @@ from prefix_model.loop.explore import (
     fingerprint,
     root_nodes,
 )
-from prefix_model.loop.properties import PROPERTIES, check_all
+from prefix_model.loop.properties import PROPERTIES, Violation, check_all
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.transitions import apply
 from prefix_model.loop.variants import VARIANTS
@@ -91,11 +91,11 @@ def semantics_named(name: str | None) -> Semantics:
 
 
 def roots_named(names: str | None) -> tuple[str, ...] | None:
-    """Return the behaviours of listener L2 that ``--roots`` names (None: all of them)."""
+    """Return the roots that ``--roots`` names (None: all of them)."""
     if names is None:
         return None
     chosen = tuple(n.strip() for n in names.split(",") if n.strip())
-    known = tuple(name for name, _ in BEHAVIOURS)
+    known = ROOT_NAMES
     unknown = [n for n in chosen if n not in known]
     if unknown or not chosen:
         raise ExploreError(f"--roots {names!r}: name one or more of {', '.join(known)}")
@@ -108,7 +108,7 @@ class Measured:
 
     exploration: Exploration
     variant: str | None
-    roots: tuple[str, ...]  # the behaviours of listener L2 explored
+    roots: tuple[str, ...]  # the roots explored (loop.explore.ROOT_NAMES)
     seconds: float
     visited_bytes: int  # the visited set: its table and its digests, as sys.getsizeof counts them
     peak_rss_bytes: int  # the process's peak resident memory (getrusage), plus jobs x the largest worker's with --jobs
@@ -187,14 +187,26 @@ def explore_parallel(depth: int, semantics: Semantics, behaviours: tuple[str, ..
     search = Search(Exploration(depth))
     run = search.result
     frontier: list[tuple[int, Node]] = []
-    for setup, node in root_nodes(behaviours, semantics):
+    built = root_nodes(behaviours, semantics)
+    shortest = min((len(setup) for setup, _ in built), default=0)
+
+    def found(index: int, violations: tuple[Violation, ...], level: int) -> None:
+        script = search.script(index)
+        if run.found is None or len(script) < len(run.found.script):
+            run.found = Found(violations, script, level)
+
+    def settled(level: int) -> bool:  # as loop.explore's: no state at ``level`` or deeper has a shorter script
+        return run.found is not None and len(run.found.script) <= shortest + level
+
+    for setup, node in built:
         index = search.add(fingerprint(node), -1, setup, 0)
         if index is not None:
             violations = check_all(node.world)
             if violations:
-                run.found = Found(violations, search.script(index), 0)
-                return run
+                found(index, violations, 0)
             frontier.append((index, node))
+    if settled(0):
+        return run
     context = multiprocessing.get_context("fork")
     pipes, workers = [], []
     for w in range(jobs):
@@ -206,6 +218,8 @@ def explore_parallel(depth: int, semantics: Semantics, behaviours: tuple[str, ..
         workers.append(worker)
     try:
         for level in range(depth):
+            if settled(level + 1):
+                return run
             if progress is not None:
                 progress(level, run.states)
             for pipe in pipes:
@@ -225,11 +239,14 @@ def explore_parallel(depth: int, semantics: Semantics, behaviours: tuple[str, ..
             for pipe, granted in zip(pipes, grants):
                 pipe.send(granted)
             checked = [_answer(pipe) for pipe in pipes]
-            violated = [v for v, _ in checked if v is not None]
+            # Each worker's first violation is its shortest (its share keeps fresh roots' states first);
+            # of those, the shortest script, then the first state reached, as one process finds it.
+            violated = sorted((len(search.script(i)), i, v) for (i, v), _ in (c for c in checked if c[0] is not None))
             if violated:
-                index, violations = min(violated, key=lambda v: v[0])  # the first state reached, as one process finds it
-                run.found = Found(violations, search.script(index), level + 1)
-                return run
+                _, index, violations = violated[0]
+                found(index, violations, level + 1)
+                if settled(level + 1):
+                    return run
             if not any(size for _, size in checked):
                 break
         return run
@@ -278,7 +295,7 @@ def run_exploration(depth: int, variant: str | None = None, behaviours: tuple[st
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
     if jobs > 1:  # the workers hold the frontiers: count each as large as the largest one was
         peak += jobs * resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    chosen = behaviours if behaviours is not None else tuple(name for name, _ in BEHAVIOURS)
+    chosen = tuple(name for name in ROOT_NAMES if behaviours is None or name in behaviours)
     return Measured(exploration, variant, chosen, seconds, size, peak, None if design is None else design[0])
 
 

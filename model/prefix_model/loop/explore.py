@@ -40,6 +40,8 @@ from prefix_model.loop.actions import (
     Dispose,
     ForkDrive,
     Inject,
+    MountCompaction,
+    MutateContribution,
     PostStep,
     PreStep,
     Register,
@@ -47,7 +49,11 @@ from prefix_model.loop.actions import (
     Resume,
     RunTools,
     SendPrompt,
+    SetSystem,
+    SetTools,
+    Steer,
 )
+from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.memo import Memo
 from prefix_model.loop.properties import Violation, check_all
 from prefix_model.loop.semantics import HARNESS, Semantics
@@ -71,9 +77,14 @@ from prefix_model.loop.world import (
 
 __all__ = [
     "BEHAVIOURS",
+    "Root",
+    "ROOTS",
+    "ROOT_NAMES",
     "PROMPTS",
     "BUDGETS",
     "ACTION_KINDS",
+    "EXTRA_KINDS",
+    "SEEDED_BUDGET",
     "OUTCOMES",
     "ALPHABET_TEXT",
     "action_kind",
@@ -102,7 +113,10 @@ _LONG = "please read the whole plan first; " * 12  # long enough that its compac
 PROMPTS: tuple[str, ...] = ("hello", _LONG)
 _L1 = Listener("L1", None, (Prepend((text_message("<prefix L1 v1>"),)),))  # global, always prepends
 _MINE = (text_message("<prefix L2 v1>"),)
-# What the second listener (scoped to agent "main") does: one root of the exploration each.
+_DRIFTED = (text_message("<prefix L2 v2>"),)
+_MUTATED = (text_message("<prefix L2 v3>"),)
+# What the second listener (scoped to agent "main") does: one fresh root of the exploration each, but
+# "drift", which only the seeded root uses (a drift shows only in a second instance's composition).
 BEHAVIOURS: tuple[tuple[str, tuple[ListenerCall, ...]], ...] = (
     ("prepend", (Prepend(_MINE),)),
     ("append", (Append(_MINE),)),
@@ -110,9 +124,29 @@ BEHAVIOURS: tuple[tuple[str, tuple[ListenerCall, ...]], ...] = (
     ("throw-once", (Throw(), Prepend(_MINE))),
     ("inject", (InjectThenPrepend("listener note", _MINE),)),
     ("cancel-once", (CancelThenPrepend(_MINE), Prepend(_MINE))),
+    ("drift", (Prepend(_MINE), Prepend(_DRIFTED))),  # its content changes between its first call and the next
 )
 _TOOLS: tuple[JsonValue, ...] = (freeze({"name": "echo", "description": "echo back", "parameters": {"type": "object"}}),)
+_OTHER_TOOLS: tuple[JsonValue, ...] = _TOOLS + (freeze({"name": "read", "description": "read a file", "parameters": {"type": "object"}}),)
 _SYSTEM = "You are careful."
+# A whole turn of agent "main" over s1: a seeded root starts after it, so that what follows a turn
+# (a second turn of the same instance, a resume, a fork) lies within a small depth.
+_TURN: tuple[Action, ...] = (SendPrompt(0, "hello"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, text="done"), PostStep(0))
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """One root of the exploration: what listener L2 does, and whether s1 already holds a whole turn."""
+
+    name: str
+    behaviour: str  # a name of BEHAVIOURS
+    seeded: bool = False  # the setup ends with _TURN
+
+
+# Fresh roots first, then seeded ones: within every level the states of shorter setups come first
+# (so the first violation found at a level has a shortest script).
+ROOTS: tuple[Root, ...] = (*(Root(name, name) for name, _ in BEHAVIOURS if name != "drift"), Root("drift-after-turn", "drift", seeded=True))
+ROOT_NAMES: tuple[str, ...] = tuple(root.name for root in ROOTS)
 
 
 def _replies(instance: int) -> tuple[Reply, ...]:
@@ -122,6 +156,20 @@ def _replies(instance: int) -> tuple[Reply, ...]:
         Reply(instance, failure="overloaded", retry=True),
         Reply(instance, failure="overloaded"),
     )
+
+
+def _extra_replies(instance: int) -> tuple[Reply, ...]:
+    return (Reply(instance, text="cut", max_tokens=True), _usage_reply(instance))
+
+
+def _usage_reply(instance: int) -> Reply:
+    """A text reply whose stream reports the provider's usage: the meter's next measure is anchored by it (TOK-3)."""
+    chunks = (
+        {"type": "block-end", "index": 0, "block": {"type": "text", "text": "counted"}},
+        {"type": "usage", "usage": {"inputTokens": 90, "outputTokens": 10}},
+        {"type": "finish", "reason": {"kind": "stop"}},
+    )
+    return Reply(instance, stream=tuple(FrozenMap({k: freeze(v) for k, v in c.items()}) for c in chunks))
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,15 +184,24 @@ class Budget:
     changes: int = 1  # a request whose agent/request listener changes the config
     resumes: int = 1
     forks: int = 1
+    # One more input of a seeded root's run, of the "extras" (0 at a fresh root): a Steer, a SetSystem,
+    # a SetTools, a prompt the prompt-submit hook blocks, a reply stopped at max tokens, a reply that
+    # reports usage, a MutateContribution of L2, or the compaction service mounted with a small window.
+    extras: int = 0
 
-BUDGETS = Budget()
+BUDGETS = Budget()  # a fresh root's
+SEEDED_BUDGET = Budget(queued=0, cancels=0, injects=0, compactions=0, disposes=0, resumes=2, extras=1)  # a seeded root's
 _CHANGED = LlmCallConfig("mock", "mock-model", "max")  # a reasoning effort the options do not set
 _COMPACT = (0, 0)  # compactRegion over the first surface node: the long prompt compacts, the short one is refused
+# A window the long prompt's turn exceeds (threshold 0.8 x 200 tokens), so post-step's pressure listener compacts
+# (and is refused: with 32 tokens retained, the region it may cut is smaller than a framed summary).
+_SMALL_WINDOW = MountCompaction(CompactPolicy(context_window=200))
+_MUTATE = MutateContribution("L2", _MUTATED)
 
 
 ALPHABET_TEXT = f"""\
 The alphabet. Roots: listener L1 (global) prepends "<prefix L1 v1>"; listener L2 (scoped to agent
-"main") does one of {", ".join(name for name, _ in BEHAVIOURS)} ("-once": on its first call only,
+"main") does one of {", ".join(name for name, _ in BEHAVIOURS if name != "drift")} ("-once": on its first call only,
 then it prepends); agent "main" drives session s1 (a system prompt, one tool). Then, for every
 instance, in every window where the model's guard allows it: BeginStep, Compose, PreStep, Dispatch,
 Reply (text, a tool call, a failure with a retry, a failure without), RunTools, PostStep; the
@@ -153,17 +210,34 @@ per run each: a Cancel, a Dispose, an Inject, a compaction of surface node 0 (Pr
 the long prompt compacts, the short one is refused), a Dispatch whose agent/request listener sets
 reasoningEffort "max", and — once s1 has ended a turn — a Resume of s1 by agent "main" and a
 ForkDrive of s1 at its end to s2, driven by agent "aux" (only L1 contributes there).
+The seeded root drift-after-turn starts after a whole turn of s1 (prompt "hello", one step, reply
+"done"), with an L2 whose content drifts ("<prefix L2 v1>" on its first call, "<prefix L2 v2>" on
+every later one): a resumed instance composes what the log does not hold. Its runs have no queued
+prompt, Cancel, Dispose, Inject or compaction of node 0, two Resumes, and one extra: a reply
+stopped at max tokens, a reply that reports usage, a prompt the prompt-submit hook blocks, a Steer,
+a SetSystem, a SetTools, a MutateContribution of L2 ("<prefix L2 v3>"), or the compaction service
+mounted with a 200-token window (post-step's pressure listener then compacts in the long prompt's
+turn, refused: the framed summary is not smaller than the region it may cut).
 """
 
 
-@ensure(lambda result: all(len(setup) == 3 for setup in result), "EXP-1: a root's setup is its two registrations and its instance", enabled=ENABLED)
-def roots(behaviours: tuple[str, ...] | None = None) -> tuple[tuple[Action, ...], ...]:
-    """Return the setup script of each root: both listeners registered, then agent "main" over session s1."""
-    chosen = tuple(b for b in BEHAVIOURS if behaviours is None or b[0] in behaviours)
+@ensure(
+    lambda result: all(len(setup) in (3, 3 + len(_TURN)) and isinstance(setup[2], Create) for setup in result),
+    "EXP-1: a root's setup is its two registrations and its instance (then, seeded, a whole turn)",
+    enabled=ENABLED,
+)
+def roots(names: tuple[str, ...] | None = None) -> tuple[tuple[Action, ...], ...]:
+    """Return the setup script of each root (of ROOTS, in its order): both listeners registered, agent "main" over session s1, then a seeded root's turn."""
+    scripts = dict(BEHAVIOURS)
     return tuple(
-        (Register(_L1), Register(Listener("L2", "main", script)), Create("main", "s1", system=_SYSTEM, tools=_TOOLS))
-        for _, script in chosen
+        (Register(_L1), Register(Listener("L2", "main", scripts[root.behaviour])), Create("main", "s1", system=_SYSTEM, tools=_TOOLS))
+        + (_TURN if root.seeded else ())
+        for root in _chosen(names)
     )
+
+
+def _chosen(names: tuple[str, ...] | None) -> tuple[Root, ...]:
+    return tuple(root for root in ROOTS if names is None or root.name in names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,17 +249,20 @@ class Node:
 
 
 @cache
-def _instance_moves(i: int, compact: bool, change: bool, prompt: bool, inject: bool, cancel: bool, dispose: bool) -> tuple[Action, ...]:
+def _instance_moves(i: int, budget: Budget, turn_open: bool) -> tuple[Action, ...]:
     """The alphabet's moves for instance ``i`` given what the budget still allows (built once, shared by every state)."""
     moves: list[Action] = [BeginStep(i), Compose(i), PreStep(i)]
-    moves += [PreStep(i, compact=_COMPACT)] if compact else []
-    moves += [Dispatch(i)] + ([Dispatch(i, config=_CHANGED)] if change else [])
-    moves += [*_replies(i), RunTools(i), PostStep(i)]
-    moves += [PostStep(i, compact=_COMPACT)] if compact else []
-    moves += [SendPrompt(i, text) for text in PROMPTS] if prompt else []
-    moves += [Inject(i, "workspace note")] if inject else []
-    moves += [Cancel(i)] if cancel else []
-    moves += [Dispose(i)] if dispose else []
+    moves += [PreStep(i, compact=_COMPACT)] if budget.compactions else []
+    moves += [Dispatch(i)] + ([Dispatch(i, config=_CHANGED)] if budget.changes else [])
+    moves += [*_replies(i), *(_extra_replies(i) if budget.extras else ()), RunTools(i), PostStep(i)]
+    moves += [PostStep(i, compact=_COMPACT)] if budget.compactions else []
+    if budget.queued or not turn_open:  # a prompt during a turn waits in the inbox: once per run
+        moves += [SendPrompt(i, text) for text in PROMPTS]
+        moves += [SendPrompt(i, "hello", blocked=True)] if budget.extras else []
+    moves += [Inject(i, "workspace note")] if budget.injects else []
+    moves += [Steer(i, "steer note"), SetSystem(i, "You are brief."), SetTools(i, _OTHER_TOOLS)] if budget.extras else []
+    moves += [Cancel(i)] if budget.cancels else []
+    moves += [Dispose(i)] if budget.disposes else []
     return tuple(moves)
 
 
@@ -197,9 +274,10 @@ def _candidates(node: Node) -> Iterator[Action]:
     """Every move of the alphabet in ``node``, in a fixed order, before the guard."""
     budget, world = node.budget, node.world
     for i, instance in enumerate(world.instances):
-        prompt = bool(budget.queued) or not instance.turn_open  # a prompt during a turn waits in the inbox: once per run
-        yield from _instance_moves(i, bool(budget.compactions), bool(budget.changes), prompt, bool(budget.injects),
-                                   bool(budget.cancels), bool(budget.disposes))  # fmt: skip
+        yield from _instance_moves(i, budget, instance.turn_open)
+    if budget.extras:
+        yield _MUTATE
+        yield _SMALL_WINDOW
     # A restart or a fork once s1 has ended a turn: before that either is a new instance over an empty log.
     if (budget.resumes or budget.forks) and any(e.type == TURN_END for e in world.session("s1").log.events):
         if budget.resumes:
@@ -211,6 +289,10 @@ def _candidates(node: Node) -> Iterator[Action]:
 def _spent(node: Node, action: Action) -> Budget:
     budget = node.budget
     match action:
+        case SendPrompt(blocked=True) | Steer() | SetSystem() | SetTools() | MutateContribution() | MountCompaction():
+            return replace(budget, extras=budget.extras - 1)
+        case Reply(stream=stream, max_tokens=cut) if stream is not None or cut:
+            return replace(budget, extras=budget.extras - 1)
         case SendPrompt(instance=i) if node.world.instance(i).turn_open:
             return replace(budget, queued=budget.queued - 1)
         case Inject():
@@ -245,17 +327,28 @@ def step(node: Node, action: Action, semantics: Semantics = HARNESS) -> Node:
 
 ACTION_KINDS: tuple[str, ...] = (
     "BeginStep", "Compose", "PreStep", "PreStep+compact", "Dispatch", "Dispatch+config",
-    "Reply:text", "Reply:tool-call", "Reply:failure+retry", "Reply:failure",
-    "RunTools", "PostStep", "PostStep+compact", "SendPrompt", "Inject", "Cancel", "Dispose", "Resume", "ForkDrive",
+    "Reply:text", "Reply:tool-call", "Reply:failure+retry", "Reply:failure", "Reply:max-tokens", "Reply:usage",
+    "RunTools", "PostStep", "PostStep+compact", "SendPrompt", "SendPrompt:blocked", "Inject", "Steer", "SetSystem", "SetTools",
+    "Cancel", "Dispose", "MutateContribution", "MountCompaction", "Resume", "ForkDrive",
 )  # fmt: skip
+
+
+# The kinds only the extras budget offers (a seeded root's): a fresh root never takes them.
+EXTRA_KINDS: tuple[str, ...] = ("Reply:max-tokens", "Reply:usage", "SendPrompt:blocked", "Steer", "SetSystem", "SetTools", "MutateContribution", "MountCompaction")
 
 
 @ensure(lambda result: result in ACTION_KINDS, "EXP-1: every action counted is of a kind the report lists", enabled=ENABLED)
 def action_kind(action: Action) -> str:
     """Return the class of ``action`` the report counts (its type, and for a reply or compaction which one)."""
     match action:
+        case Reply(stream=stream) if stream is not None:
+            return "Reply:usage"
+        case Reply(failure=None, max_tokens=True):
+            return "Reply:max-tokens"
         case Reply(failure=None, tool_calls=calls):
             return "Reply:tool-call" if calls else "Reply:text"
+        case SendPrompt(blocked=True):
+            return "SendPrompt:blocked"
         case Reply(retry=retry):
             return "Reply:failure+retry" if retry else "Reply:failure"
         case PreStep(compact=c) | PostStep(compact=c) if c is not None:
@@ -496,11 +589,11 @@ _ROOT = -1
 def root_nodes(behaviours: tuple[str, ...] | None, semantics: Semantics = HARNESS) -> tuple[tuple[tuple[Action, ...], Node], ...]:
     """Return each root's setup script and the node it builds."""
     built = []
-    for setup in roots(behaviours):
+    for root, setup in zip(_chosen(behaviours), roots(behaviours)):
         world = EMPTY_WORLD
         for action in setup:
             world = apply(world, action, semantics)
-        built.append((setup, Node(world)))
+        built.append((setup, Node(world, SEEDED_BUDGET if root.seeded else BUDGETS)))
     return tuple(built)
 
 
@@ -581,15 +674,20 @@ def explore(
     behaviours: tuple[str, ...] | None = None,
     progress: Progress | None = None,
 ) -> Exploration:
-    """Explore every state within ``depth`` moves of the roots; stop at the first violation, which is a shortest one.
+    """Explore every state within ``depth`` moves of the roots; stop at a violation with a shortest script.
 
-    States are checked when first reached, level by level, so the first violating state found has
-    no violating state at a smaller depth. Per state the search keeps its fingerprint, its parent's
-    index and the move that reached it (an index into a table of the moves seen).
+    States are checked when first reached, level by level. Fresh roots come before seeded ones and
+    the search keeps that order within every level, so the first violating state found at a level
+    has the shortest script of its level; a violation found below a seeded root (its setup is a
+    whole turn longer) is kept while a shorter script can still be found at a later level. Per state
+    the search keeps its fingerprint, its parent's index and the move that reached it (an index into
+    a table of the moves seen).
     """
     search = Search(Exploration(depth))
     result = search.result
     frontier: list[tuple[int, Node]] = []
+    built = root_nodes(behaviours, semantics)
+    shortest = min((len(setup) for setup, _ in built), default=0)
 
     def discovered(node: Node, parent: int, action: Action | tuple[Action, ...], level: int) -> None:
         index = search.add(fingerprint(node), parent, action, level)
@@ -599,14 +697,22 @@ def explore(
         if progress is not None and result.states % 1024 == 0:
             progress(level, result.states)
         violations = check_all(node.world)
-        if violations and result.found is None:
-            result.found = Found(violations, search.script(index), level)
+        if violations:
+            script = search.script(index)
+            if result.found is None or len(script) < len(result.found.script):
+                result.found = Found(violations, script, level)
 
-    for setup, node in root_nodes(behaviours, semantics):
+    def settled(level: int) -> bool:
+        """Whether no state at ``level`` or deeper can have a shorter script than the violation found."""
+        return result.found is not None and len(result.found.script) <= shortest + level
+
+    for setup, node in built:
         discovered(node, _ROOT, setup, 0)
-        if result.found is not None:
+        if settled(0):
             return result
     for level in range(depth):
+        if settled(level + 1):
+            return result
         current, frontier = frontier, []
         if progress is not None:
             progress(level, result.states)
@@ -614,7 +720,7 @@ def explore(
             for action, child, labels in expand(node, semantics):
                 search.count(action, labels)
                 discovered(child, index, action, level + 1)
-                if result.found is not None:
+                if settled(level + 1):
                     return result
         if not frontier:
             break
