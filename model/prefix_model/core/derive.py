@@ -37,11 +37,6 @@ class PlainForm(Protocol):
     def field(self, name: str) -> Any: ...
 
 
-def _object(frozen: bool, fields: dict[str, Any]) -> Message | dict[str, object]:
-    """A JSON object of the event's own form: frozen for a spec event, the plain dict for a plain one."""
-    return FrozenMap(fields) if frozen else fields
-
-
 @overload
 def derive_event_message(event: Event) -> Message | None: ...
 @overload
@@ -59,17 +54,20 @@ def derive_event_message(event: Event | PlainForm) -> Message | dict[str, object
     derives without freezing each node and the rule is written once.
     """
     frozen, kind = isinstance(event, Event), event.type
+    fields: dict[str, Any]
     if kind == USER_MESSAGE or kind == STEERING_MESSAGE:
-        return _object(frozen, {"role": "user", "content": event.field("content")})
-    if kind == ASSISTANT_MESSAGE:
+        fields = {"role": "user", "content": event.field("content")}
+    elif kind == ASSISTANT_MESSAGE:
         content = event.field("content")
         if content == () or content == []:  # the empty array, frozen or plain
             return None
-        return _object(frozen, {"role": "assistant", "content": content, "provenance": event.field("provenance")})
-    if kind == TOOL_RESULT:
-        block = _object(frozen, {"type": "tool-result", "toolCallId": event.field("callId"), "content": event.field("content"), "isError": event.field("isError")})
-        return _object(frozen, {"role": "user", "content": (block,) if frozen else [block]})
-    return None
+        fields = {"role": "assistant", "content": content, "provenance": event.field("provenance")}
+    elif kind == TOOL_RESULT:
+        block = {"type": "tool-result", "toolCallId": event.field("callId"), "content": event.field("content"), "isError": event.field("isError")}
+        fields = {"role": "user", "content": (FrozenMap(block),) if frozen else [block]}
+    else:
+        return None
+    return FrozenMap(fields) if frozen else fields  # the object in the event's own form
 
 
 def _replayed(log: Log) -> tuple[Message, ...]:
