@@ -3,8 +3,8 @@
 ``LogChecker.feed(line, event)`` folds one event and adds what it finds to ``findings``;
 ``finish`` ends the log. Its arms follow the spec: the envelope and the record rules of §2 and §5 (LOG-*, HDR-*,
 PFX-6, CMP-1, as ``check_event``/``check_header_event`` and the record arm state them), the
-enclosure of turns and steps (ENC-1..3), the surface (§3, the core's own
-``replacement_range``/``check_provenance``/``check_tool_result_rewrite``), then each step's
+enclosure of turns and steps (ENC-1..3), the surface (§3, the core's own ``surface_step`` and
+``derive_event_message``, asked of the fold's plain events), then each step's
 request: matched with the capture (MATCH-1, MATCH-2) and compared (REC-1, REC-2, REC-3). The loop's
 log-visible properties (``loop.properties``) are "this fold finds nothing over the run".
 
@@ -27,8 +27,9 @@ from typing import Any, NamedTuple, overload
 from prefix_model.conformance.findings import MISSING, Finding, Marker, differences, first_difference, key_order_only, listed
 from prefix_model.conformance.instances import LOG_ONLY_READINGS, Anchor, Claim, judge
 from prefix_model.conformance.plain import Known, PlainEvent, Spans, from_event, plain_text, to_event
-from prefix_model.conformance.screens import DEEP, append_provenance_ok, derive_plain, envelope_ok
+from prefix_model.conformance.screens import DEEP, append_provenance_ok, envelope_ok
 from prefix_model.core.contracts import ENABLED, Rejection, RejectedError, ensure, require  # RejectedError: Captured.exact's ``:raises:``
+from prefix_model.core.derive import derive_event_message
 from prefix_model.core.events import (
     APPEND,
     ASSISTANT_CHUNK,
@@ -51,7 +52,7 @@ from prefix_model.core.events import (
 from prefix_model.core.headers import CHANGE, INITIAL, EpochHeader, canonical_header, check_header_event, header_equals, header_of
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, FrozenMap, JsonValue, freeze, is_json_value, json_text, thaw
 from prefix_model.core.requests import Request, build_request, is_step_number, request_to_json
-from prefix_model.core.surface import check_provenance, check_tool_result_rewrite, replacement_range
+from prefix_model.core.surface import surface_step
 
 __all__ = ["Captured", "InOrder", "StepResult", "SurfaceNodes", "LogChecker", "check_events", "captured_request"]
 
@@ -570,20 +571,22 @@ class LogChecker:
             self._open_step.header_seen = True
 
     def _surface(self, line: int, event: PlainEvent) -> None:
+        """The surface step (§3): the core's ``surface_step`` over the live nodes, a plainly fine append screened."""
         op = event.surface_op
-        found: Rejection | None = None
-        if op == APPEND:
-            if not append_provenance_ok(event):
-                found = check_provenance(to_event(event), ())
-            if found is None:
-                self._push(event)
-        elif isinstance(op, Replace):
-            self._keep_boundary()  # the boundary's nodes are about to change
-            found = self._replace(event, op)
-        elif op is not None:
-            found = Rejection("SURF-3", f"{event.type} carries an invalid surfaceOp {op!r}")
-        if found is not None:
-            self._find(found.rule, found.reason, event, line)
+        if op is None:
+            return  # LOG-5, the envelope's rule, was found
+        if op == APPEND and append_provenance_ok(event):
+            self._push(event)
+            return
+        if isinstance(op, Replace):
+            self._keep_boundary()  # the boundary's nodes may be about to change
+        step = surface_step(self._nodes, to_event(event), _Lookup(self._live))
+        if isinstance(step, Rejection):
+            self._find(step.rule, step.reason, event, line)
+        elif step is None:
+            self._push(event)
+        else:
+            self._replace(event, *step)
 
     def _push(self, event: PlainEvent) -> None:
         self._nodes.append(event.seq)
@@ -591,7 +594,7 @@ class LogChecker:
         self._add_node(event)
 
     def _add_node(self, event: PlainEvent) -> None:
-        self._messages[event.seq] = derive_plain(event)
+        self._messages[event.seq] = derive_event_message(event)
         self._live[event.seq] = event
         self._deep_nodes += event.depth > DEEP
 
@@ -599,24 +602,15 @@ class LogChecker:
         del self._messages[seq]
         self._deep_nodes -= self._live.pop(seq).depth > DEEP
 
-    def _replace(self, event: PlainEvent, op: Replace) -> Rejection | None:
-        positions = replacement_range(self._nodes, op)
-        if isinstance(positions, Rejection):
-            return positions
-        i, j = positions
-        shadowed = tuple(self._nodes[i : j + 1])
-        frozen = to_event(event)
-        found = check_provenance(frozen, shadowed) or check_tool_result_rewrite(frozen, shadowed, _Lookup(self._live))
-        if found is not None:
-            return found
-        for seq in shadowed:
+    def _replace(self, event: PlainEvent, i: int, j: int) -> None:
+        """Fold a replacement of the nodes at positions ``i..j`` that ``surface_step`` accepted (SURF-6)."""
+        for seq in self._nodes[i : j + 1]:
             self._drop_node(seq)
         self._nodes.splice(i, j, event.seq)
         self._pieces[i : j + 1] = [None]
         self._filled = min(self._filled, i)
         self._add_node(event)
         self._generation += 1
-        return None
 
     # --- steps and their requests ---
 

@@ -2,8 +2,9 @@
 
 Each screen answers for the common case only: True means the spec's function finds nothing
 (``envelope_ok`` ⇒ ``check_event`` and ``check_header_event`` pass; ``append_provenance_ok`` ⇒
-``check_provenance`` passes), False means "ask the spec", which then decides; ``derive_plain`` is
-``derive_event_message`` over plain values. Each states that relation as its contract, so with
+``check_provenance`` passes), False means "ask the spec", which then decides. A rule the fold can
+apply to its plain events directly is not screened but asked as is (``derive_event_message`` takes
+either form of an event). Each screen states its relation as its contract, so with
 contracts on (the test suite) every call is checked against the spec function it shortcuts;
 ``tests/conformance/test_plain_lane.py`` draws the inputs that probe both directions.
 """
@@ -12,25 +13,22 @@ from __future__ import annotations
 
 from prefix_model.conformance.plain import PlainEvent, to_event
 from prefix_model.core.contracts import ENABLED, ensure, require
-from prefix_model.core.derive import derive_event_message
 from prefix_model.core.events import (
     ASSISTANT_MESSAGE,
     KNOWN_TYPES,
     LEGACY_HEADER_DELTA,
     LEGACY_MODE_SET,
     REQUEST_HEADER,
-    STEERING_MESSAGE,
     SURFACE_TYPES,
     TOOL_RESULT,
     TURN_END,
-    USER_MESSAGE,
     check_event,
 )
 from prefix_model.core.headers import check_header_event
-from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, check_lossless, freeze, json_text
+from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, check_lossless
 from prefix_model.core.surface import check_provenance
 
-__all__ = ["DEEP", "envelope_ok", "append_provenance_ok", "derive_plain"]
+__all__ = ["DEEP", "envelope_ok", "append_provenance_ok"]
 
 DEEP = MAX_DEPTH - 8
 """A node or header nesting more than this may push an equal captured request past JSON-7's limit."""
@@ -84,29 +82,3 @@ def append_provenance_ok(event: PlainEvent) -> bool:
     if sources is None:
         return True
     return (bool(sources) or event.type == ASSISTANT_MESSAGE) and len(set(sources)) == len(sources) and max(sources, default=-1) < event.seq
-
-
-def _derived_text(message: object) -> str | None:
-    return None if message is None else json_text(freeze(message))
-
-
-@require(_lossless, "JSON-3: a screened event's data is lossless JSON (the readers hand over no other)", enabled=ENABLED)
-@ensure(
-    lambda event, result: _derived_text(result) == _derived_text(derive_event_message(to_event(event))),
-    "CHK-2: the plain derivation is derive_event_message's",
-    enabled=ENABLED,
-)
-def derive_plain(event: PlainEvent) -> dict[str, object] | None:
-    """Return the plain message a history node projects to, or None (DER-2, DER-3, DER-4, DER-5)."""
-    kind = event.type
-    if kind == USER_MESSAGE or kind == STEERING_MESSAGE:
-        return {"role": "user", "content": event.field("content")}
-    if kind == ASSISTANT_MESSAGE:
-        content = event.field("content")
-        if content == []:
-            return None
-        return {"role": "assistant", "content": content, "provenance": event.field("provenance")}
-    if kind == TOOL_RESULT:
-        block = {"type": "tool-result", "toolCallId": event.field("callId"), "content": event.field("content"), "isError": event.field("isError")}
-        return {"role": "user", "content": [block]}
-    return None

@@ -8,6 +8,8 @@ durable home — can never reach the derived history (DER-5, DER-8).
 
 from __future__ import annotations
 
+from typing import Any, Protocol, overload
+
 from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.events import (
     ASSISTANT_MESSAGE,
@@ -17,44 +19,55 @@ from prefix_model.core.events import (
     Event,
     is_surface_type,
 )
-from prefix_model.core.json_values import FrozenMap, JsonValue
+from prefix_model.core.json_values import FrozenMap
 from prefix_model.core.log import Log
 from prefix_model.core.surface import fold_surface
 
-__all__ = ["Message", "derive_event_message", "derive_messages"]
+__all__ = ["Message", "PlainForm", "derive_event_message", "derive_messages"]
 
 Message = FrozenMap
 
 
-def _user(content: JsonValue) -> Message:
-    fields: dict[str, JsonValue] = {"role": "user", "content": content}
-    return FrozenMap(fields)
+class PlainForm(Protocol):
+    """An event whose data is plain JSON (dicts, lists): the conformance fold's ``PlainEvent``."""
+
+    @property
+    def type(self) -> str: ...
+
+    def field(self, name: str) -> Any: ...
 
 
+@overload
+def derive_event_message(event: Event) -> Message | None: ...
+@overload
+def derive_event_message(event: PlainForm) -> dict[str, object] | None: ...
 @ensure(
     lambda event, result: result is None or is_surface_type(event.type),
     "DER-5: only a surface-eligible event projects to a message",
     enabled=ENABLED,
 )
-def derive_event_message(event: Event) -> Message | None:
-    """Return the message one history node projects to, or ``None`` (DER-2, DER-3, DER-4, DER-5)."""
-    if event.type == USER_MESSAGE or event.type == STEERING_MESSAGE:
-        return _user(event.field("content"))
-    if event.type == ASSISTANT_MESSAGE:
+def derive_event_message(event: Event | PlainForm) -> Message | dict[str, object] | None:
+    """Return the message one history node projects to, or ``None`` (DER-2, DER-3, DER-4, DER-5).
+
+    One statement for both forms of an event: a spec ``Event`` projects to a frozen message, the
+    conformance fold's plain event (``PlainForm``) to the same message as plain values, so the fold
+    derives without freezing each node and the rule is written once.
+    """
+    frozen, kind = isinstance(event, Event), event.type
+    fields: dict[str, Any]
+    if kind == USER_MESSAGE or kind == STEERING_MESSAGE:
+        fields = {"role": "user", "content": event.field("content")}
+    elif kind == ASSISTANT_MESSAGE:
         content = event.field("content")
-        if content == ():
+        if content == () or content == []:  # the empty array, frozen or plain
             return None
-        fields: dict[str, JsonValue] = {"role": "assistant", "content": content, "provenance": event.field("provenance")}
-        return FrozenMap(fields)
-    if event.type == TOOL_RESULT:
-        block: dict[str, JsonValue] = {
-            "type": "tool-result",
-            "toolCallId": event.field("callId"),
-            "content": event.field("content"),
-            "isError": event.field("isError"),
-        }
-        return _user((FrozenMap(block),))
-    return None
+        fields = {"role": "assistant", "content": content, "provenance": event.field("provenance")}
+    elif kind == TOOL_RESULT:
+        block = {"type": "tool-result", "toolCallId": event.field("callId"), "content": event.field("content"), "isError": event.field("isError")}
+        fields = {"role": "user", "content": (FrozenMap(block),) if frozen else [block]}
+    else:
+        return None
+    return FrozenMap(fields) if frozen else fields  # the object in the event's own form
 
 
 def _replayed(log: Log) -> tuple[Message, ...]:

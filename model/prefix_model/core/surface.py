@@ -35,6 +35,7 @@ __all__ = [
     "check_provenance",
     "check_tool_result_rewrite",
     "check_surface_event",
+    "surface_step",
     "check_surface_event_at",
     "apply_surface_event",
     "fold_surface",
@@ -151,6 +152,30 @@ def check_surface_event(surface: Surface, event: Event, events: tuple[Event, ...
 
 
 @ensure(
+    lambda event, result: not isinstance(result, tuple) or isinstance(event.surface_op, Replace),
+    "SURF-5: only a replace names positions",
+    enabled=ENABLED,
+)
+def surface_step(nodes: Sequence[int], event: Event, events: EventsBySeq) -> tuple[int, int] | Rejection | None:
+    """Return the first surface rule a surface-eligible ``event`` with a ``surfaceOp`` breaks over the current ``nodes``;
+    else the positions it replaces, or None for an append (SURF-3, SURF-4, SURF-5, SURF-7, SURF-8, SURF-9).
+
+    The one statement of the surface step: the spec's fold asks it over its tuple of nodes, the
+    conformance fold over its indexed live nodes (and its events frozen on demand).
+    """
+    op = event.surface_op
+    if op == APPEND:
+        return check_provenance(event, ())
+    if not isinstance(op, Replace):
+        return Rejection("SURF-3", f"{event.type} carries an invalid surfaceOp {op!r}")
+    positions = replacement_range(nodes, op)
+    if isinstance(positions, Rejection):
+        return positions
+    shadowed = tuple(nodes[positions[0] : positions[1] + 1])
+    return check_provenance(event, shadowed) or check_tool_result_rewrite(event, shadowed, events) or positions
+
+
+@ensure(
     lambda event, expected_seq, result: result is not None or event.seq == expected_seq,
     "LOG-2: an accepted event sits at its seq",
     enabled=ENABLED,
@@ -159,17 +184,9 @@ def check_surface_event_at(surface: Surface, event: Event, events: tuple[Event, 
     """Check ``event`` at position ``expected_seq``; ``events`` holds at least the events before it."""
     found = check_event(event, expected_seq)
     if found is not None or not is_surface_type(event.type):
-        return found
-    op = event.surface_op
-    if op == APPEND:
-        return check_provenance(event, ())
-    if not isinstance(op, Replace):
-        return Rejection("SURF-3", f"{event.type} carries an invalid surfaceOp {op!r}")
-    positions = replacement_range(surface.nodes, op)
-    if isinstance(positions, Rejection):
-        return positions
-    shadowed = surface.nodes[positions[0] : positions[1] + 1]
-    return check_provenance(event, shadowed) or check_tool_result_rewrite(event, shadowed, events)
+        return found  # check_event rejects a surface-eligible event without a surfaceOp (LOG-5)
+    step = surface_step(surface.nodes, event, events)
+    return step if isinstance(step, Rejection) else None
 
 
 def _applicable(surface: Surface, event: Event) -> bool:

@@ -221,6 +221,16 @@ def _member_chunk(kind: str, data: Mapping[str, object], member: str) -> dict[st
     return chunk
 
 
+def _expanded(kind: str, data: Mapping[str, object], members: Sequence[str], seq0: int, time0: int | float) -> Iterator[tuple[int, int | float, dict[str, object]]]:
+    """Each member of a packed row as its chunk event's seq, time and data (plain): FMT-8's expansion, stated once for both readers."""
+    gaps = cast(Sequence[int], data["dt"])
+    time = time0
+    for k, member in enumerate(members):
+        if k:
+            time += gaps[k - 1]
+        yield seq0 + k, time, {"turn": data["turn"], "step": data["step"], "chunk": _member_chunk(kind, data, member)}
+
+
 def expand_chunk_row(value: FrozenMap) -> tuple[Event, ...] | Rejection:
     """Return the ``assistant/chunk`` events a packed row stores, or why the row is malformed (FMT-8)."""
     tag = value.get("type")
@@ -230,17 +240,14 @@ def expand_chunk_row(value: FrozenMap) -> tuple[Event, ...] | Rejection:
     if isinstance(checked, Rejection):
         return checked
     data, members = checked
-    kind = _KIND_OF_ROW[tag]
-    seq0, time = cast(int, value["seq0"]), cast(int, value["time0"])
-    gaps = cast(tuple[int, ...], data["dt"])
-    events: list[Event] = []
-    for k, member in enumerate(members):
-        if k > 0:
-            time += gaps[k - 1]
-        chunk = cast(dict[str, JsonValue], _member_chunk(kind, data, member))
-        body = FrozenMap({"turn": data["turn"], "step": data["step"], "chunk": FrozenMap(chunk)})
-        events.append(Event(ASSISTANT_CHUNK, seq0 + k, int(time), body))
-    return tuple(events)
+    rows = _expanded(_KIND_OF_ROW[tag], data, members, cast(int, value["seq0"]), cast(int, value["time0"]))
+    return tuple(Event(ASSISTANT_CHUNK, seq, int(time), _frozen_body(body)) for seq, time, body in rows)
+
+
+def _frozen_body(body: dict[str, object]) -> FrozenMap:
+    """A member's chunk event data frozen: its values are the checked row's own (frozen) values."""
+    fields = cast(dict[str, JsonValue], body)
+    return FrozenMap({**fields, "chunk": FrozenMap(cast(dict[str, JsonValue], body["chunk"]))})
 
 
 _ROW_ENVELOPE = frozenset(("type", "seq0", "time0", "data"))
@@ -286,15 +293,11 @@ def plain_row_events(value: dict[str, object], expected_seq: int) -> list[PlainE
         return None
     if len(gaps) != len(members) - 1 or not all(type(m) is str for m in members) or not all(type(g) is int for g in gaps):
         return None
-    kind = _KIND_OF_ROW[tag]
-    events, time = [], time0
-    for k, member in enumerate(members):
-        if k:
-            time += gaps[k - 1]
+    events = []
+    for seq, time, body in _expanded(_KIND_OF_ROW[tag], data, members, seq0, time0):
         if not 0 <= time <= MAX_SAFE_INTEGER:
             return None
-        chunk = _member_chunk(kind, data, member)
-        events.append(_new_event(PlainEvent, (ASSISTANT_CHUNK, seq0 + k, time, {"turn": turn, "step": step, "chunk": chunk}, None, None, 3, None)))
+        events.append(_new_event(PlainEvent, (ASSISTANT_CHUNK, seq, time, body, None, None, 3, None)))
     if seq0 + len(members) - 1 > MAX_SAFE_INTEGER or any(abs(g) > MAX_SAFE_INTEGER for g in gaps):
         return None
     return events

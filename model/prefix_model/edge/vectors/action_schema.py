@@ -1,0 +1,140 @@
+"""The action part of spec/schema/vector.schema.json, generated from the action dataclasses (as ``codec`` is).
+
+An action's schema follows from its dataclass the way its JSON does (``codec.action_to_json``):
+``{"action": "<ClassName>"}`` and every field under its camelCase name, required unless it is one
+of ``codec.SPARSE``. A field's type gives its schema: ``str``, ``bool``, a non-negative ``int``;
+``X | None`` (a scalar: ``[type, "null"]``; else ``oneOf`` null or X); a tuple of X as an array
+(JSON values and objects as objects, a fixed pair as ``prefixItems``); a nested dataclass as a
+reference to its own definition (``REFS``). What a type cannot say — a description, a constraint
+on the JSON a field carries — is ``_EXTRA``'s, beside the generator.
+
+``python -m prefix_model.edge.vectors.action_schema`` rewrites the committed schema's action
+definitions; ``tests/edge/test_action_schema.py`` checks the committed file equals the generated one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import types
+import typing
+from importlib import resources
+from pathlib import Path
+
+from prefix_model.core.headers import LlmCallConfig
+from prefix_model.core.json_values import FrozenMap
+from prefix_model.edge.vectors.codec import ACTION_TYPES, SPARSE, camel
+from prefix_model.loop.actions import PlainReplace, PostStep, PreStep, Reply, SendPrompt, Inject
+from prefix_model.loop.compaction import CompactPolicy
+from prefix_model.loop.prompt import PromptContext
+from prefix_model.loop.world import AgentOptions, Listener
+
+__all__ = ["REFS", "SCHEMA_PATH", "action_defs", "schema_text", "main"]
+
+Schema = dict[str, object]
+
+# The definitions (written by hand: they are not actions) a nested value refers to.
+REFS: dict[object, str] = {
+    AgentOptions: "agentOptions",
+    Listener: "listener",
+    LlmCallConfig: "callConfig",
+    PromptContext: "promptContext",
+    PlainReplace: "plainReplace",
+    CompactPolicy: "compactPolicy",
+    tuple[str, str, str]: "toolCall",  # Reply.toolCalls: {id, name, arguments} (codec's object tuples)
+}
+
+_SUMMARIES: Schema = {"description": "the summarizer's replies, in the order the compaction service asks (spec §10.4); \"summary\" when none is left"}
+# What a field's type does not say: its description, and what it holds beyond its type.
+_EXTRA: dict[tuple[type, str], Schema] = {
+    (SendPrompt, "block_reason"): {"description": "the prompt-submit hook's own block reason, only with blocked; absent: \"blocked\""},
+    (PreStep, "summaries"): _SUMMARIES,
+    (PostStep, "summaries"): _SUMMARIES,
+    (Reply, "stream"): {
+        "description": "the adapter's chunks, logged verbatim (SPEC §10.3); null: the block-ends and finish of text and toolCalls",
+        "items": {"type": "object", "required": ["type"]},
+    },
+    (Inject, "source"): {"description": "the injected message's source; null: the harness's default {kind: plugin, plugin: ''}"},
+    (Inject, "meta"): {"description": "the message's meta; null: none"},
+}
+_SCALARS: dict[object, str] = {str: "string", bool: "boolean", int: "integer", FrozenMap: "object", object: "object"}
+SCHEMA_PATH = resources.files("prefix_model") / "spec" / "schema" / "vector.schema.json"
+
+
+def _type(hint: object) -> Schema:
+    """The schema of a value of type ``hint`` (not None)."""
+    if hint in REFS:
+        return {"$ref": f"#/$defs/{REFS[hint]}"}
+    if hint is int:
+        return {"type": "integer", "minimum": 0}  # every integer of an action counts or indexes
+    if hint in _SCALARS:
+        return {"type": _SCALARS[hint]}
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return {"type": "array", "items": _type(args[0])}
+    if typing.get_origin(hint) is tuple:
+        return {"type": "array", "prefixItems": [_type(a) for a in args], "minItems": len(args), "maxItems": len(args), "items": False}
+    raise TypeError(f"no schema for {hint!r}: give it a definition in REFS")
+
+
+def _field(hint: object) -> Schema:
+    """The schema of a field of type ``hint``: ``X | None`` admits null (a typed value: in its type list)."""
+    if not (isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union):
+        return _type(hint)
+    [arm] = [a for a in typing.get_args(hint) if a is not type(None)]
+    inner = _type(arm)
+    if "type" in inner and "prefixItems" not in inner:
+        # a nullable integer (ForkDrive's boundary) is written without the bound: the schema as first published
+        return {"type": [inner["type"], "null"], **{k: v for k, v in inner.items() if k not in ("type", "minimum")}}
+    return {"oneOf": [{"type": "null"}, inner]}
+
+
+def _action(cls: type) -> Schema:
+    """One action's definition: its tag and every field, required unless sparse, nothing else."""
+    hints = typing.get_type_hints(cls)
+    properties: Schema = {"action": {"const": cls.__name__}}
+    required = ["action"]
+    for f in dataclasses.fields(cls):
+        extra = _EXTRA.get((cls, f.name), {})
+        described = {k: v for k, v in extra.items() if k == "description"}
+        properties[camel(f.name)] = described | _field(hints[f.name]) | {k: v for k, v in extra.items() if k != "description"}
+        if (cls, f.name) not in SPARSE:
+            required.append(camel(f.name))
+    return {"type": "object", "required": sorted(required), "properties": properties, "additionalProperties": False}
+
+
+def action_defs() -> dict[str, Schema]:
+    """Return the schema's ``action`` definition (one of every action) and each action's own, generated."""
+    defs: dict[str, Schema] = {
+        "action": {
+            "description": "One action of the loop's alphabet (model/prefix_model/loop/actions.py), every field written.",
+            "oneOf": [{"$ref": f"#/$defs/action{cls.__name__}"} for cls in ACTION_TYPES],
+        }
+    }
+    defs.update({f"action{cls.__name__}": _action(cls) for cls in ACTION_TYPES})
+    return defs
+
+
+def schema_text(text: str) -> str:
+    """Return the schema ``text`` with its action definitions the generated ones: each in its place, a new one last, a gone one dropped."""
+    schema = json.loads(text)
+    generated = action_defs()
+    kept = {name: generated.pop(name, value) for name, value in schema["$defs"].items() if name in generated or not name.startswith("action")}
+    schema["$defs"] = kept | generated
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def main() -> int:
+    """Rewrite the committed schema (in a source checkout) with the generated action definitions."""
+    path = Path(str(SCHEMA_PATH))
+    text = path.read_text(encoding="utf-8")
+    new = schema_text(text)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    print(f"{path}: {'rewritten' if new != text else 'unchanged'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
