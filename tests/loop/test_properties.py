@@ -409,8 +409,8 @@ def test_a_waterfall_that_prepends_an_appending_listener_is_caught_though_the_lo
 
     compose = waterfall.compose
 
-    def misplaced(listeners: tuple[Listener, ...], agent: str) -> waterfall.Composition:  # every contribution prepended
-        return compose(tuple(replace(l, script=tuple(Prepend(c.messages) if isinstance(c, Append) else c for c in l.script)) for l in listeners), agent)
+    def misplaced(listeners: tuple[Listener, ...], agent: str, disposed: bool = False) -> waterfall.Composition:  # every contribution prepended
+        return compose(tuple(replace(l, script=tuple(Prepend(c.messages) if isinstance(c, Append) else c for c in l.script)) for l in listeners), agent, disposed)
 
     for module in (waterfall, transitions):  # the waterfall's bug, wherever it is called from
         monkeypatch.setattr(module, "compose", misplaced)
