@@ -326,8 +326,14 @@ def test_demo_runs_the_loop_scenario_and_explains_every_request() -> None:
     ]
     assert "(resume)" in explained[-1] and "(initial)" in explained[0]
     assert lines[-1].endswith("properties checked: all hold")
-    # The actions print as the vectors' JSON, and read back to the very actions the demo ran.
-    spelled = [line.removeprefix("#   ") for line in lines[1 : 1 + len(DEMO_ACTIONS)]]
+    # The actions print one short line each, numbered, kind first; no Python repr.
+    briefs = lines[1 : 1 + len(DEMO_ACTIONS)]
+    assert [line.split()[1:3] for line in briefs] == [[str(n), type(a).__name__] for n, a in enumerate(DEMO_ACTIONS, 1)]
+    assert not any("(" in line.split()[2] or "Listener(" in line for line in briefs)
+    # --json-actions prints them as the vectors' JSON, and they read back to the very actions the demo ran.
+    exact = run("demo", "--json-actions")
+    assert exact.returncode == 0, exact.stderr
+    spelled = [line.removeprefix("#   ") for line in exact.stdout.splitlines()[1 : 1 + len(DEMO_ACTIONS)]]
     assert tuple(action_from_json(freeze(json.loads(text))) for text in spelled) == DEMO_ACTIONS
 
 

@@ -277,7 +277,7 @@ def _add_request(commands: _Commands) -> None:
 
 
 def _add_demo(commands: _Commands) -> None:
-    commands.add_parser(
+    demo = commands.add_parser(
         "demo",
         help="run the loop scenario and print its log and the requests it sent, each explained",
         description="Run a scripted loop scenario — two prefix listeners, a composition cancelled by the user, "
@@ -285,6 +285,9 @@ def _add_demo(commands: _Commands) -> None:
         "print the actions, the log as the harness writes it, and every request on the wire with how it "
         "reconstructs from the log; then check every property of spec §11 on the run.",
     )
+    demo.add_argument("--json-actions", action="store_true",
+                      help="print the actions as the vectors spell them (spec/vectors.md §5), one JSON object a line, "
+                      "to replay or to feed an adapter, instead of one short line each")
 
 
 def _add_check(commands: _Commands) -> None:
@@ -594,16 +597,20 @@ def _explain(world: World, sent: SentRequest) -> str:
     )
 
 
-def _run_demo() -> int:
+def _run_demo(json_actions: bool) -> int:
     from prefix_model.edge.vectors.codec import action_to_json
     from prefix_model.examples.loop_demo import DEMO_ACTIONS
     from prefix_model.loop.properties import PROPERTIES, check_all
     from prefix_model.loop.transitions import run
+    from prefix_model.review.brief import action_brief
 
     world = run(DEMO_ACTIONS)
-    print(f"# the scenario: {len(DEMO_ACTIONS)} actions, as the vectors spell them (spec/vectors.md §5); any run replays from its action list")
-    for action in DEMO_ACTIONS:
-        print(f"#   {json_text(action_to_json(action))}")
+    if json_actions:
+        print(f"# the scenario: {len(DEMO_ACTIONS)} actions, as the vectors spell them (spec/vectors.md §5); any run replays from its action list")
+    else:  # a newcomer reads the story first; the exact form is one flag away
+        print(f"# the scenario: {len(DEMO_ACTIONS)} actions, in brief (--json-actions spells them as the vectors do, to replay)")
+    for number, action in enumerate(DEMO_ACTIONS, 1):
+        print(f"#   {json_text(action_to_json(action))}" if json_actions else f"#   {number:2} {action_brief(action)}")
     for session in world.sessions:
         print(f"\n# session {session.id}: {len(session.log.events)} events, as the harness writes them")
         for event in session.log.events:
@@ -984,7 +991,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return _run_review(args)
         if args.command == "explore":
             return _run_explore(args)
-        return _run_demo()
+        return _run_demo(args.json_actions)
     except (LogReadError, _Unusable, Unusable) as error:
         print(f"prefix-model: {error}", file=sys.stderr)
         if args.command == "check" and args.json:  # the machine reader gets its verdict too, never an empty stdout
