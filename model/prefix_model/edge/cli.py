@@ -286,7 +286,7 @@ def _add_demo(commands: _Commands) -> None:
         "reconstructs from the log; then check every property of spec §11 on the run.",
     )
     demo.add_argument("--json-actions", action="store_true",
-                      help="print the actions as the vectors spell them (spec/vectors.md §5), one JSON object a line, "
+                      help="print the actions as the vectors spell them (vectors.md §5 of the installed specification), one JSON object a line, "
                       "to replay or to feed an adapter, instead of one short line each")
 
 
@@ -606,7 +606,7 @@ def _run_demo(json_actions: bool) -> int:
 
     world = run(DEMO_ACTIONS)
     if json_actions:
-        print(f"# the scenario: {len(DEMO_ACTIONS)} actions, as the vectors spell them (spec/vectors.md §5); any run replays from its action list")
+        print(f"# the scenario: {len(DEMO_ACTIONS)} actions, as the vectors spell them (vectors.md §5; `prefix-model docs` says where); any run replays from its action list")
     else:  # a newcomer reads the story first; the exact form is one flag away
         print(f"# the scenario: {len(DEMO_ACTIONS)} actions, in brief (--json-actions spells them as the vectors do, to replay)")
     for number, action in enumerate(DEMO_ACTIONS, 1):
