@@ -429,7 +429,7 @@ def _add_explore(commands: _Commands) -> None:
     chosen = explore.add_mutually_exclusive_group()
     chosen.add_argument("--variant", metavar="NAME", help="explore a faulty variant (prefix-model variants) instead of the harness")
     chosen.add_argument("--design", metavar="FILE.py:NAME", help=_design_help())
-    explore.add_argument("--roots", metavar="NAMES", help="only these behaviours of listener L2, comma-separated (default: every one)")
+    explore.add_argument("--roots", metavar="NAMES", help="only these roots, comma-separated: a behaviour of listener L2 (prepend, append, …) or the seeded drift-after-turn (default: every one; a name it does not know is one line, exit 2)")
     explore.add_argument("--jobs", type=_count, default=1, metavar="N", help="processes that share each level (default 1; the counts are the same)")
     explore.add_argument("--itf", metavar="FILE", help="write a violation's shortest script as an ITF trace (Apalache ADR-015 JSON)")
 
