@@ -72,7 +72,9 @@ initial/resume/change rule, the prefix constant within an instance, turn and ste
 and, with --requests, every captured loop request against the one the log says it must have
 been (REC-1: the invariant companion's fields; REC-2: every field) and prompt-cache
 monotonicity within an instance (REC-3). Each finding names its requirement ID, the seq/line or
-request index, the JSON path, and expected vs actual.
+request index, the JSON path, and expected vs actual. Requests are compared as JSON text, so key
+order counts (the harness's order, §8.2 of SPEC.md): a capture whose only difference is its key
+order (re-serialized with sorted keys, as Go writes maps) still gets findings, each saying so.
 
 LOG: the harness's in-memory event lines, or its persisted session.jsonl (header line, packed
 chunk rows), plain or zstd; a file, or - for standard input (a pipe is copied to a temporary
