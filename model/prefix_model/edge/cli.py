@@ -595,7 +595,7 @@ def _explain(world: World, sent: SentRequest) -> str:
 
 
 def _run_demo() -> int:
-    from prefix_model.edge.vectors.codec import action_to_json
+    from prefix_model.vectors.codec import action_to_json
     from prefix_model.examples.loop_demo import DEMO_ACTIONS
     from prefix_model.loop.properties import PROPERTIES, check_all
     from prefix_model.loop.transitions import run

@@ -13,7 +13,7 @@ from typing import IO, Any
 
 from prefix_model import __version__
 from prefix_model.edge.runner.protocol import KINDS, PROTOCOL_VERSION
-from prefix_model.edge.vectors.codec import ACTION_TYPES, CodecError
+from prefix_model.vectors.codec import ACTION_TYPES, CodecError
 from prefix_model.edge.vectors.consumer import ActionRefused, ModelAdapter, ModelChecker, ModelReader, Unreadable
 from prefix_model.loop.semantics import HARNESS, Semantics
 
