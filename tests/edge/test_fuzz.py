@@ -24,7 +24,7 @@ from prefix_model.edge.fuzz.generate import Coverage, draw
 from prefix_model.edge.fuzz.lockstep import DIFFERS, Difference
 from prefix_model.edge.fuzz.shrink import shrink
 from prefix_model.core.json_values import freeze
-from prefix_model.edge.vectors.consumer import JsonObject
+from prefix_model.edge.runner.consumer import JsonObject
 
 from tests.adapters.planted_adapter import PASS_THE_VECTORS
 from tests.conftest import HANG

@@ -42,7 +42,7 @@ from prefix_model.vectors.cases import (
     wrapped_capture_lines,
 )
 from prefix_model.vectors.codec import ACTION_TYPES, CALL_TYPES, SPARSE, action_to_json, camel
-from prefix_model.edge.vectors.consumer import (
+from prefix_model.edge.runner.consumer import (
     ABSENT,
     ActionRefused,
     FileRead,

@@ -864,7 +864,7 @@ def _conform(args: argparse.Namespace) -> int:
     from prefix_model.edge.runner.baseline import Baseline, BaselineError, read_baseline
     from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
     from prefix_model.edge.runner.run import as_json, as_junit, as_text, failed, ran, run_cases
-    from prefix_model.edge.vectors.consumer import VectorsUnreadable
+    from prefix_model.edge.runner.consumer import VectorsUnreadable
     from prefix_model.edge.vectors.generate import generate as generate_vectors
 
     try:

@@ -1,10 +1,10 @@
 """Conformance vectors at the edge: writing the catalogue of ``prefix_model.vectors`` out (spec/vectors.md).
 
+Consuming them, in process or over the adapter protocol, is ``edge/runner/``'s.
+
 - ``generate`` writes ``DIR/<case-id>/case.json`` and ``DIR/manifest.json`` after the coverage audit
   (``prefix-model vectors --out DIR``)
 - ``bundle`` what makes DIR stand alone: its README (from ``README.bundle.md``), the specification
   and its schemas under ``DIR/spec/``, and the reproducible tarball (``--bundle``)
-- ``consumer`` the reference consumer: the adapter protocol another implementation mirrors, the
-  model's own adapter and checker, ``replay`` and ``consume``
 - ``action_schema`` rewrites the schema's action definitions from the action dataclasses
 """

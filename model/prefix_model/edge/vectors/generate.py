@@ -49,7 +49,7 @@ from prefix_model.vectors.cases import (
     world_of,
 )
 from prefix_model.vectors.codec import action_from_json, action_to_json, layout, obj
-from prefix_model.edge.vectors.consumer import ModelAdapter, ModelChecker, replay
+from prefix_model.edge.runner.consumer import ModelAdapter, ModelChecker, replay
 
 __all__ = [
     "SPEC_PATH",
