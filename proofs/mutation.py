@@ -111,7 +111,7 @@ LAUNCH = "import sys; from prefix_model.edge.launch import main; sys.argv[0] = '
 REACH = (
     "import json, sys, coverage; from pathlib import Path; module = str(Path(sys.argv[2]).resolve()); "
     "cov = coverage.Coverage(data_file=None, include=[module]); cov.start(); "
-    "from prefix_model.edge.vectors.consumer import consume_report; consume_report(Path(sys.argv[1])); cov.stop(); "
+    "from prefix_model.edge.runner.consumer import consume_report; consume_report(Path(sys.argv[1])); cov.stop(); "
     "print(json.dumps(sorted(cov.get_data().lines(module) or [])))"
 )
 # The per-mutant timeout, unless --timeout: this many times the unmutated run's wall time, plus a

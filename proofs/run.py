@@ -70,10 +70,10 @@ DEEP_SECONDS = 20.0  # ``make proofs-deep``: CPU seconds per condition
 JOBS = 2  # the machine has 2 cores
 DRIVER = ROOT / "proofs" / "crosshair_fixed.py"
 
-# Every module of the model's chapter packages (core/, formats/, loop/, conformance/, review/) must be in exactly one
+# Every module of the model's chapter packages (core/, formats/, loop/, conformance/, review/, vectors/) must be in exactly one
 # of these two lists, and every other subpackage in EDGE_PACKAGES: a new core module cannot
 # silently escape the proofs.
-CHAPTER_PACKAGES: tuple[str, ...] = ("core", "formats", "loop", "conformance", "review")
+CHAPTER_PACKAGES: tuple[str, ...] = ("core", "formats", "loop", "conformance", "review", "vectors")
 CORE_MODULES: tuple[str, ...] = (
     "core.json_values",
     "core.events",
@@ -151,6 +151,7 @@ EDGE_NOT_PROVED: tuple[str, ...] = (
     "formats.rules",  # the format rules' rejection values, worded once
     "formats.event_lines",  # JSON lines to events and back: held to the harness's bytes by tests and vectors
     "formats.session_lines",  # the persisted form's header line and packed rows: tests and vectors
+    "formats.persisted_form",  # the persisted form's bytes (zstd frames): read back by the reader in tests and vectors
     "formats.plain_json",  # the fast lane's decoder: its contract ties it to parse_json_line at every call in tests
     "formats.plain_events",  # the fast lane's envelope reader: its contract ties it to parse_event
     "review.designs",  # the reviewed designs: Semantics overrides, judged by the properties on the scenario
@@ -160,9 +161,14 @@ EDGE_NOT_PROVED: tuple[str, ...] = (
     "review.claims",  # the claims' verdicts: tests show each able to fail
     "review.diagram",  # the state diagram: tests hold it to the transitions and to SPEC.md
     "review.brief",  # actions and messages in words for the review's text: tests hold each form
+    "vectors.codec",  # actions and worlds as JSON: no contract; round trips and the schema held by tests
+    "vectors.scenarios",  # the action scripts: data, each played by the model in tests (every property of a run)
+    "vectors.adopted",  # the adopted scripts (package data) as scenarios: played like the others
+    "vectors.persisted",  # the persisted-form cases: read back by the model's reader in tests
+    "vectors.cases",  # the case catalogue: its coverage audited at every generation, consumed in tests
 )
 EDGE_PACKAGES: tuple[str, ...] = (
-    "edge",  # formats, the checker driver, vectors, the adapter runner and the command line (I/O)
+    "edge",  # formats, the checker driver, writing the vectors, the adapter runner and the command line (I/O)
     "examples",  # the demo session script and its bundled output
 )
 

@@ -776,7 +776,7 @@ def test_one_instance_sent_under_a_second_anchor_with_another_prefix_is_one_INST
 
 @pytest.mark.spec("INST-1")
 def test_one_instance_sent_under_a_second_anchor_with_its_own_prefix_is_an_INST_1_finding() -> None:
-    from prefix_model.edge.vectors.cases import world_of
+    from prefix_model.vectors.cases import world_of
 
     world = world_of("resume/same-prefix")
     assert _instance_check(world, "s1", _own).findings == []
@@ -801,7 +801,7 @@ def test_a_new_instance_under_an_earlier_instances_anchor_is_INST_3_in_place_of_
 
 @pytest.mark.spec("INST-3", "HDR-15", "CHK-3")
 def test_a_new_instances_first_snapshot_written_as_a_change_equal_to_the_fold_is_INST_3_in_place_of_HDR_15() -> None:
-    from prefix_model.edge.vectors.cases import world_of
+    from prefix_model.vectors.cases import world_of
 
     world = world_of("resume/same-prefix")
     events = list(world.session("s1").log.events)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from prefix_model.edge.vectors.cases import catalogue
+from prefix_model.vectors.cases import catalogue
 from prefix_model.edge.vectors.generate import generate
 
 from tests.conftest import HANG

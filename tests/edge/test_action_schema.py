@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 from prefix_model.edge.vectors import action_schema
 from prefix_model.edge.vectors.action_schema import SCHEMA_PATH, action_defs, schema_text
-from prefix_model.edge.vectors.codec import ACTION_TYPES
+from prefix_model.vectors.codec import ACTION_TYPES
 
 
 @pytest.mark.spec("VEC-1")

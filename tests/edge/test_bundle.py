@@ -23,9 +23,9 @@ import jsonschema
 import pytest
 from prefix_model import __version__
 from prefix_model.edge import cli
-from prefix_model.edge.vectors import FORMAT_VERSION
+from prefix_model.vectors import FORMAT_VERSION
 from prefix_model.edge.vectors.bundle import TRANSCRIPT_MARK, write_tarball
-from prefix_model.edge.vectors.cases import catalogue, pending_cases
+from prefix_model.vectors.cases import catalogue, pending_cases
 from prefix_model.edge.vectors.generate import SPEC_PATH, audit, bundle_name, spec_ids
 
 from tests.edge.conftest import VECTORS_GROUP

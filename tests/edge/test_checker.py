@@ -425,7 +425,7 @@ def test_garbage_lines_between_events_do_not_add_up_to_a_run(tmp_path: Path) -> 
 def test_check_with_a_capture_naming_instances_finds_a_per_turn_recomposition_written_as_a_resume(tmp_path: Path) -> None:
     """resume/changed-prefix: two instances, the second anchoring another prefix. The same log with a capture saying one
     instance sent both requests is that instance recomposing at its second turn and writing the drift as ``resume``."""
-    from prefix_model.edge.vectors.cases import log_lines, wrapped_capture_lines, world_of
+    from prefix_model.vectors.cases import log_lines, wrapped_capture_lines, world_of
 
     world = world_of("resume/changed-prefix")
     log = tmp_path / "s1.events.jsonl"

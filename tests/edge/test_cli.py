@@ -29,7 +29,7 @@ from prefix_model.edge.cli import main
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
 from prefix_model.edge.formats.persisted_writer import write_persisted
 from prefix_model.edge.formats.session_jsonl import LogStream
-from prefix_model.edge.vectors.codec import action_from_json
+from prefix_model.vectors.codec import action_from_json
 from prefix_model.examples import EXAMPLE_SESSION_ID, EXAMPLE_STEPS, example_log
 from prefix_model.examples.loop_demo import DEMO_ACTIONS
 from prefix_model.formats.session_lines import SessionHeaderLine
@@ -495,7 +495,7 @@ def test_the_installed_command_runs_without_contracts_unless_the_environment_ask
 # itself), and a workspace's processes and JUnit writer (one log is checked in this process). The
 # installed command, as it runs: its entry point, contracts off by default.
 NOT_FOR_CHECK = ("jsonschema", "zstandard", "tqdm", "icontract", "importlib.resources", "shutil",
-                 "prefix_model.loop", "prefix_model.edge.vectors", "prefix_model.edge.runner", "prefix_model.edge.timeline",
+                 "prefix_model.loop", "prefix_model.vectors", "prefix_model.edge.vectors", "prefix_model.edge.runner", "prefix_model.edge.timeline",
                  "prefix_model.review", "prefix_model.edge.review", "matplotlib", "concurrent", "xml")  # fmt: skip
 _IMPORTS_PROBE = """\
 import json, os, sys

@@ -24,7 +24,7 @@ from prefix_model.edge.fuzz.generate import Coverage, draw
 from prefix_model.edge.fuzz.lockstep import DIFFERS, Difference
 from prefix_model.edge.fuzz.shrink import shrink
 from prefix_model.core.json_values import freeze
-from prefix_model.edge.vectors.consumer import JsonObject
+from prefix_model.edge.runner.consumer import JsonObject
 
 from tests.adapters.planted_adapter import PASS_THE_VECTORS
 from tests.conftest import HANG
@@ -209,8 +209,8 @@ def test_the_shrinker_keeps_exactly_what_the_divergence_needs() -> None:
 
 @pytest.mark.spec("FUZZ-4", "FORK-9")
 def test_an_adopted_script_joins_the_vectors_with_everything_but_its_actions_generated() -> None:
-    from prefix_model.edge.vectors.adopted import ADOPTED_PATH, adopted_scenarios
-    from prefix_model.edge.vectors.cases import case_to_json, catalogue
+    from prefix_model.vectors.adopted import ADOPTED_PATH, adopted_scenarios
+    from prefix_model.vectors.cases import case_to_json, catalogue
 
     entries = json.loads(ADOPTED_PATH.read_text(encoding="utf-8"))["cases"]
     assert entries and all(set(e) <= {"id", "description", "found", "requirements", "actions"} for e in entries)

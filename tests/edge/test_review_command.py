@@ -11,7 +11,7 @@ import pytest
 from prefix_model.core.json_values import freeze
 from prefix_model.edge import cli
 from prefix_model.edge import review as review_edge
-from prefix_model.edge.vectors.codec import action_from_json
+from prefix_model.vectors.codec import action_from_json
 from prefix_model.review.brief import action_brief
 from prefix_model.review.compare import FRESH, RULES, rule_legend
 from prefix_model.review.designs import DESIGNS

@@ -20,7 +20,8 @@ from prefix_model.edge.checker import check_log
 from prefix_model.edge.formats import frames
 from prefix_model.edge.formats.frames import Chunk, LineFilter, split_lines
 from prefix_model.edge.formats.events_jsonl import LogReadError, read_log
-from prefix_model.edge.formats.persisted_writer import persisted_frames, write_persisted, zstd_frame
+from prefix_model.edge.formats.persisted_writer import write_persisted
+from prefix_model.formats.persisted_form import persisted_frames, zstd_frame
 from prefix_model.edge.formats.session_jsonl import LogStream, Unread, iter_log_events
 from prefix_model.formats.event_lines import event_to_line
 from prefix_model.formats.session_lines import ROW_TYPES, ZSTD_MAGIC, SessionHeaderLine, TornTail, expand_chunk_row, header_to_line, pack_chunk_runs, parse_header_line, record_to_line

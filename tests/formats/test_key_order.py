@@ -19,8 +19,8 @@ import pytest
 from prefix_model.core.derive import derive_messages
 from prefix_model.core.json_values import FrozenMap
 from prefix_model.core.requests import request_to_json
-from prefix_model.edge.vectors.cases import capture_lines, world_of, wrapped_capture_lines
-from prefix_model.edge.vectors.scenarios import scenarios
+from prefix_model.vectors.cases import capture_lines, world_of, wrapped_capture_lines
+from prefix_model.vectors.scenarios import scenarios
 from prefix_model.formats.event_lines import event_to_json
 
 SPEC = Path(__file__).resolve().parents[2] / "spec" / "SPEC.md"

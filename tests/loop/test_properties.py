@@ -590,7 +590,7 @@ def subsection_ids(spec: str, heading: str) -> set[str]:
 def test_every_property_says_how_an_implementation_shows_it_and_what_is_model_internal() -> None:
     from pathlib import Path
 
-    from prefix_model.edge.vectors.scenarios import scenarios
+    from prefix_model.vectors.scenarios import scenarios
 
     spec = (Path(__file__).resolve().parents[2] / "spec" / "SPEC.md").read_text(encoding="utf-8")
     rows = evidence_rows(spec)

@@ -600,7 +600,7 @@ def _explain(world: World, sent: SentRequest) -> str:
 
 
 def _run_demo(json_actions: bool) -> int:
-    from prefix_model.edge.vectors.codec import action_to_json
+    from prefix_model.vectors.codec import action_to_json
     from prefix_model.examples.loop_demo import DEMO_ACTIONS
     from prefix_model.loop.properties import PROPERTIES, check_all
     from prefix_model.loop.transitions import run
@@ -873,7 +873,7 @@ def _conform(args: argparse.Namespace) -> int:
     from prefix_model.edge.runner.baseline import Baseline, BaselineError, read_baseline
     from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
     from prefix_model.edge.runner.run import as_json, as_junit, as_text, failed, ran, run_cases
-    from prefix_model.edge.vectors.consumer import VectorsUnreadable
+    from prefix_model.edge.runner.consumer import VectorsUnreadable
     from prefix_model.edge.vectors.generate import generate as generate_vectors
 
     try:

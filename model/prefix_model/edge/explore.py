@@ -22,7 +22,7 @@ from typing import Any, get_args
 
 from prefix_model.core.json_values import thaw
 from prefix_model.core.requests import request_to_json
-from prefix_model.edge.vectors.codec import action_to_json
+from prefix_model.vectors.codec import action_to_json
 from prefix_model.formats.event_lines import event_to_line
 from prefix_model.loop.actions import Action
 from prefix_model.loop.explore import (

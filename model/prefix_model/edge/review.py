@@ -17,7 +17,7 @@ from pathlib import Path
 
 from prefix_model.core.json_values import thaw
 from prefix_model.edge.designs import LoadedDesign
-from prefix_model.edge.vectors.codec import action_to_json
+from prefix_model.vectors.codec import action_to_json
 from prefix_model.review.brief import action_brief
 from prefix_model.review.claims import Claim, claims
 from prefix_model.review.compare import RULES, Row, baseline_notes, compare, rule_legend

@@ -23,7 +23,7 @@ from prefix_model.edge.fuzz.lockstep import Difference, OutOfDomain, lockstep, m
 from prefix_model.edge.fuzz.shrink import Shrunk, shrink
 from prefix_model.edge.runner.baseline import KnownDivergence
 from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
-from prefix_model.edge.vectors.consumer import JsonObject
+from prefix_model.edge.runner.consumer import JsonObject
 
 __all__ = ["Fault", "Found", "Settings", "Result", "Unusable", "run_campaign", "replay_script"]
 

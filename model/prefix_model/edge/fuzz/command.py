@@ -12,7 +12,7 @@ from prefix_model.edge.fuzz.campaign import Result, Settings, Unusable, replay_s
 from prefix_model.edge.fuzz.generate import Coverage, draw
 from prefix_model.edge.fuzz.report import as_json, as_junit, as_text, save
 from prefix_model.edge.runner.baseline import BaselineError, InputUnreadable, KnownDivergence, is_script, read_baseline, read_json_file
-from prefix_model.edge.vectors.consumer import JsonObject
+from prefix_model.edge.runner.consumer import JsonObject
 
 __all__ = ["FUZZ_HELP", "add_arguments", "run", "BadInput", "Unusable"]
 

@@ -22,8 +22,8 @@ from prefix_model.core.json_values import thaw
 from prefix_model.edge.fuzz.grammar import BOUNDARY, DRIVE, LISTENERS, REFUSED, START, WINDOW, Grammar, Move, out_of_domain
 from prefix_model.edge.fuzz.lockstep import Answer
 from prefix_model.edge.runner.server import Failed, Server
-from prefix_model.edge.vectors.codec import action_to_json
-from prefix_model.edge.vectors.consumer import JsonObject
+from prefix_model.vectors.codec import action_to_json
+from prefix_model.edge.runner.consumer import JsonObject
 from prefix_model.loop.actions import Action, Dispatch, MountCompaction, PostStep, PreStep, Register, Reply
 from prefix_model.loop.explore import action_kind, outcomes
 from prefix_model.loop.explore import requirements_of as outcome_requirements

@@ -19,8 +19,8 @@ from prefix_model.core.json_values import freeze
 from prefix_model.edge.fuzz.grammar import out_of_domain
 from prefix_model.edge.runner.client import AdapterError, AdapterProcess
 from prefix_model.edge.runner.server import Failed, Server
-from prefix_model.edge.vectors.codec import action_from_json
-from prefix_model.edge.vectors.consumer import JsonObject, first_difference, plain_text, pointer
+from prefix_model.vectors.codec import action_from_json
+from prefix_model.edge.runner.consumer import JsonObject, first_difference, plain_text, pointer
 from prefix_model.loop.semantics import HARNESS, Semantics
 
 __all__ = ["Answer", "REFUSED_BY_IMPLEMENTATION", "ACCEPTED_BY_IMPLEMENTATION", "DIFFERS", "ERROR", "Difference", "OutOfDomain", "model_replies", "lockstep"]

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from prefix_model.edge.fuzz.campaign import Found, Result
-from prefix_model.edge.vectors import FORMAT_VERSION
-from prefix_model.edge.vectors.adopted import scenario_of
-from prefix_model.edge.vectors.cases import case_text, play
-from prefix_model.edge.vectors.consumer import JsonObject
+from prefix_model.vectors import FORMAT_VERSION
+from prefix_model.vectors.adopted import scenario_of
+from prefix_model.vectors.cases import case_text, play
+from prefix_model.edge.runner.consumer import JsonObject
 from prefix_model.edge.vectors.generate import manifest_text
 from prefix_model.loop.explore import OUTCOMES
 

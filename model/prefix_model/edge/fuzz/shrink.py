@@ -19,8 +19,8 @@ from typing import Any
 
 from prefix_model.core.json_values import freeze
 from prefix_model.edge.fuzz.lockstep import Difference
-from prefix_model.edge.vectors.codec import CodecError, action_from_json
-from prefix_model.edge.vectors.consumer import JsonObject
+from prefix_model.vectors.codec import CodecError, action_from_json
+from prefix_model.edge.runner.consumer import JsonObject
 
 __all__ = ["Oracle", "Shrunk", "shrink"]
 

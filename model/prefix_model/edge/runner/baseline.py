@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefix_model.edge.vectors.consumer import read_bounded
+from prefix_model.edge.runner.consumer import read_bounded
 
 __all__ = ["InputUnreadable", "read_json_file", "BaselineError", "KnownCase", "KnownDivergence", "Baseline", "read_baseline", "is_script"]
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from prefix_model.edge.runner.protocol import PROTOCOL_VERSION, ProtocolError, request, result_of
-from prefix_model.edge.vectors.consumer import ActionRefused, FileRead, JsonObject, Unreadable
+from prefix_model.edge.runner.consumer import ActionRefused, FileRead, JsonObject, Unreadable
 
 __all__ = ["AdapterFailure", "AdapterError", "AdapterProcess", "MAX_LINE"]
 

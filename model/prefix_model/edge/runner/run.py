@@ -21,7 +21,7 @@ from typing import Any
 from prefix_model.edge.runner.baseline import Baseline
 from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
 from prefix_model.edge.runner.protocol import PROTOCOL_VERSION
-from prefix_model.edge.vectors.consumer import Problem, load_cases, replay
+from prefix_model.edge.runner.consumer import Problem, load_cases, replay
 
 __all__ = [
     "Outcome", "kind_of", "not_applicable", "run_cases", "ran", "failed", "as_json", "as_text", "as_junit",

@@ -1,7 +1,7 @@
 """``prefix-model adapter``: the model itself behind the adapter protocol, on standard input and output.
 
 It serves the reference consumer's ``ModelAdapter``, ``ModelChecker`` and ``ModelReader``
-(vectors/consumer.py), so ``conform`` against it runs exactly what ``consume`` runs in process.
+(runner/consumer.py), so ``conform`` against it runs exactly what ``consume`` runs in process.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import IO, Any
 
 from prefix_model import __version__
 from prefix_model.edge.runner.protocol import KINDS, PROTOCOL_VERSION
-from prefix_model.edge.vectors.codec import ACTION_TYPES, CodecError
-from prefix_model.edge.vectors.consumer import ActionRefused, ModelAdapter, ModelChecker, ModelReader, Unreadable
+from prefix_model.vectors.codec import ACTION_TYPES, CodecError
+from prefix_model.edge.runner.consumer import ActionRefused, ModelAdapter, ModelChecker, ModelReader, Unreadable
 from prefix_model.loop.semantics import HARNESS, Semantics
 
 __all__ = ["Failed", "Server", "serve"]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from prefix_model.core.headers import LlmCallConfig
 from prefix_model.core.json_values import FrozenMap
-from prefix_model.edge.vectors.codec import ACTION_TYPES, SPARSE, camel
+from prefix_model.vectors.codec import ACTION_TYPES, SPARSE, camel
 from prefix_model.loop.actions import PlainReplace, PostStep, PreStep, Reply, SendPrompt, Inject
 from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.prompt import PromptContext

@@ -28,10 +28,10 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from prefix_model import __version__
-from prefix_model.edge.vectors import FORMAT_VERSION
+from prefix_model.vectors import FORMAT_VERSION
 
 if TYPE_CHECKING:  # `prefix-model docs` imports this module, and needs neither the catalogue nor the loop under it
-    from prefix_model.edge.vectors.cases import Case
+    from prefix_model.vectors.cases import Case
 
 __all__ = ["DOCS", "README", "TRANSCRIPT_MARK", "spec_files", "installed_docs", "transcript", "readme_text", "bundle_files", "write_tarball"]
 
@@ -81,7 +81,7 @@ def transcript(vectors_md: str) -> str:
 
 def readme_text(cases: Sequence[Case], docs: Sequence[tuple[str, bytes]]) -> str:
     """Return the directory's README: the package's template with this catalogue's counts and ``docs``' schemas and transcript."""
-    from prefix_model.edge.vectors.cases import Scenario
+    from prefix_model.vectors.cases import Scenario
 
     kinds = ["scenario" if isinstance(c, Scenario) else "file" if c.file is not None else "log" for c in cases]
     valid = [isinstance(c, Scenario) or c.valid for c in cases]

@@ -34,9 +34,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from prefix_model import __version__
-from prefix_model.edge.vectors import FORMAT_VERSION, MANIFEST_SCHEMA
+from prefix_model.vectors import FORMAT_VERSION, MANIFEST_SCHEMA
 from prefix_model.edge.vectors.bundle import DOCS, bundle_files, write_tarball
-from prefix_model.edge.vectors.cases import (
+from prefix_model.vectors.cases import (
     PENDING_MODEL_BUGS,
     Case,
     LogCase,
@@ -48,8 +48,8 @@ from prefix_model.edge.vectors.cases import (
     pending_cases,
     world_of,
 )
-from prefix_model.edge.vectors.codec import action_from_json, action_to_json, layout, obj
-from prefix_model.edge.vectors.consumer import ModelAdapter, ModelChecker, replay
+from prefix_model.vectors.codec import action_from_json, action_to_json, layout, obj
+from prefix_model.edge.runner.consumer import ModelAdapter, ModelChecker, replay
 
 __all__ = [
     "SPEC_PATH",

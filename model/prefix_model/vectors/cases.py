@@ -24,11 +24,11 @@ from functools import cache
 from prefix_model.core.events import KNOWN_TYPES, STEP_END, is_surface_type
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
 from prefix_model.core.requests import request_to_json
-from prefix_model.edge.vectors import FORMAT_VERSION, VECTOR_SCHEMA
-from prefix_model.edge.vectors.adopted import adopted_scenarios
-from prefix_model.edge.vectors.codec import action_to_json, expected_of, layout, obj
-from prefix_model.edge.vectors.persisted import FileCase, clocked, file_cases, in_memory_rows
-from prefix_model.edge.vectors.scenarios import Scenario, ScriptError, play, scenarios
+from prefix_model.vectors import FORMAT_VERSION, VECTOR_SCHEMA
+from prefix_model.vectors.adopted import adopted_scenarios
+from prefix_model.vectors.codec import action_to_json, expected_of, layout, obj
+from prefix_model.vectors.persisted import FileCase, clocked, file_cases, in_memory_rows
+from prefix_model.vectors.scenarios import Scenario, ScriptError, play, scenarios
 from prefix_model.formats.event_lines import event_to_json
 from prefix_model.loop.variants import VARIANTS, run_witness
 from prefix_model.loop.world import World

@@ -17,15 +17,15 @@ from importlib import resources
 from typing import Any
 
 from prefix_model.core.json_values import freeze
-from prefix_model.edge.vectors.codec import action_from_json
-from prefix_model.edge.vectors.scenarios import Scenario
+from prefix_model.vectors.codec import action_from_json
+from prefix_model.vectors.scenarios import Scenario
 from prefix_model.loop.explore import REFUSAL_REQUIREMENTS, outcomes, requirements_of
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.world import World
 
 __all__ = ["ADOPTED_PATH", "scenario_of", "adopted_scenarios"]
 
-ADOPTED_PATH = resources.files("prefix_model") / "edge" / "vectors" / "adopted.json"
+ADOPTED_PATH = resources.files("prefix_model") / "vectors" / "adopted.json"
 
 
 def scenario_of(ident: str, description: str, actions: Sequence[dict[str, Any]], named: Sequence[str] = ()) -> Scenario:

@@ -3,7 +3,7 @@
 A file case starts from the log of a scenario whose replies the model streams as the harness's
 mock adapter does (block-start, deltas, block-end, usage, finish: spec §10.3), with times taken
 from a clock with uneven gaps. That log is written by the model's own writer
-(``session_jsonl.persisted_frames``) as the JSONL backend writes it: the header line, then one
+(``formats.persisted_form.persisted_frames``) as the JSONL backend writes it: the header line, then one
 batch per turn (the backend flushes at every ``turn/end``), delta runs packed into rows, plain or
 as zstd frames. A case is that file, or that file damaged in
 one place; what a conforming reader must read from it (the events before the damage, the line of
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import Event
 from prefix_model.core.json_values import FrozenMap, json_text
-from prefix_model.edge.formats.persisted_writer import persisted_frames, zstd_frame
+from prefix_model.formats.persisted_form import persisted_frames, zstd_frame
 from prefix_model.formats.event_lines import parse_event, parse_json_line
 from prefix_model.formats.session_lines import SESSION_FORMAT_VERSION, SessionHeaderLine, header_to_json
 

@@ -32,9 +32,9 @@ from prefix_model.core.json_values import FrozenMap, freeze, json_text, thaw
 from prefix_model.edge.checker import Unusable, check_log
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.session_jsonl import LogStream
-from prefix_model.edge.vectors import FORMAT_VERSION
-from prefix_model.edge.vectors.codec import action_from_json, event_expected, request_record
-from prefix_model.edge.vectors.persisted import FileError, file_bytes
+from prefix_model.vectors import FORMAT_VERSION
+from prefix_model.vectors.codec import action_from_json, event_expected, request_record
+from prefix_model.vectors.persisted import FileError, file_bytes
 from prefix_model.formats.event_lines import event_to_json
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.transitions import apply, enabled
