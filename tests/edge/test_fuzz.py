@@ -221,6 +221,8 @@ def test_an_adopted_script_joins_the_vectors_with_everything_but_its_actions_gen
         assert written["actions"] == tuple(freeze(a) for a in entry["actions"]) and written["expected"]
     fork = next(s for s in adopted_scenarios() if s.id == "fuzz/fork-of-a-disposed-session")
     assert fork.refused == (2,) and "LOOP-1" in fork.requirements  # the fork after the dispose is refused (FORK-9)
+    in_turn = next(s for s in adopted_scenarios() if s.id == "fuzz/fork-while-a-disposed-driver-is-in-its-turn")
+    assert in_turn.refused == () and "FORK-1" in in_turn.requirements  # its driver disposed in its turn: the fork goes (FORK-9)
 
 
 @pytest.mark.spec("FUZZ-7")

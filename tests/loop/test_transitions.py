@@ -268,3 +268,16 @@ def test_a_session_whose_drivers_are_all_disposed_cannot_be_forked_until_a_resum
     resumed = run((Resume("s1", "main"),), world=busy)
     assert enabled(resumed, ForkDrive("s1", "s2", None, "main"))
     assert enabled(run((Create("main", "s1"),)), ForkDrive("s1", "s2", None, "main"))  # live and empty: forks to an empty child
+
+
+@pytest.mark.spec("FORK-9", "LOOP-1")
+def test_a_session_whose_disposed_driver_is_still_in_its_turn_can_be_forked_until_the_turn_ends() -> None:
+    """Found by prefix-model fuzz through the real harness (D-20 (g)): the disposal awaits the driver's exit before it
+    detaches the session (L/index.ts:216-235), so the store still holds it while the driver's turn runs."""
+    world = run((Create("main", "s1"), Inject(0, "note"), SendPrompt(0, "go"), Dispose(0)))  # disposed at turn 2's opening
+    at_first_end = ForkDrive("s1", "s2", 2, "main")  # seq 2: the one-shot injection turn's turn/end
+    assert world.instance(0).disposed and world.instance(0).turn_open and enabled(world, at_first_end)
+    child = run((at_first_end,), world=world).session("s2")
+    assert [e.type for e in child.log.events] == ["turn/start", "user/message", "turn/end"]
+    ended = run((BeginStep(0),), world=world)  # the checkpoint ends the turn disposed: the driver is gone, so is the entry
+    assert events_of(ended)[-1].type == TURN_END and not ended.instance(0).turn_open and not enabled(ended, at_first_end)

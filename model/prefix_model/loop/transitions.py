@@ -228,8 +228,9 @@ def enabled(world: World, action: Action) -> bool:
         case Create(session_id=sid, tools=tools):
             return sid not in _session_ids(world) and is_json_value(tools)
         case ForkDrive(source_id=src, child_id=child, boundary=boundary, tools=tools):
-            # The store forks only a live session: one some undisposed instance drives (FORK-9).
-            if not any(i.session_id == src and not i.disposed for i in world.instances) or not is_json_value(tools):
+            # The store forks only a live session (FORK-9): one an undisposed instance drives, or a disposed one still in
+            # its turn — the disposal awaits the driver's exit before it detaches the session (L/index.ts:216-235).
+            if not any(i.session_id == src and (not i.disposed or i.turn_open) for i in world.instances) or not is_json_value(tools):
                 return False
             return check_fork(world.session(src).log, boundary, child, _session_ids(world)) is None
         case Resume(session_id=sid, tools=tools):

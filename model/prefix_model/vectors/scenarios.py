@@ -512,6 +512,8 @@ def _fork_scenarios() -> tuple[Scenario, ...]:
     open_turn = (*empty, SendPrompt(0, "go"), *_until_reply(0, compose=True)[:-1])  # s1 ends at a step/start
     first_end = _seq(fork_head, "s1", "turn/end")
     a_step_start = _seq(fork_head, "s1", "step/start", 1)
+    in_turn = (Create("main", "s1"), *_turn(0, "plan the work", compose=True), SendPrompt(0, "go on"), Dispose(0))
+    in_turn_end = _seq(in_turn, "s1", "turn/end")
     return (
         Scenario(
             "fork/new-agent",
@@ -535,6 +537,16 @@ def _fork_scenarios() -> tuple[Scenario, ...]:
                 Resume("s3", "main"), ForkDrive("s3", "s4", None, "main"), *_turn(3, "go on", compose=True),
             ),
             refused=(2, 4 + len(_turn(1, "hello", compose=True)) + 1),
+        ),  # fmt: skip
+        Scenario(
+            "fork/source-disposed-in-its-turn",
+            "A session whose only driver is disposed while its turn is open can still be forked at a turn/end (the disposal awaits the driver's exit before the store lets the session go), though not at its end, inside the open turn; once the driver's checkpoint ends the turn, a fork of it is refused.",
+            ("FORK-9", "FORK-2", "FORK-5", "LOOP-1", "LOOP-6"),
+            (
+                *in_turn, ForkDrive("s1", "s3", None, "main"), ForkDrive("s1", "s2", in_turn_end, "main"),
+                *_turn(1, "review the plan", compose=True), BeginStep(0), ForkDrive("s1", "s4", in_turn_end, "main"),
+            ),
+            refused=(len(in_turn), len(in_turn) + 3 + len(_turn(1, "review the plan", compose=True))),
         ),  # fmt: skip
         Scenario(
             "fork/empty-and-open-turn",
