@@ -240,6 +240,9 @@ class LogStream:
         """
         if not line.terminated:
             return None
+        fast = envelope_event(line.raw)
+        if fast is not None and fast.type not in _SPEC_READ:
+            return [fast] if fast.seq == self.events_read else None
         try:
             value, bound = plain_loads(line.raw)
         except NotPlain:
