@@ -33,6 +33,7 @@ from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.persisted_writer import write_persisted
 from prefix_model.edge.formats.session_jsonl import LogStream
 from prefix_model.formats.event_lines import event_to_line, parse_event, parse_json_line
+from prefix_model.formats.plain_envelope import envelope_event
 from prefix_model.formats.plain_events import plain_event
 from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members
 from prefix_model.formats.session_lines import ROW_TYPES, expand_chunk_row, pack_chunk_runs, plain_row_events
@@ -192,6 +193,33 @@ def test_an_envelope_the_fast_lane_reads_is_the_event_the_spec_reads(event: Even
         assert damage or spec == event  # the lane reads every undamaged model event
         return
     assert not isinstance(spec, Rejection) and to_event(fast) == spec, (damage, spec)
+
+
+@pytest.mark.spec("CHK-2", "JSON-1", "JSON-2", "JSON-3", "JSON-7", "LOG-1", "LOG-2")
+@given(json_lines(), st.sampled_from(['"surfaceOp":"append"', '"surfaceOp":{"op":"replace","start":0,"end":1}', '"sourceEventSeqs":[0]', '"x":1', '"seq":1']))
+def test_an_envelope_msgspec_decodes_is_the_event_the_spec_reads(data: str, member: str) -> None:
+    line = f'{{"type":"assistant_message","seq":0,"time":0,{member},"data":{data}}}'.encode("utf-8", "surrogatepass")
+    fast = envelope_event(line)
+    if fast is None:
+        return  # declined: plain_loads and then the spec's reader decide
+    value = parse_json_line(line.decode("utf-8"))
+    assert not isinstance(value, Rejection)
+    assert to_event(fast) == parse_event(value), line
+
+
+@pytest.mark.spec("CHK-2", "JSON-1", "JSON-2", "JSON-3", "JSON-7")
+def test_the_msgspec_lane_declines_numbers_it_cannot_keep_and_reads_the_models_lines() -> None:
+    for number in ("-0", "-0.0", "1e3", "1E-7", "1234567890123456", "9007199254740993", "1" * 400, "1" * 400 + ".5", "NaN"):
+        assert envelope_event(f'{{"type":"t","seq":0,"time":0,"data":[{number}]}}'.encode()) is None, number
+    assert envelope_event(b'{"type":"\xf5","seq":0,"time":0,"data":1}') is None  # not UTF-8 (msgspec raises the codec's error)
+    assert envelope_event(b'{"type":"t","seq":9007199254740992,"time":0,"data":1}') is None  # seq past the safe integers
+    assert envelope_event(b'{"type":"t","seq":0,"time":0,"data":' + b"[" * MAX_DEPTH + b"]" * MAX_DEPTH + b"}") is None
+    assert envelope_event(b'{"type":"t", "seq":0,"time":0,"data":{"a":-0.5,"b":"-0"}} ') is None  # trailing space: not the compact form
+    read = envelope_event(b'{"type":"t","seq":0,"time":0,"data":{"a":-0.5,"b":[1.0,123456789012345]}}')
+    assert read is not None and read.data == {"a": -0.5, "b": [1, 123456789012345]}
+    for event in model_events():
+        fast = envelope_event(event_to_line(event).encode())
+        assert fast is not None and to_event(fast) == event, event  # the lane reads every model event
 
 
 @pytest.mark.spec("CHK-2", "LOG-5", "LOG-6", "LOG-11", "LOG-13", "LOG-14", "LOG-15", "SURF-7", "DER-2", "DER-3", "DER-4", "DER-5")

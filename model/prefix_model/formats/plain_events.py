@@ -13,7 +13,7 @@ from prefix_model.core.events import Event, Replace, SurfaceOp
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, freeze, json_text
 from prefix_model.formats.event_lines import ENVELOPE_KEYS, event_to_json, parse_event
 
-__all__ = ["plain_event"]
+__all__ = ["plain_event", "surface_op"]
 
 _REPLACE_KEYS = {"op", "start", "end"}
 _INT = {int}
@@ -27,7 +27,8 @@ def _safe(value: object) -> bool:
     return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
 
 
-def _surface_op(value: object) -> SurfaceOp | None:
+def surface_op(value: object) -> SurfaceOp | None:
+    """Return the surface op a plain ``surfaceOp`` member spells as ``parse_event`` takes it as is, else None."""
     if type(value) is str:
         return value
     if type(value) is dict and value.keys() == _REPLACE_KEYS and value["op"] == "replace" and _safe(value["start"]) and _safe(value["end"]):
@@ -59,7 +60,7 @@ def plain_event(value: object, depth: int) -> PlainEvent | None:
     op: SurfaceOp | None = None
     if "surfaceOp" in value:
         op = value["surfaceOp"]
-        if type(op) is not str and (op := _surface_op(op)) is None:
+        if type(op) is not str and (op := surface_op(op)) is None:
             return None
     sources: tuple[int, ...] | None = None
     if "sourceEventSeqs" in value:

@@ -24,7 +24,7 @@ from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, freeze, json_text
 from prefix_model.formats.event_lines import parse_json_line
 
-__all__ = ["NotPlain", "Scanner", "plain_loads", "plain_members"]
+__all__ = ["NotPlain", "Scanner", "float_hook", "needs_int_hook", "plain_loads", "plain_members"]
 
 
 class NotPlain(Exception):
@@ -75,12 +75,19 @@ def _decoded(raw: bytes) -> str:
         raise NotPlain from None
 
 
+def needs_int_hook(raw: bytes) -> bool:
+    """Return whether a line's bytes may hold an integer a decoder without the hook would not keep exactly."""
+    return _LONG_RUN in raw.translate(_ZEROS) or (b"-0" in raw and _NEGATIVE_ZERO.search(raw) is not None)
+
+
+float_hook = _float
+"""The float hook of every fast decoder: it raises ``NotPlain`` for a number it would not keep exactly."""
+
+
 def _plain_text(raw: bytes) -> tuple[str, Scanner]:
     """Return a line's text and the scanner that reads its numbers exactly; raise ``NotPlain`` if not UTF-8."""
     text = _decoded(raw)
-    if _LONG_RUN in raw.translate(_ZEROS) or (b"-0" in raw and _NEGATIVE_ZERO.search(raw) is not None):
-        return text, _scan_ints
-    return text, _scan
+    return text, _scan_ints if needs_int_hook(raw) else _scan
 
 
 def _spec_reads(raw: bytes, value: object) -> bool:

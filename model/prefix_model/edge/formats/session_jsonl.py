@@ -34,6 +34,7 @@ from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.frames import Frames, Line, LineFilter, plain_lines, split_lines, zstd_chunks
 from prefix_model.formats import rules
 from prefix_model.formats.event_lines import json_int, parse_event, parse_json_line
+from prefix_model.formats.plain_envelope import envelope_event
 from prefix_model.formats.plain_events import plain_event
 from prefix_model.formats.plain_json import NotPlain, plain_loads
 from prefix_model.formats.session_lines import (
@@ -239,6 +240,9 @@ class LogStream:
         """
         if not line.terminated:
             return None
+        fast = envelope_event(line.raw)
+        if fast is not None and fast.type not in _SPEC_READ:
+            return [fast] if fast.seq == self.events_read else None
         try:
             value, bound = plain_loads(line.raw)
         except NotPlain:
@@ -261,7 +265,13 @@ class LogStream:
         unread, last_unread = 0, 0  # lines in a row that were no event, and the last of them (the fast lane resets nothing)
         for line in chain((first,), rest):
             if plain:
-                # The fast lane's common case, inline (this loop runs once per event): a plain event line.
+                # The fast lane's common case, inline (this loop runs once per event): a plain event line,
+                # decoded into its envelope by msgspec, else by the json scanner.
+                fast = envelope_event(line.raw)
+                if fast is not None and fast.seq == self.events_read and fast.type not in _SPEC_READ:
+                    self.events_read += 1
+                    yield line.number, fast
+                    continue
                 try:
                     value, bound = plain_loads(line.raw)
                 except NotPlain:
