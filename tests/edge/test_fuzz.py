@@ -56,9 +56,11 @@ def fuzz(*args: str) -> tuple[int, dict[str, Any]]:
 
 
 @pytest.mark.spec("FUZZ-1", "FUZZ-2", "FUZZ-7")
-def test_a_campaign_of_the_model_against_itself_finds_nothing_and_reaches_every_outcome() -> None:
-    status, report = fuzz("--adapter", MODEL_ADAPTER, "--scripts", "40", "--seed", "7", "--jobs", "2")
+def test_a_campaign_of_the_model_against_itself_finds_nothing_and_reaches_every_outcome(tmp_path: Path) -> None:
+    saved = tmp_path / "not" / "yet"  # --save makes its folder; a campaign with nothing new leaves an empty manifest
+    status, report = fuzz("--adapter", MODEL_ADAPTER, "--scripts", "40", "--seed", "7", "--jobs", "2", "--save", str(saved))
     assert status == 0 and report["divergences"] == [] and report["faults"] == []
+    assert json.loads((saved / "manifest.json").read_bytes())["cases"] == []
     assert report["scripts"] == 40 and report["actions"] > 40 * 10
     coverage = report["coverage"]
     unreached = [o for o, n in coverage["outcomes"].items() if not n]
@@ -227,11 +229,14 @@ def test_an_adopted_script_joins_the_vectors_with_everything_but_its_actions_gen
 
 @pytest.mark.spec("FUZZ-7")
 def test_a_flag_input_that_cannot_be_read_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
     for args, said in (
         (["--replay", str(tmp_path)], "not a regular file"),  # a directory named as a script
         (["--replay", str(tmp_path / "none.json")], "no such file"),
         (["--script", "-1"], "--script and --shrink-budget take a count of 0 or more"),
         (["--baseline", str(tmp_path)], "not a regular file"),
+        (["--save", str(blocker / "cases")], "--save"),  # refused before any script runs
     ):
         assert main(["fuzz", "--adapter", MODEL_ADAPTER, *args]) == 2, args
         err = capsys.readouterr().err

@@ -107,6 +107,11 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs, keep_going=args.keep_going, shrink_budget=args.shrink_budget,
         baseline=_baseline(args.baseline),
     )  # fmt: skip
+    if args.save is not None:  # a folder that cannot be made fails now, not after the campaign
+        try:
+            Path(args.save).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise BadInput(f"--save {args.save}: {error.strerror or error}") from None
     tty = sys.stderr.isatty()
     result = run_campaign(args.adapter, args.timeout, settings, _progress if tty else None)
     if tty:

@@ -42,6 +42,7 @@ def _shown(found: Found) -> tuple[JsonObject, ...]:
 def save(result: Result, directory: Path) -> list[Path]:
     """Write each new divergence's shrunk script as a case under ``directory`` (and the manifest of every case there)."""
     written = []
+    directory.mkdir(parents=True, exist_ok=True)  # a campaign with nothing new still leaves its (empty) manifest
     for found in result.new:
         ident = case_id(found)
         difference = found.shrunk.difference if found.shrunk is not None else found.difference
