@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from prefix_model.edge.fuzz.campaign import Result, Settings, Unusable, replay_script, run_campaign
 from prefix_model.edge.fuzz.generate import Coverage, draw

@@ -40,9 +40,9 @@ def _shown(found: Found) -> tuple[JsonObject, ...]:
 
 
 def save(result: Result, directory: Path) -> list[Path]:
-    """Write each new divergence's shrunk script as a case under ``directory`` (and the manifest of every case there)."""
+    """Write each new divergence's shrunk script as a case under ``directory``, which exists (the command makes it before
+    the campaign), and the manifest of every case there: a campaign with nothing new leaves an empty one."""
     written = []
-    directory.mkdir(parents=True, exist_ok=True)  # a campaign with nothing new still leaves its (empty) manifest
     for found in result.new:
         ident = case_id(found)
         difference = found.shrunk.difference if found.shrunk is not None else found.difference
