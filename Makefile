@@ -94,7 +94,7 @@ mutation-vectors: setup
 # The budget: the loop machine runs 4 chunks (a test each) of 50 examples of 40 steps, seeded, and each of the 22 faulty
 # variants runs until the machine rejects it, its counterexample shrunk for at most 10 s (tests/loop_machine.py).
 # Every run is derandomized: the same examples, the same time. Measured on 2 cores shared with other jobs (load about 4):
-# make thorough 679 s, 178 tests; the machine's worker is the longest (its chunks 60 to 229 s, 466 s for its module alone
+# make thorough 679 s, 178 tests (414 s, 196 tests, on an idle machine at 58528ce); the machine's worker is the longest (its chunks 60 to 229 s, 466 s for its module alone
 # on one process), the variants 14 to 133 s each. Stated: under 15 minutes on 2 cores; THOROUGH_LIMIT (seconds) stops a
 # run that overruns it twice. -vv prints a line as each test ends, --durations the slowest.
 THOROUGH_SET   := tests/loop/test_loop_stateful.py tests/loop/test_variants_machine.py tests/loop/test_loop.py tests/loop/test_properties.py
