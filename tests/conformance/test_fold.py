@@ -16,9 +16,11 @@ from typing import cast
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from prefix_model.conformance import reconstruction
 from prefix_model.conformance.findings import MISSING, Finding
 from prefix_model.conformance.fold import Captured, LogChecker, StepResult, SurfaceNodes, captured_request, check_events
 from prefix_model.conformance.plain import PlainEvent, from_event, plain_text
+from prefix_model.conformance.state import FoldState
 from prefix_model.core.contracts import RejectedError, Rejection
 from prefix_model.core.events import (
     ASSISTANT_CHUNK,
@@ -176,13 +178,13 @@ def test_a_request_no_step_takes_is_still_read_whole() -> None:
 def test_every_request_of_a_conforming_run_passes_on_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """The text lane takes the common case: no request of the witness run is compared field by field."""
     slow: list[int] = []
-    compare = LogChecker._compare_exactly
+    compare = reconstruction._compare_exactly
 
-    def counted(self: LogChecker, result: StepResult, request: Captured) -> tuple[bool, int | None]:
+    def counted(state: FoldState, result: StepResult, request: Captured) -> tuple[bool, int | None]:
         slow.append(request.index)
-        return compare(self, result, request)
+        return compare(state, result, request)
 
-    monkeypatch.setattr(LogChecker, "_compare_exactly", counted)
+    monkeypatch.setattr(reconstruction, "_compare_exactly", counted)
     for session in ("s1", "s2", "s3"):
         named = _named(session)
         checker = check_events(((e.seq + 1, e) for e in _events(session)), named, session, seed_length=_seed(session))
