@@ -23,6 +23,7 @@ from prefix_model.conformance.plain import PlainEvent, from_event, plain_text
 from prefix_model.conformance.state import FoldState
 from prefix_model.core.contracts import RejectedError, Rejection
 from prefix_model.core.events import (
+    APPEND,
     ASSISTANT_CHUNK,
     ASSISTANT_MESSAGE,
     COMPACT_END,
@@ -855,3 +856,14 @@ def test_the_instance_judges_contracts_name_the_rule_each_place_breaks() -> None
         split("a", drifted, 12, first, claim, 0)
     with pytest.raises(icontract.ViolationError, match="MATCH-1: requests are judged in log order"):
         judge("a", first, 3, None, Claim("a", same, 12), 0)
+
+
+@pytest.mark.spec("ENC-3", "SURF-7")
+def test_an_events_findings_are_written_in_the_order_of_its_arms() -> None:
+    """``ARMS``: the enclosure's arm judges a tool/result before the surface's, and their findings are written in that order."""
+    events = list(_events("s1"))
+    k = next(n for n, e in enumerate(events) if e.type == TOOL_RESULT and e.surface_op == APPEND)
+    seq = events[k].seq
+    events[k] = replace(_with(events[k], callId="nobody"), source_event_seqs=(seq + 5,))  # no such call (ENC-3), a later source (SURF-7)
+    found = [(f.rule, f.message) for f in check_events(_numbered(events)).findings if f.seq == seq]
+    assert found == [("ENC-3", 'tool/result for "nobody" with no tool/call in this step'), ("SURF-7", f"sourceEventSeqs must reference earlier events: {seq + 5} >= {seq}")]
