@@ -69,7 +69,8 @@ Arm = Callable[[FoldState, int, PlainEvent], None]
 # The dispatch: per event type, the arms that judge it after the envelope and the numbering, in the order their findings
 # are written. The enclosure's arm comes first (ENC-1..3), then the type's own family: the surface (§3), the record rule
 # (CMP-1, HDR-*, PFX-*), the steps and their requests (MATCH-*, then REC-*, INST-*). A type no row names — the other
-# events, an unknown type included (LOG-3, the envelope's rule, found it) — needs only an open turn (ELSEWHERE).
+# events, an unknown type included (a log-only record, LOG-9; a legacy one is LOG-7's, found by the envelope's check) —
+# needs only an open turn (ELSEWHERE).
 ARMS: dict[str, tuple[Arm, ...]] = {
     TURN_START: (enclosure.turn_start,),  # ENC-1
     TURN_END: (enclosure.turn_end, matching.step_closes),  # ENC-1; an open step's request resolved
