@@ -207,7 +207,9 @@ CORE_MODULES = (
 CHAPTER_MODULES = (
     "loop.world", "loop.compaction", "loop.meter", "loop.stream", "loop.waterfall", "loop.transitions", "loop.properties", "loop.variants",
     "loop.explore", "loop.memo",
-    "conformance.findings", "conformance.plain", "conformance.screens", "conformance.fold", "conformance.instances", "conformance.vacuity",
+    "conformance.findings", "conformance.plain", "conformance.screens", "conformance.captured", "conformance.nodes", "conformance.state",
+    "conformance.enclosure", "conformance.record", "conformance.live", "conformance.reconstruction", "conformance.matching", "conformance.fold",
+    "conformance.instances", "conformance.vacuity",
 )  # fmt: skip
 NO_CONTRACT = "# no contract: "
 

@@ -16,11 +16,14 @@ from typing import cast
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from prefix_model.conformance import reconstruction
 from prefix_model.conformance.findings import MISSING, Finding
 from prefix_model.conformance.fold import Captured, LogChecker, StepResult, SurfaceNodes, captured_request, check_events
 from prefix_model.conformance.plain import PlainEvent, from_event, plain_text
+from prefix_model.conformance.state import FoldState
 from prefix_model.core.contracts import RejectedError, Rejection
 from prefix_model.core.events import (
+    APPEND,
     ASSISTANT_CHUNK,
     ASSISTANT_MESSAGE,
     COMPACT_END,
@@ -176,13 +179,13 @@ def test_a_request_no_step_takes_is_still_read_whole() -> None:
 def test_every_request_of_a_conforming_run_passes_on_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """The text lane takes the common case: no request of the witness run is compared field by field."""
     slow: list[int] = []
-    compare = LogChecker._compare_exactly
+    compare = reconstruction._compare_exactly
 
-    def counted(self: LogChecker, result: StepResult, request: Captured) -> tuple[bool, int | None]:
+    def counted(state: FoldState, result: StepResult, request: Captured) -> tuple[bool, int | None]:
         slow.append(request.index)
-        return compare(self, result, request)
+        return compare(state, result, request)
 
-    monkeypatch.setattr(LogChecker, "_compare_exactly", counted)
+    monkeypatch.setattr(reconstruction, "_compare_exactly", counted)
     for session in ("s1", "s2", "s3"):
         named = _named(session)
         checker = check_events(((e.seq + 1, e) for e in _events(session)), named, session, seed_length=_seed(session))
@@ -853,3 +856,14 @@ def test_the_instance_judges_contracts_name_the_rule_each_place_breaks() -> None
         split("a", drifted, 12, first, claim, 0)
     with pytest.raises(icontract.ViolationError, match="MATCH-1: requests are judged in log order"):
         judge("a", first, 3, None, Claim("a", same, 12), 0)
+
+
+@pytest.mark.spec("ENC-3", "SURF-7")
+def test_an_events_findings_are_written_in_the_order_of_its_arms() -> None:
+    """``ARMS``: the enclosure's arm judges a tool/result before the surface's, and their findings are written in that order."""
+    events = list(_events("s1"))
+    k = next(n for n, e in enumerate(events) if e.type == TOOL_RESULT and e.surface_op == APPEND)
+    seq = events[k].seq
+    events[k] = replace(_with(events[k], callId="nobody"), source_event_seqs=(seq + 5,))  # no such call (ENC-3), a later source (SURF-7)
+    found = [(f.rule, f.message) for f in check_events(_numbered(events)).findings if f.seq == seq]
+    assert found == [("ENC-3", 'tool/result for "nobody" with no tool/call in this step'), ("SURF-7", f"sourceEventSeqs must reference earlier events: {seq + 5} >= {seq}")]
