@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prefix_model.conformance.findings import MISSING, Finding
 from prefix_model.conformance.fold import Captured, LogChecker, StepResult, SurfaceNodes, captured_request, check_events
-from prefix_model.conformance.plain import PlainEvent, from_event, plain_text
+from prefix_model.formats.plain import PlainEvent, from_event, plain_text
 from prefix_model.core.contracts import RejectedError, Rejection
 from prefix_model.core.events import (
     ASSISTANT_CHUNK,

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple, overload
 
 from prefix_model.conformance.findings import MISSING, Finding, Marker, differences, first_difference, key_order_only, listed
 from prefix_model.conformance.instances import LOG_ONLY_READINGS, Anchor, Claim, judge
-from prefix_model.conformance.plain import Known, PlainEvent, Spans, from_event, plain_text, to_event
+from prefix_model.formats.plain import Known, PlainEvent, Spans, from_event, plain_text, to_event
 from prefix_model.conformance.screens import DEEP, append_provenance_ok, envelope_ok
 from prefix_model.core.contracts import ENABLED, Rejection, RejectedError, ensure, require  # RejectedError: Captured.exact's ``:raises:``
 from prefix_model.core.derive import derive_event_message

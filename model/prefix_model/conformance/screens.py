@@ -11,7 +11,7 @@ contracts on (the test suite) every call is checked against the spec function it
 
 from __future__ import annotations
 
-from prefix_model.conformance.plain import PlainEvent, to_event
+from prefix_model.formats.plain import PlainEvent, to_event
 from prefix_model.core.contracts import ENABLED, ensure, require
 from prefix_model.core.events import (
     ASSISTANT_MESSAGE,

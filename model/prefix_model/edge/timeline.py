@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from prefix_model.conformance.plain import PlainEvent, plain_text
+from prefix_model.formats.plain import PlainEvent, plain_text
 from prefix_model.core.events import (
     APPEND,
     ASSISTANT_CHUNK,

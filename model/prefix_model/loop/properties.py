@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.fold import Captured, LogChecker, captured_request
-from prefix_model.conformance.plain import PlainEvent, from_event
+from prefix_model.formats.plain import PlainEvent, from_event
 from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.derive import derive_event_message, derive_messages
 from prefix_model.core.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event, is_surface_type
