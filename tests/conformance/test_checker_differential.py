@@ -1,4 +1,4 @@
-"""§14 — the conformance fold agrees with the core's reconstruction, request by request.
+"""§9 — the conformance fold agrees with the core's reconstruction, request by request.
 
 The fold keeps its own running state (the live surface, each node's derived message, the folded
 header); the core states the same thing as functions of the whole log at the moment of sending

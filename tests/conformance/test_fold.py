@@ -1,4 +1,4 @@
-"""§14 the fold's arms one at a time: a captured request's text screen, the enclosure and matching
+"""§9 the fold's arms one at a time: a captured request's text screen, the enclosure and matching
 arms on logs the loop never writes, and the text lane taking the common case.
 
 Each log is the witness run's (the harness's semantics) with a few events changed in place (a
@@ -727,7 +727,7 @@ def test_the_checkers_nodes_answer_as_a_list_of_their_seqs(ops: list[tuple[bool,
     assert _answers(copy, probes) == _answers([*plain, 99], probes) and _answers(nodes, probes) == _answers(plain, probes)
 
 
-# --- §14 instances: a capture naming the instance that sent each request (INST-1..INST-3) ---
+# --- §9 instances: a capture naming the instance that sent each request (INST-1..INST-3) ---
 
 
 def _as_sent(world: World, session: str, name: Callable[[SentRequest], str | None]) -> tuple[Captured, ...]:

@@ -1,4 +1,4 @@
-"""§14 CHK-2 — the checker's fast lane is sound: what it vouches for, the spec's path accepts unchanged.
+"""§9 CHK-2 — the checker's fast lane is sound: what it vouches for, the spec's path accepts unchanged.
 
 The fast lane (``formats/plain_json``, ``formats/plain_events``, ``conformance/screens``, the
 capture reader) never decides a verdict of its own: it either returns what the

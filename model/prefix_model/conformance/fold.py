@@ -1,4 +1,4 @@
-"""Spec §14 — conformance as a fold: one pass over a log, its captured requests compared as they come.
+"""Spec §9 — conformance as a fold: one pass over a log, its captured requests compared as they come.
 
 ``LogChecker.feed(line, event)`` folds one event and adds what it finds to ``findings``;
 ``finish`` ends the log. Its arms follow the spec: the envelope and the record rules of §2 and §5 (LOG-*, HDR-*,
@@ -916,7 +916,7 @@ def _explained(statement: str, equal: str, expected: JsonValue | Marker, actual:
 
     Every difference is named, the first few by pointer (CHK-3: one finding per defect still, the
     places it covers listed). JSON text is compared (JSON-4, D-8): objects equal but for the order
-    of their keys differ, and the message says so, with the order the harness writes (spec §8.2) —
+    of their keys differ, and the message says so, with the order the harness writes (spec §8.1) —
     the expected object's, which the model builds in that order — against the capture's.
     """
     if expected is MISSING or actual is MISSING:
@@ -926,7 +926,7 @@ def _explained(statement: str, equal: str, expected: JsonValue | Marker, actual:
         first = found[0]
         where = f" ({listed(found)})" if len(found) > 1 else ""
         return (f"{equal} but for key order, and JSON text is compared (JSON-4): at {first.path} the harness writes the keys "
-                f"{', '.join(first.expected_keys)} (spec §8.2), the capture {', '.join(first.actual_keys)}{where}")  # fmt: skip
+                f"{', '.join(first.expected_keys)} (spec §8.1), the capture {', '.join(first.actual_keys)}{where}")  # fmt: skip
     return statement if len(found) <= 1 else f"{statement} ({listed(found)})"
 
 

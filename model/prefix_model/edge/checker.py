@@ -1,4 +1,4 @@
-"""Spec §14 — ``prefix-model check``: read a log (and a capture), run the engine, report.
+"""Spec §20 — ``prefix-model check``: read a log (and a capture), run the engine, report.
 
 The edge of the checker: it opens files, streams their events and requests into the engine,
 and turns the result into a report that says what was checked (the vacuity guard, CHK-1) and

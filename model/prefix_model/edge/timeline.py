@@ -1,4 +1,4 @@
-"""Spec §9 — ``prefix-model timeline``: one session drawn on one axis of event seqs, as SVG or an HTML page.
+"""Spec §17 — ``prefix-model timeline``: one session drawn on one axis of event seqs, as SVG or an HTML page.
 
 What is drawn comes from readers the command line already has: ``LogStream`` (the check's own
 reader: both forms, zstd, a pipe) for the events, and ``check_log`` on the same bytes for the

@@ -516,7 +516,7 @@ def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
-# --- what the log and the requests show: the conformance fold finds nothing (§14) ---
+# --- what the log and the requests show: the conformance fold finds nothing (§9) ---
 
 
 # The machines check every property after every action, over worlds that share almost all of their
