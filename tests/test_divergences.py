@@ -1,4 +1,4 @@
-"""§15 — each place where the model chose between the note and the code, shown in behaviour."""
+"""§23 — each place where the model chose between the note and the code, shown in behaviour."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_the_model_checks_typed_shapes_the_harness_runtime_does_not() -> None:
 
 @pytest.mark.spec("D-5", "HDR-2", "LOOP-1")
 def test_an_empty_reasoning_effort_from_a_listener_is_refused_where_the_harness_types_allow_it() -> None:
-    # The harness records it only on a route with no adapter, in a log its own load refuses (§15, D-5).
+    # The harness records it only on a route with no adapter, in a log its own load refuses (§23, D-5).
     actions = (start(), SendPrompt(0, "hello"), *step(0, compose=True))
     world = play(actions[: next(n for n, a in enumerate(actions) if isinstance(a, Dispatch))])
     assert enabled(world, Dispatch(0, LlmCallConfig("mock", "mock-model", reasoning_effort="max")))
@@ -178,12 +178,13 @@ SPEC_TEXT = (Path(__file__).resolve().parent.parent / "spec" / "SPEC.md").read_t
 
 
 def divergence_chapter(text: str = SPEC_TEXT) -> str:
-    start = text.index("\n## 15. ")
-    return text[start : text.index("\n## 16. ", start)]
+    start = text.index("\n## 23. ")
+    end = text.find("\n## ", start + 1)  # the last chapter: none follows
+    return text[start : end if end >= 0 else len(text)]
 
 
 def divergences(chapter: str) -> list[tuple[int, str]]:
-    """Return each entry of §15 as (number, its first line's text), in the chapter's order."""
+    """Return each entry of §23 as (number, its first line's text), in the chapter's order."""
     return [(int(n), rest) for n, rest in re.findall(r"^- \*\*D-(\d+)\*\* — (.*)$", chapter, re.MULTILINE)]
 
 

@@ -70,7 +70,7 @@ def test_the_budget_reads_no_clock_unless_asked_to() -> None:
     assert "--per_condition_timeout=20" in by_seconds
     assert "CROSSHAIR_SMT_RLIMIT" in Budget(paths=20).env() and Budget(paths=None, seconds=20).env() == {}
     assert Budget(paths=20).for_kind("bug").paths == 60 and Budget(paths=100).for_kind("bug").paths == 100
-    assert Budget(paths=20).for_module("conformance.plain").paths == 5 and Budget(paths=60).for_module("conformance.plain").paths == 60
+    assert Budget(paths=20).for_module("formats.plain").paths == 5 and Budget(paths=60).for_module("formats.plain").paths == 60
     assert Budget(paths=20).for_module("core.log").paths == 10 and Budget(paths=20).for_module("core.derive").paths == 20
 
 

@@ -188,7 +188,7 @@ class PolicyCompactService extends BasicCompactService {
 }
 
 // The harness frames a checkpoint with its own fixed preamble (CB/summarizer.ts frameSummary); the
-// model takes the preamble as configuration (§15 D-15), so the adapter reports it as the policy's.
+// model takes the preamble as configuration (§23 D-15), so the adapter reports it as the policy's.
 // It is read from the harness at run time (the framing of no summary), never restated here.
 // LEGACY: older services have no summarizer module; they frame in a private method.
 const summarizer = HAS.summarizer ? await import(pathToFileURL(`${process.env.HARNESS_DIR}/packages/compact/compact-basic/src/summarizer.ts`).href) : undefined

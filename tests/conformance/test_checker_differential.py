@@ -1,4 +1,4 @@
-"""§14 — the conformance fold agrees with the core's reconstruction, request by request.
+"""§9 — the conformance fold agrees with the core's reconstruction, request by request.
 
 The fold keeps its own running state (the live surface, each node's derived message, the folded
 header); the core states the same thing as functions of the whole log at the moment of sending
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prefix_model.conformance import reconstruction
 from prefix_model.conformance.fold import Captured, LogChecker, captured_request, check_events
-from prefix_model.conformance.plain import Known, PlainEvent, from_event
+from prefix_model.formats.plain import Known, PlainEvent, from_event
 from prefix_model.core.derive import derive_messages
 from prefix_model.core.events import ASSISTANT_CHUNK, STEP_START
 from prefix_model.core.headers import fold_request_header

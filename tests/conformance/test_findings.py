@@ -1,4 +1,4 @@
-"""§14 CHK-3 — one defect, one finding: the strongest rule, what it implies, and where in both files.
+"""§9 CHK-3 — one defect, one finding: the strongest rule, what it implies, and where in both files.
 
 Each test tampers one captured request of the witness run (the harness's semantics, session s1)
 and reads what the fold reports. The expected places are worked out here from the log itself
@@ -304,10 +304,10 @@ def test_a_capture_written_with_sorted_keys_is_equal_but_for_key_order_in_the_ha
         assert " but for key order, and JSON text is compared (JSON-4)" in finding.message, finding.message
     messages = [f for f in findings if f.path == "/messages/0"]
     assert len(messages) == len(_sent())  # one per request: nothing dropped, nothing doubled
-    # The first such object is the first message: the harness writes role, content (spec §8.2); sorted, content comes first.
-    assert all("at /messages/0 the harness writes the keys role, content (spec §8.2), the capture content, role" in f.message for f in messages)
+    # The first such object is the first message: the harness writes role, content (spec §8.1); sorted, content comes first.
+    assert all("at /messages/0 the harness writes the keys role, content (spec §8.1), the capture content, role" in f.message for f in messages)
     tools = next(f for f in findings if f.path == "/tools")
-    assert "at /tools/0 the harness writes the keys name, description, parameters (spec §8.2), the capture description, name, parameters" in tools.message
+    assert "at /tools/0 the harness writes the keys name, description, parameters (spec §8.1), the capture description, name, parameters" in tools.message
 
 
 @pytest.mark.spec("CHK-5", "REC-1", "CHK-3")

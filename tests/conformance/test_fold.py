@@ -1,4 +1,4 @@
-"""§14 the fold's arms one at a time: a captured request's text screen, the enclosure and matching
+"""§9 the fold's arms one at a time: a captured request's text screen, the enclosure and matching
 arms on logs the loop never writes, and the text lane taking the common case.
 
 Each log is the witness run's (the harness's semantics) with a few events changed in place (a
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from prefix_model.conformance import reconstruction
 from prefix_model.conformance.findings import MISSING, Finding
 from prefix_model.conformance.fold import Captured, LogChecker, StepResult, SurfaceNodes, captured_request, check_events
-from prefix_model.conformance.plain import PlainEvent, from_event, plain_text
+from prefix_model.formats.plain import PlainEvent, from_event, plain_text
 from prefix_model.conformance.state import FoldState
 from prefix_model.core.contracts import RejectedError, Rejection
 from prefix_model.core.events import (
@@ -730,7 +730,7 @@ def test_the_checkers_nodes_answer_as_a_list_of_their_seqs(ops: list[tuple[bool,
     assert _answers(copy, probes) == _answers([*plain, 99], probes) and _answers(nodes, probes) == _answers(plain, probes)
 
 
-# --- §14 instances: a capture naming the instance that sent each request (INST-1..INST-3) ---
+# --- §9 instances: a capture naming the instance that sent each request (INST-1..INST-3) ---
 
 
 def _as_sent(world: World, session: str, name: Callable[[SentRequest], str | None]) -> tuple[Captured, ...]:

@@ -1,4 +1,4 @@
-"""§14 CHK-2 — the checker's fast lane is sound: what it vouches for, the spec's path accepts unchanged.
+"""§9 CHK-2 — the checker's fast lane is sound: what it vouches for, the spec's path accepts unchanged.
 
 The fast lane (``formats/plain_json``, ``formats/plain_events``, ``conformance/screens``, the
 capture reader) never decides a verdict of its own: it either returns what the
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from prefix_model.conformance.fold import LogChecker, StepResult
-from prefix_model.conformance.plain import depth, from_event, plain_text, to_event
+from prefix_model.formats.plain import depth, from_event, plain_text, to_event
 from prefix_model.conformance.screens import append_provenance_ok, envelope_ok
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.derive import derive_event_message

@@ -1,4 +1,4 @@
-"""§14 — ``prefix-model check`` on logs and captures written by the model, in every file form.
+"""§20 — ``prefix-model check`` on logs and captures written by the model, in every file form.
 
 Fixtures come from running the model (the witness session under the harness's semantics and
 under every faulty variant), written in the harness's real formats; none is written by hand.

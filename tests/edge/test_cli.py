@@ -1,4 +1,4 @@
-"""§9 — the command line, run as a user runs it: a subprocess, its stdout, stderr and status."""
+"""§17 — the command line, run as a user runs it: a subprocess, its stdout, stderr and status."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""§9 — ``prefix-model explore``: the report, the verdict, the ITF counterexample, and unusable arguments (CLI-8).
+"""§17 — ``prefix-model explore``: the report, the verdict, the ITF counterexample, and unusable arguments (CLI-8).
 
 Run as a user runs it, in a subprocess (contracts on, as ``python -m prefix_model.edge.cli`` keeps
 them), at small depths; the bounds that pin counts are tests/loop/test_explore.py's.

@@ -1,4 +1,4 @@
-"""spec §14.4 — ``prefix-model fuzz``: generated scripts in lockstep through the model and an adapter (FUZZ-1..FUZZ-7).
+"""spec §19 — ``prefix-model fuzz``: generated scripts in lockstep through the model and an adapter (FUZZ-1..FUZZ-7).
 
 Real child processes: the model's own adapter (no divergence), planted faults that pass every
 published vector (tests/adapters/planted_adapter.py: found, shrunk, saved, the saved case failing

@@ -1,4 +1,4 @@
-"""§16.7 `prefix-model review`: both tables and their legends, every counterexample in brief, the plot, the diagram alone, and its one-line errors."""
+"""§22 `prefix-model review`: both tables and their legends, every counterexample in brief, the plot, the diagram alone, and its one-line errors."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from prefix_model.conformance.plain import PlainEvent, from_event
+from prefix_model.formats.plain import PlainEvent, from_event
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import Event
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text

@@ -1,4 +1,4 @@
-"""§9 — ``prefix-model timeline``: the picture holds what the log and the check hold, the same bytes every time.
+"""§17 — ``prefix-model timeline``: the picture holds what the log and the check hold, the same bytes every time.
 
 The SVG is read back with ElementTree and its marks counted against the log's events and the
 check's findings; errors are run as a user runs them (a subprocess: one line, exit 2).

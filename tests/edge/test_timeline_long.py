@@ -1,4 +1,4 @@
-"""§9 — ``prefix-model timeline`` for long logs: a range of seqs, a window around a seq, a window per finding one click away, a complete legend.
+"""§17 — ``prefix-model timeline`` for long logs: a range of seqs, a window around a seq, a window per finding one click away, a complete legend.
 
 The pictures are drawn as the installed command draws them (a child process, contracts off): the
 check's contracts are the checker's tests' business, and on here they made each drawing 20 times slower.

@@ -1,4 +1,4 @@
-"""§14.5 — ``prefix-model check`` over a workspace: many logs found, paired, checked in processes, one report."""
+"""§21 — ``prefix-model check`` over a workspace: many logs found, paired, checked in processes, one report."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""§8.2 — the key order of every object the model writes, held to the spec's table, and the table to what is written.
+"""§8.1 — the key order of every object the model writes, held to the spec's table, and the table to what is written.
 
 Every scenario of the vectors runs through the model; each object of its logs (envelope and each
 event type's data, nested objects included), of its derivations, of the requests it sent and of
@@ -31,7 +31,7 @@ Seen = dict[str, set[Keys]]
 
 
 def key_order_section(text: str) -> str:
-    start = text.index("\n### 8.2 Key order")
+    start = text.index("\n### 8.1 Key order")
     return text[start : text.index("\n## ", start + 1)]
 
 
@@ -132,7 +132,7 @@ def drift(text: str) -> list[str]:
     for path, orders in sorted(seen.items()):
         mine = [keys for objects, keys in rows if path in objects]
         if not mine:
-            faults.append(f"{path}: written, but no row of §8.2 names it")
+            faults.append(f"{path}: written, but no row of §8.1 names it")
         faults += [f"{path}: written as {order}, which no row allows" for order in sorted(orders) if mine and not any(fits(order, r) for r in mine)]
     for objects, keys in rows:
         matched = [order for path in objects for order in seen.get(path, ()) if fits(order, keys)]
@@ -157,6 +157,6 @@ def test_the_table_check_can_fail() -> None:
     swapped = drift(text.replace(header_row, header_row.replace("`system`?, `tools`?", "`tools`?, `system`?")))
     assert any(fault.startswith("request/header.header: written as") for fault in swapped), swapped
     dropped = drift(text.replace("| `compact/start` | `turn` |\n", ""))
-    assert dropped == ["compact/start: written, but no row of §8.2 names it"]
+    assert dropped == ["compact/start: written, but no row of §8.1 names it"]
     invented = drift(text.replace("| `tool/result.error` | `name`, `code` |", "| `tool/result.error` | `name`, `code`, `cause`? |"))
     assert invented == ["row tool/result.error: optional key cause never written"]

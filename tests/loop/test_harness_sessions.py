@@ -5,7 +5,7 @@ judge: the model's run of each scenario must write the same events — type, seq
 key order, surfaceOp and sourceEventSeqs — with ``time`` left out, and, where the recording kept
 them, send the same requests (loop requests and the compaction summarizer's).
 
-The compaction service's framing texts are its configuration in the model (SPEC §15 D-15): these
+The compaction service's framing texts are its configuration in the model (SPEC §23 D-15): these
 tests read the harness's preamble and instruction out of the recording and configure the service
 with them, so everything else — sizes, the size rule, the request — is the model's own.
 """

@@ -1,4 +1,4 @@
-"""§16.7 actions and messages in brief: what a counterexample shows a reviewer, with no Python in it."""
+"""§14.4 actions and messages in brief: what a counterexample shows a reviewer, with no Python in it."""
 
 from __future__ import annotations
 

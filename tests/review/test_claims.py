@@ -1,4 +1,4 @@
-"""§16.5 the notes' claims, judged from the comparison's numbers; each verdict can go the other way."""
+"""§14.5 the notes' claims, judged from the comparison's numbers; each verdict can go the other way."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""§16.4 the comparison: each design fails exactly what the table says, each failure with a counterexample that replays."""
+"""§14.4 the comparison: each design fails exactly what the table says, each failure with a counterexample that replays."""
 
 from __future__ import annotations
 

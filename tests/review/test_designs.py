@@ -1,4 +1,4 @@
-"""§16.1 the designs under review: small overrides of the harness's semantics; the harness keeps every property."""
+"""§14.1 the designs under review: small overrides of the harness's semantics; the harness keeps every property."""
 
 from __future__ import annotations
 

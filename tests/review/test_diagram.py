@@ -1,4 +1,4 @@
-"""§16.6 the loop's state diagram: generated from the transitions, and SPEC.md shows exactly that."""
+"""§14.6 the loop's state diagram: generated from the transitions, and SPEC.md shows exactly that."""
 
 from __future__ import annotations
 

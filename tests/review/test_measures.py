@@ -1,4 +1,4 @@
-"""§16.3 staleness, survival and the prompt-cache cost model, on cases checked by hand."""
+"""§14.3 staleness, survival and the prompt-cache cost model, on cases checked by hand."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Conformance checking (spec §14): the fast engine, findings, and the ``check`` command's run."""
+"""Conformance checking (spec §9): the fast engine, findings, and the ``check`` command's run."""

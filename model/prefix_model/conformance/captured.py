@@ -1,4 +1,4 @@
-"""Spec §14 (CAP-1) — a captured request as the conformance fold reads it: its place, its plain fields, the step it names.
+"""Spec §9 (CAP-1) — a captured request as the conformance fold reads it: its place, its plain fields, the step it names.
 
 The one type of a captured request, whether a capture line (``edge/formats/capture.py``) or a
 model-built request (``captured_request``). Its fields stay plain (``json.loads`` output): the
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from prefix_model.conformance.plain import Spans, plain_text
+from prefix_model.formats.plain import Spans, plain_text
 from prefix_model.core.contracts import ENABLED, Rejection, RejectedError, ensure, require  # RejectedError: Captured.exact's ``:raises:``
 from prefix_model.core.json_values import FrozenMap, freeze, is_json_value, json_text, thaw
 

@@ -1,4 +1,4 @@
-"""Spec §14 (ENC-1..ENC-3) — the fold's enclosure arms: every event sits in its turn and step (S/invariant.ts:55-155).
+"""Spec §9 (ENC-1..ENC-3) — the fold's enclosure arms: every event sits in its turn and step (S/invariant.ts:55-155).
 
 One arm per kind of event, as ``conformance.fold``'s dispatch table names them: a turn's edges
 (ENC-1), a step's edges (ENC-2), an event of the open step (ENC-3, with a tool/result's call), and
@@ -8,7 +8,7 @@ any other event, which needs only an open turn (ENC-3). Each arm is ``(state, li
 from __future__ import annotations
 
 from prefix_model.conformance.findings import MISSING
-from prefix_model.conformance.plain import PlainEvent
+from prefix_model.formats.plain import PlainEvent
 from prefix_model.conformance.state import FoldState
 from prefix_model.core.events import APPEND
 from prefix_model.core.json_values import freeze, json_text

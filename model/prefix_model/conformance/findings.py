@@ -1,4 +1,4 @@
-"""Spec §14 — a finding: the requirement an input breaks, where, and expected vs actual."""
+"""Spec §9 — a finding: the requirement an input breaks, where, and expected vs actual."""
 
 from __future__ import annotations
 
@@ -221,7 +221,7 @@ def differences(expected: JsonValue, actual: JsonValue, path: str = "") -> list[
     """Return every place where ``actual`` differs from ``expected``, deepest first found, in document order.
 
     A member or element one side lacks is a difference at its pointer; two objects whose members
-    are all equal but whose JSON texts differ differ only in key order (JSON-4, spec §8.2), a
+    are all equal but whose JSON texts differ differ only in key order (JSON-4, spec §8.1), a
     difference at the object's own pointer naming both orders.
     """
     return list(_walk(expected, actual, path))

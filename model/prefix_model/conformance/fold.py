@@ -1,4 +1,4 @@
-"""Spec §14 — conformance as a fold: one pass over a log, its captured requests compared as they come.
+"""Spec §9 — conformance as a fold: one pass over a log, its captured requests compared as they come.
 
 ``LogChecker.feed(line, event)`` folds one event and adds what it finds to ``findings``;
 ``finish`` ends the log. The rules are judged by arms, one module per family of the spec:
@@ -35,7 +35,7 @@ from prefix_model.conformance import enclosure, live, matching, record
 from prefix_model.conformance.captured import Captured, captured_request
 from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.nodes import SurfaceNodes
-from prefix_model.conformance.plain import Known, PlainEvent, from_event, plain_text, to_event
+from prefix_model.formats.plain import Known, PlainEvent, from_event, plain_text, to_event
 from prefix_model.conformance.reconstruction import expected_request
 from prefix_model.conformance.screens import envelope_ok
 from prefix_model.conformance.state import CaptureQueue, FoldState, InOrder, OpenStep, StepResult

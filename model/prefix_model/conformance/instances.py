@@ -1,4 +1,4 @@
-"""Spec §14 — the instances a capture names (INST-1..INST-3): what a log and its requests show of each loop instance.
+"""Spec §9 — the instances a capture names (INST-1..INST-3): what a log and its requests show of each loop instance.
 
 The log alone cannot say which loop instance wrote a snapshot: the fold takes every anchor
 (``initial``/``resume``) as a new instance, so a design that recomposes at every turn and writes

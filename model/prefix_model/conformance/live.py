@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prefix_model.conformance.plain import Known, PlainEvent, plain_text, to_event
+from prefix_model.formats.plain import Known, PlainEvent, plain_text, to_event
 from prefix_model.conformance.screens import DEEP, append_provenance_ok
 from prefix_model.conformance.state import Expectation, FoldState, StepResult
 from prefix_model.core.contracts import Rejection

@@ -1,4 +1,4 @@
-"""Spec §14 (MATCH-1, MATCH-2) — the fold's step arms: each step's request resolved, and matched with the capture.
+"""Spec §9 (MATCH-1, MATCH-2) — the fold's step arms: each step's request resolved, and matched with the capture.
 
 A step opens at step/start; its request resolves at its first chunk, or where the step ends
 (REQ-4: the header in force at the first chunk; a header seen in its window proves it dispatched).
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from prefix_model.conformance.captured import Captured
 from prefix_model.conformance.findings import Finding
-from prefix_model.conformance.plain import PlainEvent
+from prefix_model.formats.plain import PlainEvent
 from prefix_model.conformance.reconstruction import compare
 from prefix_model.conformance.state import FoldState, InOrder, OpenStep, StepResult
 

@@ -1,4 +1,4 @@
-"""Spec §11, §14 (REC-1..REC-3, INST-1..INST-3) — the fold's request arm: a matched request against the one the log implies.
+"""Spec §11, §9 (REC-1..REC-3, INST-1..INST-3) — the fold's request arm: a matched request against the one the log implies.
 
 A captured request that equals the expected one text for text passes without being frozen (the
 text screen ``_is_expected``, whose contract ties a pass to the field-by-field comparison); any
@@ -190,7 +190,7 @@ def _explained(statement: str, equal: str, expected: JsonValue | Marker, actual:
 
     Every difference is named, the first few by pointer (CHK-3: one finding per defect still, the
     places it covers listed). JSON text is compared (JSON-4, D-8): objects equal but for the order
-    of their keys differ, and the message says so, with the order the harness writes (spec §8.2) —
+    of their keys differ, and the message says so, with the order the harness writes (spec §8.1) —
     the expected object's, which the model builds in that order — against the capture's.
     """
     if expected is MISSING or actual is MISSING:
@@ -200,5 +200,5 @@ def _explained(statement: str, equal: str, expected: JsonValue | Marker, actual:
         first = found[0]
         where = f" ({listed(found)})" if len(found) > 1 else ""
         return (f"{equal} but for key order, and JSON text is compared (JSON-4): at {first.path} the harness writes the keys "
-                f"{', '.join(first.expected_keys)} (spec §8.2), the capture {', '.join(first.actual_keys)}{where}")  # fmt: skip
+                f"{', '.join(first.expected_keys)} (spec §8.1), the capture {', '.join(first.actual_keys)}{where}")  # fmt: skip
     return statement if len(found) <= 1 else f"{statement} ({listed(found)})"

@@ -9,7 +9,7 @@ per header (``Expectation``).
 
 from __future__ import annotations
 
-from prefix_model.conformance.plain import PlainEvent, plain_text, to_event
+from prefix_model.formats.plain import PlainEvent, plain_text, to_event
 from prefix_model.conformance.screens import DEEP
 from prefix_model.conformance.state import Expectation, FoldState
 from prefix_model.core.events import Event

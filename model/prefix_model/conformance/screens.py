@@ -1,4 +1,4 @@
-"""Spec §14 (CHK-2) — the fold's screens: "plainly fine", never a verdict of their own.
+"""Spec §9 (CHK-2) — the fold's screens: "plainly fine", never a verdict of their own.
 
 Each screen answers for the common case only: True means the spec's function finds nothing
 (``envelope_ok`` ⇒ ``check_event`` and ``check_header_event`` pass; ``append_provenance_ok`` ⇒
@@ -11,7 +11,7 @@ contracts on (the test suite) every call is checked against the spec function it
 
 from __future__ import annotations
 
-from prefix_model.conformance.plain import PlainEvent, to_event
+from prefix_model.formats.plain import PlainEvent, to_event
 from prefix_model.core.contracts import ENABLED, ensure, require
 from prefix_model.core.events import (
     ASSISTANT_MESSAGE,

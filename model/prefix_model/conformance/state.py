@@ -1,4 +1,4 @@
-"""Spec §14 — the conformance fold's state: what its rule families keep between events.
+"""Spec §9 — the conformance fold's state: what its rule families keep between events.
 
 One record, because the families read each other's state — the open step is the enclosure's
 question (ENC-2, ENC-3), the record's (REQ-4: a header seen in its window) and the matching's; the
@@ -20,7 +20,7 @@ from prefix_model.conformance.captured import Captured
 from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.instances import Anchor, Claim
 from prefix_model.conformance.nodes import SurfaceNodes
-from prefix_model.conformance.plain import PlainEvent
+from prefix_model.formats.plain import PlainEvent
 from prefix_model.core.headers import EpochHeader
 from prefix_model.core.json_values import JsonValue
 

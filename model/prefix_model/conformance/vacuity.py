@@ -1,4 +1,4 @@
-"""Spec §14 — when a check or a replay judged nothing, or judged what it must not: the rules that say so.
+"""Spec §9 — when a check or a replay judged nothing, or judged what it must not: the rules that say so.
 
 A checker that read no event, or none of whose captured requests could be compared, has not
 shown conformance (CHK-1); neither has one that had to guess which session a log is. A replay of

@@ -1,4 +1,4 @@
-"""Spec §14 — ``prefix-model check``: read a log (and a capture), run the engine, report.
+"""Spec §20 — ``prefix-model check``: read a log (and a capture), run the engine, report.
 
 The edge of the checker: it opens files, streams their events and requests into the engine,
 and turns the result into a report that says what was checked (the vacuity guard, CHK-1) and
@@ -20,7 +20,7 @@ from typing import IO
 from prefix_model.conformance import vacuity
 from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.fold import Captured, InOrder, LogChecker, StepResult
-from prefix_model.conformance.plain import Known
+from prefix_model.formats.plain import Known
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.requests import Request, is_step_number, no_header_in_force, no_such_step
 from prefix_model.edge.formats.capture import iter_capture

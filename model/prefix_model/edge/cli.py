@@ -1,4 +1,4 @@
-"""Spec §9 — the command line: ``prefix-model request``, ``demo``, ``variants``, ``review``, ``timeline``, ``explore`` and ``docs``.
+"""Spec §17 — the command line: ``prefix-model request``, ``demo``, ``variants``, ``review``, ``timeline``, ``explore`` and ``docs``.
 
 The CLI is the edge: it reads files, prints, and maps every unreadable input or missing step to
 one line on stderr and exit status 2 (CLI-2). Exit 0 means the command did what it was asked.
@@ -73,7 +73,7 @@ and, with --requests, every captured loop request against the one the log says i
 been (REC-1: the invariant companion's fields; REC-2: every field) and prompt-cache
 monotonicity within an instance (REC-3). Each finding names its requirement ID, the seq/line or
 request index, the JSON path, and expected vs actual. Requests are compared as JSON text, so key
-order counts (the harness's order, §8.2 of SPEC.md): a capture whose only difference is its key
+order counts (the harness's order, §8.1 of SPEC.md): a capture whose only difference is its key
 order (re-serialized with sorted keys, as Go writes maps) still gets findings, each saying so.
 
 LOG: the harness's in-memory event lines, or its persisted session.jsonl (header line, packed

@@ -1,4 +1,4 @@
-"""Spec §16 (edge) — ``prefix-model review``: print the comparison, write its plot, or print the diagram alone.
+"""Spec §22 (edge) — ``prefix-model review``: print the comparison, write its plot, or print the diagram alone.
 
 Everything printed is computed by ``prefix_model.review``; this module only lays it out (the
 design × property table and what each column checks, the staleness/survival/cost table and its

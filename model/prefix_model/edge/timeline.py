@@ -1,4 +1,4 @@
-"""Spec §9 — ``prefix-model timeline``: one session drawn on one axis of event seqs, as SVG or an HTML page.
+"""Spec §17 — ``prefix-model timeline``: one session drawn on one axis of event seqs, as SVG or an HTML page.
 
 What is drawn comes from readers the command line already has: ``LogStream`` (the check's own
 reader: both forms, zstd, a pipe) for the events, and ``check_log`` on the same bytes for the
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from prefix_model.conformance.plain import PlainEvent, plain_text
+from prefix_model.formats.plain import PlainEvent, plain_text
 from prefix_model.core.events import (
     APPEND,
     ASSISTANT_CHUNK,

@@ -1,4 +1,4 @@
-"""Spec §14.5 — ``prefix-model check`` over a workspace: many logs, each checked as one, one summary.
+"""Spec §21 — ``prefix-model check`` over a workspace: many logs, each checked as one, one summary.
 
 A workspace is what several LOG arguments name: files, folders searched recursively for session
 logs, and patterns (``*``, ``?``, ``[…]``, ``**`` for any number of folders) matched here, so a

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from prefix_model.conformance.plain import PlainEvent, to_event
+from prefix_model.formats.plain import PlainEvent, to_event
 from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.events import Event
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, json_text

@@ -2,12 +2,12 @@
 
 ``plain_event`` accepts only an envelope that ``events_jsonl.parse_event`` accepts unchanged;
 for anything else it returns None and the caller takes the spec's reader, whose ``Event``
-converts with ``conformance.plain.from_event``.
+converts with ``formats.plain.from_event``.
 """
 
 from __future__ import annotations
 
-from prefix_model.conformance.plain import PlainEvent, to_event
+from prefix_model.formats.plain import PlainEvent, to_event
 from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.events import Event, Replace, SurfaceOp
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, freeze, json_text

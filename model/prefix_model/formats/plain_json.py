@@ -19,7 +19,7 @@ import math
 import re
 from collections.abc import Callable
 
-from prefix_model.conformance.plain import Known, Spans, depth
+from prefix_model.formats.plain import Known, Spans, depth
 from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, freeze, json_text
 from prefix_model.formats.event_lines import parse_json_line

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from prefix_model.conformance.plain import PlainEvent, to_event
+from prefix_model.formats.plain import PlainEvent, to_event
 from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.events import (
     ASSISTANT_CHUNK,

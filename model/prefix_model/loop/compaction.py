@@ -8,7 +8,7 @@ the range). Both append exactly what the harness appends — ``compact/start``, 
 summarizer's reply is an input (the adapter's text), as a loop reply is.
 
 The framing texts (the checkpoint preamble and the compaction instruction) are the service's
-configuration here: the model does not restate the harness's prose (§15 D-15).
+configuration here: the model does not restate the harness's prose (§23 D-15).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.fold import Captured, LogChecker, captured_request
-from prefix_model.conformance.plain import PlainEvent, from_event
+from prefix_model.formats.plain import PlainEvent, from_event
 from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.derive import derive_event_message, derive_messages
 from prefix_model.core.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event, is_surface_type
@@ -516,7 +516,7 @@ def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
     return tuple(found)
 
 
-# --- what the log and the requests show: the conformance fold finds nothing (§14) ---
+# --- what the log and the requests show: the conformance fold finds nothing (§9) ---
 
 
 # The machines check every property after every action, over worlds that share almost all of their

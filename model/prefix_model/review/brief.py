@@ -1,4 +1,4 @@
-"""Spec §16.4 — actions and messages in brief, as a counterexample shows them to a reviewer.
+"""Spec §14.4 — actions and messages in brief, as a counterexample shows them to a reviewer.
 
 A reviewer reads the review without the model's source at hand, so nothing here prints Python:
 an action is its kind and the fields that differ from their defaults (``key=value``, the field

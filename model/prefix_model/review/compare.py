@@ -1,4 +1,4 @@
-"""Spec §16.4 — one comparison: every design on the same scenario, each failure with its minimal counterexample.
+"""Spec §14.4 — one comparison: every design on the same scenario, each failure with its minimal counterexample.
 
 For each design the scenario runs once; each property of §11 (and the review's own two, *fresh*
 and *survives*) is judged on the run cut after each segment. A property that fails has a

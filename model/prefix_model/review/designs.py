@@ -1,4 +1,4 @@
-"""Spec §16.1 — the designs under review, each a small override of the harness's ``Semantics``.
+"""Spec §14.1 — the designs under review, each a small override of the harness's ``Semantics``.
 
 The baseline is the session prefix of a55f148516. Then the seed note's six rejected alternatives
 (a)-(f), the design that replaced the prefix upstream (PR #585, and as refined by PR #742/#978),

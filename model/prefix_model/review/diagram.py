@@ -1,4 +1,4 @@
-"""Spec §16.6 — the loop's state diagram, generated from the transitions themselves.
+"""Spec §14.6 — the loop's state diagram, generated from the transitions themselves.
 
 ``transition_table`` explores one agent's instance from creation: every action of a small
 alphabet (a prompt, each loop segment, the reply's kinds, a cancel — also while the waterfall is

@@ -1,4 +1,4 @@
-"""Spec §16.3 — what each design costs on a run: staleness, survival, prompt-cache economics.
+"""Spec §14.3 — what each design costs on a run: staleness, survival, prompt-cache economics.
 
 A request *carries* the opener texts found in its messages and its system prompt. Against the
 opener a listener would give when the request is sent (``Played.openers``) it is **fresh** (it

@@ -1,4 +1,4 @@
-"""Spec §16.2 — the sessions every design runs: one generated scenario, in named segments.
+"""Spec §14.2 — the sessions every design runs: one generated scenario, in named segments.
 
 ``scenario(turns)`` builds the segments: a cancelled first composition, turns with tool calls,
 a skill added mid-session, a resume after an offline change, a fork, and a compaction that covers

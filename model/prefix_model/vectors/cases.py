@@ -531,13 +531,13 @@ def _mutants() -> tuple[_Mutant, ...]:
                 _on("request/header", ("data", "header", "messagePrefix"), _set(_ANY_PREFIX), nth=1)),
         _Mutant("invalid/pfx-6/empty-message-prefix", nl, "PFX-6", ("PFX-6", "HDR-12"), "the snapshot writes messagePrefix: []",
                 _on("request/header", ("data", "header", "messagePrefix"), _set(()))),
-        # Enclosure (§14).
+        # Enclosure (§9).
         _Mutant("invalid/enc-1/turn-end-closes-another-turn", nl, "ENC-1", ("ENC-1",), "turn/end names turn 2", _on("turn/end", ("data", "turn"), _set(2))),
         _Mutant("invalid/enc-2/step-end-closes-another-step", nl, "ENC-2", ("ENC-2",), "step/end names step 2", _on("step/end", ("data", "step"), _set(2))),
         _Mutant("invalid/enc-3/chunk-outside-its-step", nl, "ENC-3", ("ENC-3",), "an assistant/chunk names step 2", _on("assistant/chunk", ("data", "step"), _set(2))),
         _Mutant("invalid/enc-3/tool-result-without-call", tc, "ENC-3", ("ENC-3",), "a tool/result answers a call id no tool/call made",
                 _on("tool/result", ("data", "callId"), _set("c9"))),
-        # Requests against the log (§11, §14).
+        # Requests against the log (§9, §11).
         _Mutant("invalid/rec-1/prefix-dropped", tc, "REC-1", ("REC-1", "REQ-2"), "the first captured request leaves the prefix out",
                 capture_edit=_on_line(0, ("messages", 0), _drop), capture=True),
         _Mutant("invalid/rec-1/history-before-prefix", tc, "REC-1", ("REC-1", "REQ-2"), "the second captured request sends the prefix after the history",
@@ -555,7 +555,7 @@ def _mutants() -> tuple[_Mutant, ...]:
                 "capture lines name no step, and a cancelled step left no header and no chunk", capture=True, named=False),
         _Mutant("invalid/cap-1/not-a-request", tc, "CAP-1", ("CAP-1",), "a capture line is not a request",
                 capture_edit=lambda capture: capture + (FrozenMap({"hello": "world"}),), capture=True),
-        # Instances a capture names (§14): the run's own log, its capture telling which instance sent each request.
+        # Instances a capture names (§9): the run's own log, its capture telling which instance sent each request.
         _Mutant("log/capture-names-instances", _CHANGED, None, ("INST-1", "INST-2", "INST-3", "PFX-5", "CAP-1"),
                 "capture lines in the recorder's form name the instance that sent each request: the resume snapshot anchors "
                 "the second instance, whose prefix differs from the first's", capture=True, wrapper=True, instances=True),

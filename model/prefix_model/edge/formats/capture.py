@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import prefix_model
 from prefix_model.conformance.fold import Captured
-from prefix_model.conformance.plain import Known
+from prefix_model.formats.plain import Known
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.json_values import MAX_DEPTH, FrozenMap, thaw
 from prefix_model.edge.formats.events_jsonl import LogReadError

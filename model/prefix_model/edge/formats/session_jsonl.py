@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal, cast, overload
 
 from prefix_model.conformance import vacuity
-from prefix_model.conformance.plain import PlainEvent, from_event
+from prefix_model.formats.plain import PlainEvent, from_event
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import TURN_END, Event, is_safe_seq, seq_gap
 from prefix_model.core.json_values import FrozenMap, json_text

@@ -1,4 +1,4 @@
-"""Differential testing (spec §14.4): scripts generated from the model, run in lockstep through an implementation's adapter.
+"""Differential testing (spec §19): scripts generated from the model, run in lockstep through an implementation's adapter.
 
 - ``grammar`` the action language drawn at random, move by move, for the world the model is in
 - ``generate`` scripts drawn by walking the model, aimed at the outcomes a campaign has not reached

@@ -94,7 +94,7 @@ VIOLABLE: frozenset[str] = frozenset({
 # Requirements no vector can witness, each with why. A key ending in "-" exempts a whole family.
 NOT_WITNESSED: dict[str, str] = {
     "CLI-": "the command line's output and exit status: tests/edge/test_cli.py and tests/edge/test_checker.py",
-    "D-": "the divergence notes of §15 record choices; they are not requirements a run can show",
+    "D-": "the divergence notes of §23 record choices; they are not requirements a run can show",
     "TOK-": "the token meter's post-step pressure is neither in the log nor in a request (meter-internal)",
     "VEC-": "the vectors' own requirements: tests/edge/test_vectors.py, tests/edge/test_conform.py",
     "REV-": "the design review compares designs on generated sessions; it is not a property of one log: tests/review/",

@@ -1,4 +1,4 @@
-"""Spec §14 — the conformance fold's event form: the envelope of §2 over a plain (unfrozen) ``data``.
+"""Spec §8 — the conformance fold's event form: the envelope of §2 over a plain (unfrozen) ``data``.
 
 ``PlainEvent`` mirrors ``core.events.Event`` field for field; ``data`` is a plain JSON value
 (dicts, lists, scalars) and ``depth`` bounds its nesting. The readers build them from lines
