@@ -148,6 +148,7 @@ EDGE_NOT_PROVED: tuple[str, ...] = (
     "loop.semantics",  # the design choice points: the harness's bodies, exercised through every loop test and variant
     "loop.explore",  # the bounded search: counts pinned by proofs/explore-counts.json, failures by planted variants; its EXP-1 contracts run at every call of the suite's explorations (contracts on), not yet under CrossHair
     "loop.memo",  # results kept per object: a cache with no contract, its tests count what it recomputes
+    "loop.world_fold",  # the conformance fold gone on with from world to world: no contract; the machine's teardown and its tests compare it with one pass
     "formats.rules",  # the format rules' rejection values, worded once
     "formats.event_lines",  # JSON lines to events and back: held to the harness's bytes by tests and vectors
     "formats.session_lines",  # the persisted form's header line and packed rows: tests and vectors

@@ -199,7 +199,7 @@ CORE_MODULES = (
 
 CHAPTER_MODULES = (
     "loop.world", "loop.compaction", "loop.meter", "loop.stream", "loop.waterfall", "loop.transitions", "loop.properties", "loop.variants",
-    "loop.explore", "loop.memo",
+    "loop.explore", "loop.memo", "loop.world_fold",
     "conformance.findings", "conformance.plain", "conformance.screens", "conformance.fold", "conformance.instances", "conformance.vacuity",
 )  # fmt: skip
 NO_CONTRACT = "# no contract: "
