@@ -21,7 +21,7 @@ def test_the_committed_action_schema_is_the_generated_one() -> None:
 
 
 @pytest.mark.spec("VEC-1", "VEC-4")
-def test_vectors_md_names_the_actions_as_the_dataclasses_and_the_adapter_do() -> None:
+def test_vectors_md_says_what_the_dataclasses_the_adapter_and_the_generator_say() -> None:
     text = VECTORS_MD_PATH.read_text(encoding="utf-8")
     assert vectors_md_text(text) == text, "run `.venv/bin/python -m prefix_model.edge.vectors.action_schema`"
     assert action_table() in text and all(f"| `{cls.__name__}` | `" in text for cls in ACTION_TYPES)
@@ -29,6 +29,9 @@ def test_vectors_md_names_the_actions_as_the_dataclasses_and_the_adapter_do() ->
     shown = transcript(text)
     stale = shown.replace('"actions":["Create",', '"actions":["Nudge","Create",')
     assert stale != shown and transcript_text(stale) == shown
+    # So are the worked examples: a stale one is rewritten as its case is generated.
+    example = "<!-- worked-example: loop/no-listener -->\n```json\n"
+    assert example in text and vectors_md_text(text.replace(example + "{", example + "{\n \"stale\": true,")) == text
 
 
 @pytest.mark.spec("VEC-1")

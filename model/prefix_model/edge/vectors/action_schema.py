@@ -8,13 +8,14 @@ of ``codec.SPARSE``. A field's type gives its schema: ``str``, ``bool``, a non-n
 reference to its own definition (``REFS``). What a type cannot say — a description, a constraint
 on the JSON a field carries — is ``_EXTRA``'s, beside the generator.
 
-spec/vectors.md's two texts that name every action come from the same place: its table of actions
+spec/vectors.md's texts that the model writes come from the same places: its table of actions
 (``action_table``: each action's fields as the schema names them, ``?`` where one may be absent,
-and the first paragraph of its docstring) and its protocol transcript, whose answers (the
-handshake lists every action) are the model's adapter's (``transcript_text``).
+and the first paragraph of its docstring), its protocol transcript, whose answers (the handshake
+lists every action) are the model's adapter's (``transcript_text``), and its worked examples, each
+the generated case its mark names (``generate.example_text``).
 
 ``python -m prefix_model.edge.vectors.action_schema`` rewrites the committed schema's action
-definitions and those two texts of spec/vectors.md; ``tests/edge/test_action_schema.py`` checks the
+definitions and those texts of spec/vectors.md; ``tests/edge/test_action_schema.py`` checks the
 committed files equal the generated ones.
 """
 
@@ -24,6 +25,7 @@ import dataclasses
 import inspect
 import io
 import json
+import re
 import sys
 import types
 import typing
@@ -34,6 +36,7 @@ from prefix_model.core.headers import LlmCallConfig
 from prefix_model.core.json_values import FrozenMap
 from prefix_model.edge.runner.server import serve
 from prefix_model.edge.vectors.bundle import TRANSCRIPT_MARK
+from prefix_model.edge.vectors.generate import example_text
 from prefix_model.vectors.codec import ACTION_TYPES, SPARSE, camel
 from prefix_model.loop.actions import PlainReplace, PostStep, PreStep, Reply, SendPrompt, Inject
 from prefix_model.loop.compaction import CompactPolicy
@@ -73,6 +76,7 @@ SCHEMA_PATH = resources.files("prefix_model") / "spec" / "schema" / "vector.sche
 VECTORS_MD_PATH = resources.files("prefix_model") / "spec" / "vectors.md"
 # The line before spec/vectors.md's table of actions; the table ends at the first blank line.
 TABLE_MARK = "<!-- actions: generated from the action dataclasses (python -m prefix_model.edge.vectors.action_schema) -->\n"
+_EXAMPLE = re.compile(r"(<!-- worked-example: ([\w/.-]+) -->\n```json\n)(.*?)(```)", re.DOTALL)  # a case's id, then its text
 
 
 def _type(hint: object) -> Schema:
@@ -164,13 +168,14 @@ def transcript_text(block: str) -> str:
 
 
 def vectors_md_text(text: str) -> str:
-    """Return spec/vectors.md's ``text`` with its table of actions and its protocol transcript the generated ones."""
+    """Return spec/vectors.md's ``text`` with its table of actions, its protocol transcript and its worked examples the generated ones."""
     start = text.index(TABLE_MARK) + len(TABLE_MARK)
     end = text.index("\n\n", start) + 1
     text = text[:start] + action_table() + text[end:]
     start = text.index(TRANSCRIPT_MARK) + len(TRANSCRIPT_MARK)
     end = text.index("```", start)
-    return text[:start] + transcript_text(text[start:end]) + text[end:]
+    text = text[:start] + transcript_text(text[start:end]) + text[end:]
+    return _EXAMPLE.sub(lambda m: m.group(1) + example_text(m.group(2)) + m.group(4), text)
 
 
 def main() -> int:
