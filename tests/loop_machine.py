@@ -67,7 +67,7 @@ from prefix_model.loop.actions import (
 )
 from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.meter import measure
-from prefix_model.loop.properties import PROPERTIES, Check, session_fold, check_all
+from prefix_model.loop.properties import PROPERTIES, Check, check_all
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.waterfall import active_listeners, compose
@@ -87,6 +87,7 @@ from prefix_model.loop.world import (
     World,
     text_message,
 )
+from prefix_model.loop.world_fold import session_fold
 
 __all__ = [
     "AGENTS",
@@ -783,7 +784,7 @@ def _unjudged_marks(world: World, judged: int) -> World:
 # of a run's length (shared/reference/toolchain.md §4); the machine judges each mark once instead,
 # in the world where it first appears, and ``teardown`` re-checks the whole final world. REC-1..3
 # are judged on the whole world each time: they are the conformance fold's findings, folded once
-# per world and per changed session (``properties._fold_findings``).
+# per world and per changed session (``world_fold.world_findings``).
 INCREMENTAL: dict[str, tuple[Callable[[World, int], World], Callable[[World], int]]] = {
     "TOK-1": (_unjudged_marks, lambda w: len(w.trace)),
 }

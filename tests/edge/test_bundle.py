@@ -26,7 +26,7 @@ from prefix_model.edge import cli
 from prefix_model.vectors import FORMAT_VERSION
 from prefix_model.edge.vectors.bundle import TRANSCRIPT_MARK, write_tarball
 from prefix_model.vectors.cases import catalogue, pending_cases
-from prefix_model.edge.vectors.generate import SPEC_PATH, audit, bundle_name, spec_ids
+from prefix_model.edge.vectors.generate import SPEC_PATH, audit, bundle_name, declared
 
 from tests.edge.conftest import VECTORS_GROUP
 
@@ -126,9 +126,9 @@ def test_a_case_id_under_spec_is_refused_by_the_audit() -> None:
     """DIR/spec/ holds the specification: a case there would overwrite it or be removed with it."""
     cases = catalogue()
     shadowing = dataclasses.replace(cases[0], id="spec/schema")
-    problems = audit((*cases, shadowing), spec_ids(SPEC_PATH.read_text(encoding="utf-8")), pending_cases())
+    problems = audit((*cases, shadowing), declared(SPEC_PATH.read_text(encoding="utf-8")), pending_cases())
     assert problems == ["case ids under spec/, where a vectors directory keeps the specification: spec/schema"]
-    assert audit(cases, spec_ids(SPEC_PATH.read_text(encoding="utf-8")), pending_cases()) == []
+    assert audit(cases, declared(SPEC_PATH.read_text(encoding="utf-8")), pending_cases()) == []
 
 
 @pytest.mark.spec("VEC-1")

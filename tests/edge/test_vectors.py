@@ -60,14 +60,12 @@ from prefix_model.edge.runner.consumer import (
 )
 from prefix_model.edge.runner.client import AdapterFailure
 from prefix_model.edge.vectors.generate import (
-    NOT_WITNESSED,
-    REJECTION_ONLY,
-    VIOLABLE,
+    WITNESS_FORMS,
+    Witness,
     audit,
-    exemption,
+    declared,
     generate,
     manifest_text,
-    spec_ids,
 )
 from prefix_model.vectors.persisted import clocked, file_bytes
 from prefix_model.formats.event_lines import event_to_json
@@ -85,6 +83,7 @@ SPEC = ROOT / "spec" / "SPEC.md"
 SCHEMAS = ROOT / "spec" / "schema"
 VECTORS_MD = ROOT / "spec" / "vectors.md"
 EXAMPLE_MARK = "<!-- worked-example: loop/no-listener -->\n```json\n"
+RULES = declared(SPEC.read_text(encoding="utf-8"))  # each requirement with what its vectors witness
 
 # The smallest scenario that each faulty variant (spec §13) fails when it is the adapter; None
 # for the variants that change only the token meter, whose pressure no vector shows (TOK-*, exempt).
@@ -322,58 +321,67 @@ def test_the_worked_example_in_vectors_md_is_the_generated_case(generated: tuple
 
 @pytest.mark.spec("VEC-2")
 def test_the_coverage_audit_passes_on_the_catalogue() -> None:
-    ids = spec_ids(SPEC.read_text(encoding="utf-8"))
-    assert len(ids) >= 100
-    assert audit(catalogue(), ids, pending_cases()) == []
+    assert len(RULES) >= 100
+    assert audit(catalogue(), RULES, pending_cases()) == []
     invalid = {c.requirement for c in catalogue() if isinstance(c, LogCase) and c.requirement}
-    assert VIOLABLE - invalid == {c.requirement for c in pending_cases()} - invalid
+    breakable = {r for r, w in RULES.items() if w.invalid}
+    assert breakable - invalid == {c.requirement for c in pending_cases()} - invalid
 
 
 @pytest.mark.spec("VEC-2", "LOG-2", "REC-1")
 def test_the_audit_names_what_a_thinner_catalogue_or_a_larger_spec_misses() -> None:
-    ids = spec_ids(SPEC.read_text(encoding="utf-8"))
     no_gap = [c for c in catalogue() if not (isinstance(c, LogCase) and c.requirement == "LOG-2")]
-    assert audit(no_gap, ids, pending_cases()) == ["VIOLABLE requirements with no invalid case: LOG-2"]
+    assert audit(no_gap, RULES, pending_cases()) == ["requirements declaring an invalid case that have none: LOG-2"]
     no_rec = [replace(c, requirements=tuple(r for r in c.requirements if r != "REC-1")) for c in catalogue()]
-    assert audit(no_rec, ids, pending_cases()) == ["requirements no valid case lists: REC-1"]
-    assert audit(catalogue(), ids + ("ZZZ-1",), pending_cases()) == ["requirements no valid case lists: ZZZ-1"]
+    assert audit(no_rec, RULES, pending_cases()) == ["requirements no valid case lists: REC-1"]
+    assert audit(catalogue(), {**RULES, "ZZZ-1": Witness()}, pending_cases()) == ["requirements no valid case lists: ZZZ-1"]
+    assert audit(catalogue(), {**RULES, "ZZZ-1": Witness(False, True, "only rejects")}, pending_cases()) == [
+        "requirements declaring an invalid case that have none: ZZZ-1"
+    ]
+    assert audit(catalogue(), {**RULES, "ZZZ-1": Witness(False, False, "no vector can")}, pending_cases()) == []
     stray = Scenario("loop/stray", "names an unknown ID", ("NOPE-1",), ())
-    assert audit(list(catalogue()) + [stray], ids, pending_cases()) == ["cases name requirements the spec lacks: NOPE-1"]
+    assert audit(list(catalogue()) + [stray], RULES, pending_cases()) == ["cases name requirements the spec lacks: NOPE-1"]
 
 
 @pytest.mark.spec("VEC-2")
+@pytest.mark.parametrize(
+    "entry, says",
+    [
+        ("- **ZZZ-9** — A requirement no case exercises.", "no valid case lists: ZZZ-9"),
+        ("- **ZZZ-9** — A rule.\n  More of it. [vectors: both]", "ZZZ-9: [vectors: both] is none of"),
+        ("- **ZZZ-9** — A rule. [vectors: none]", "ZZZ-9: [vectors: none] says why"),
+        ("- **ZZZ-9** — A rule. [vectors: valid, invalid — a reason where none is due]", "ZZZ-9: [vectors: valid, invalid] says why"),
+        ("- **ZZZ-9** — A rule [vectors: none — misplaced, before its end]\n  (its citation).", "ZZZ-9: a [vectors: …] declaration must end"),
+    ],
+)
 def test_generation_fails_in_one_line_naming_the_missing_ids_and_writes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    entry: str, says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     spec = tmp_path / "SPEC.md"
-    spec.write_text(SPEC.read_text(encoding="utf-8") + "\n- **ZZZ-9** — A requirement no case exercises.\n", encoding="utf-8")
+    spec.write_text(SPEC.read_text(encoding="utf-8") + f"\n{entry}\n", encoding="utf-8")
     monkeypatch.setattr(generator, "SPEC_PATH", spec)
     out = tmp_path / "out"
     assert generate(out) == 1
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err.count("\n") == 1 and "ZZZ-9" in captured.err
+    assert captured.out == "" and captured.err.count("\n") == 1 and says in captured.err
     assert not out.exists()
 
 
 @pytest.mark.spec("VEC-2")
-def test_vectors_md_lists_what_a_log_or_capture_can_break_as_the_audit_does() -> None:
+def test_vectors_md_states_the_declarations_the_audit_reads() -> None:
     text = VECTORS_MD.read_text(encoding="utf-8")
-    start = text.index("every ID of `VIOLABLE`")
-    listed = text[start : text.index("has an invalid case", start)]
-    assert set(re.findall(r"\b([A-Z]+-\d+)\b", listed)) == VIOLABLE
+    section = text[text.index("## 7. The coverage audit") : text.index("## 8.")]
+    stated = set(re.findall(r"`\[vectors: ([^\]—`]*?)(?: — [^\]`]*)?\]`", section))
+    assert stated == set(WITNESS_FORMS)
 
 
 @pytest.mark.spec("VEC-2")
-def test_exemptions_have_reasons_and_do_not_overlap_what_a_log_can_break() -> None:
-    ids = spec_ids(SPEC.read_text(encoding="utf-8"))
-    for key, reason in list(NOT_WITNESSED.items()) + list(REJECTION_ONLY.items()):
-        assert len(reason) > 20, key
-        assert key in ids or (key.endswith("-") and (key == "VEC-" or any(i.startswith(key) for i in ids))), key
-    assert not {r for r in VIOLABLE if exemption(r) is not None}
-    assert set(REJECTION_ONLY) <= VIOLABLE
-    exempt = [i for i in ids if exemption(i) is not None]
-    assert {"CLI-1", "D-1", "TOK-1", "JSON-7", "FMT-5", "CHK-1"} <= set(exempt)
-    assert not {"FMT-6", "FMT-7", "FMT-8", "FMT-9", "FMT-10"} & set(exempt)  # log files carry the persisted form
+def test_each_declaration_without_a_valid_case_says_why() -> None:
+    unlisted = {r: w.why for r, w in RULES.items() if not w.valid}
+    assert all(len(why) > 20 for why in unlisted.values()), unlisted
+    assert {"CLI-1", "D-1", "TOK-1", "JSON-7", "FMT-5", "CHK-1"} <= {r for r, w in RULES.items() if not w.invalid and not w.valid}
+    assert {"JSON-2", "LOG-7", "LOG-8"} <= {r for r, w in RULES.items() if w.invalid and not w.valid}
+    assert not {"FMT-6", "FMT-7", "FMT-8", "FMT-9", "FMT-10"} & set(unlisted)  # log files carry the persisted form
 
 
 @pytest.mark.spec("INST-1", "INST-2", "INST-3", "CAP-1")
@@ -566,7 +574,7 @@ def test_each_faulty_variant_as_an_adapter_fails_a_scenario(variant: Variant, ge
     assert set(CAUGHT_BY) == {v.name for v in VARIANTS}
     case_id = CAUGHT_BY[variant.name]
     if case_id is None:  # only the meter changes: its pressure is in no log and no request
-        assert variant.expected == ("TOK-1",) and exemption("TOK-1") is not None
+        assert variant.expected == ("TOK-1",) and not RULES["TOK-1"].valid and not RULES["TOK-1"].invalid
         return
     case = load(here, case_id)
     assert replay(case, ModelAdapter()) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 
 import pytest
-from prefix_model.loop.memo import Memo
+from prefix_model.loop.memo import Memo, per_object, per_objects
 
 
 def counting(memo: Memo[str]) -> tuple[list[object], Callable[..., str]]:
@@ -91,3 +91,33 @@ def test_put_keeps_for_find_what_get_would_serve_and_is_bounded_like_get() -> No
     memo.put((b,), "second")
     memo.put((a, b), "third")  # full: every entry dropped first
     assert memo.find((a,), tag="t") is None and memo.find((a, b)) == "third" and len(memo) == 1
+
+
+def test_per_object_keeps_a_functions_result_per_argument_and_is_bounded() -> None:
+    calls: list[object] = []
+
+    @per_object(2)
+    def length(value: list[int]) -> int:
+        """The length."""
+        calls.append(value)
+        return len(value)
+
+    a, b, c = [1], [1, 2], [1, 2, 3]
+    assert length(a) == 1 and length(a) == 1 and length(b) == 2 and calls == [a, b]
+    assert length([1]) == 1 and len(calls) == 3  # an equal list is another object
+    assert length(c) == 3 and length(a) == 1 and len(calls) == 5  # full at [1]: dropped, so a is computed again
+    assert length.__name__ == "length" and length.__doc__ == "The length."
+
+
+def test_per_objects_keeps_a_result_per_the_objects_its_key_picks() -> None:
+    calls: list[tuple[tuple[int, ...], int]] = []
+
+    @per_objects(10, key=lambda values, at: values[:at])
+    def total(values: tuple[list[int], ...], at: int) -> int:
+        calls.append((tuple(map(id, values)), at))
+        return sum(len(v) for v in values[:at])
+
+    a, b, c = [1], [1, 2], [1, 2, 3]
+    assert total((a, b, c), 2) == 3 and total((a, b), 2) == 3 and len(calls) == 1  # the same objects before ``at``
+    assert total((a, c), 2) == 4 and total((a, [1, 2]), 2) == 3 and len(calls) == 3  # another object, an equal one
+    assert total((a, b, c), 3) == 6 and len(calls) == 4

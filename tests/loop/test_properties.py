@@ -26,7 +26,7 @@ from prefix_model.core.requests import boundary_log
 from prefix_model.examples.streams import text_stream
 from prefix_model.loop.actions import Action, BeginStep, Compose, Dispatch, ForkDrive, MountCompaction, PostStep, PreStep, Register, Reply, SendPrompt
 from prefix_model.loop.compaction import CompactPolicy
-from prefix_model.loop import properties
+from prefix_model.loop import properties, world_fold
 from prefix_model.loop.properties import PROPERTIES, Check, Violation, check_all
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.transitions import run
@@ -512,7 +512,7 @@ def _subjects() -> World:
     return world
 
 
-# --- The fold goes on from world to world (properties.session_fold): what it finds is what one pass finds ---
+# --- The fold goes on from world to world (world_fold.session_fold): what it finds is what one pass finds ---
 
 
 def _worlds(semantics: Semantics) -> Iterator[World]:
@@ -526,14 +526,14 @@ def _worlds(semantics: Semantics) -> Iterator[World]:
 @pytest.mark.spec("REC-1", "REC-2", "REC-3", "PFX-6", "CMP-1", "HDR-15")
 def test_the_fold_resumed_from_world_to_world_finds_what_one_pass_finds(monkeypatch: pytest.MonkeyPatch) -> None:
     went_on: list[bool] = []
-    resumed = properties._resumed
+    resumed = world_fold._resumed
 
     def counted(*args: Any) -> Any:
         found = resumed(*args)
         went_on.append(found is not None)
         return found
 
-    monkeypatch.setattr(properties, "_resumed", counted)
+    monkeypatch.setattr(world_fold, "_resumed", counted)
     worlds_with_findings = 0
     # The harness, and variants whose runs the fold finds fault with from their first request and at a header (the machine's
     # teardown compares both ways at the end of every example it runs)
@@ -542,9 +542,9 @@ def test_the_fold_resumed_from_world_to_world_finds_what_one_pass_finds(monkeypa
         worlds = list(_worlds(semantics))
         for n, world in enumerate(worlds, 1):
             for session in world.sessions:
-                found = properties.session_fold(world, session)  # each world in turn, as the machine judges them
+                found = world_fold.session_fold(world, session)  # each world in turn, as the machine judges them
                 if n % 5 == 0 or n == len(worlds):  # one pass costs the whole log: compared at every fifth world and the last
-                    assert found == properties.session_fold(world, session, resume=False), (semantics, n, session.id)
+                    assert found == world_fold.session_fold(world, session, resume=False), (semantics, n, session.id)
                     worlds_with_findings += bool(found)
     # Not vacuous: the faulty variants' runs give findings, and most folds went on from the world before.
     assert worlds_with_findings > 10 and went_on.count(True) > 0.8 * len(went_on), (worlds_with_findings, went_on.count(True), len(went_on))
@@ -552,7 +552,7 @@ def test_the_fold_resumed_from_world_to_world_finds_what_one_pass_finds(monkeypa
 
 @pytest.mark.spec("REC-1")
 def test_a_fold_that_forgets_what_it_found_when_it_goes_on_fails_the_machines_teardown(monkeypatch: pytest.MonkeyPatch) -> None:
-    resumed = properties._resumed
+    resumed = world_fold._resumed
 
     def forgetful(*args: Any) -> Any:
         found = resumed(*args)
@@ -560,11 +560,11 @@ def test_a_fold_that_forgets_what_it_found_when_it_goes_on_fails_the_machines_te
             found[0].findings.clear()
         return found
 
-    monkeypatch.setattr(properties, "_resumed", forgetful)
+    monkeypatch.setattr(world_fold, "_resumed", forgetful)
     variant = next(v for v in VARIANTS if v.name == "prefix-after-history")
     for world in _worlds(variant.semantics):  # as the machine judges each world in turn
         for session in world.sessions:
-            properties.session_fold(world, session)
+            world_fold.session_fold(world, session)
     with pytest.raises(AssertionError, match="the fold resumed from world to world found"):
         refold_afresh(cast(LoopMachine, SimpleNamespace(world=world, violated=False)))
 

@@ -48,7 +48,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Create:
-    """Create an agent over a fresh session: a new loop instance."""
+    """Create an agent over a fresh session: a new instance (numbered in creation order from 0, across ``Create``,
+    ``ForkDrive``, ``Resume``)."""
 
     agent: str
     session_id: str
@@ -59,7 +60,11 @@ class Create:
 
 @dataclass(frozen=True, slots=True)
 class ForkDrive:
-    """Fork a session at a ``turn/end`` (or its end) and drive the child with a new agent."""
+    """Fork ``sourceId`` at seq ``boundary`` (``null``: its last event) into ``childId``, drive the child with a new
+    instance.
+
+    The boundary is a ``turn/end`` (or the log's end).
+    """
 
     source_id: str
     child_id: str
@@ -72,7 +77,7 @@ class ForkDrive:
 
 @dataclass(frozen=True, slots=True)
 class Resume:
-    """Restart the process and resume a session: the old instance is gone, a new one drives the log."""
+    """Restart: the session's old instances are gone, a new one drives its log."""
 
     session_id: str
     agent: str
@@ -83,14 +88,19 @@ class Resume:
 
 @dataclass(frozen=True, slots=True)
 class Register:
-    """Register an ``agent/session-prefix`` listener (after the ones already registered)."""
+    """Register an ``agent/session-prefix`` listener after the others; its k-th call does ``script[min(k, len − 1)]``."""
 
     listener: Listener
 
 
 @dataclass(frozen=True, slots=True)
 class MountCompaction:
-    """Load the basic compaction service with ``policy`` (replacing the one loaded; spec §10.4)."""
+    """Load the basic compaction service (SPEC §10.4) with this configuration and the routed model's context window
+    (``null``: none, so no pressure); a compaction frames with the policy's ``preamble`` and asks with its
+    ``instruction``.
+
+    It replaces the service loaded before.
+    """
 
     policy: CompactPolicy
 
@@ -110,24 +120,27 @@ class PlainReplace:
 
 @dataclass(frozen=True, slots=True)
 class BeginStep:
-    """Start the next step: drain steering, assemble system prompt and tools."""
+    """Next step: drain steering, assemble system prompt and tools."""
 
     instance: int
 
 
 @dataclass(frozen=True, slots=True)
 class Compose:
-    """Run the session-prefix waterfall (a ``Cancel``/``Dispose`` before it lands while it is awaited)."""
+    """Run the session-prefix waterfall (the first step of a turn with no cached prefix).
+
+    A ``Cancel``/``Dispose`` before it lands does so while it is awaited.
+    """
 
     instance: int
 
 
 @dataclass(frozen=True, slots=True)
 class PreStep:
-    """Run ``agent/pre-step``, then snapshot and ``step/start``.
+    """``agent/pre-step`` — a listener's own replacement (``replace``), then its ``compactRegion`` call (``compact``) —
+    the boundary snapshot, ``step/start``; a compaction the service refuses ends the turn in error.
 
-    A listener may replace surface positions itself (``replace``) and then call the service's
-    ``compactRegion`` on positions [i, j] (``compact``); ``summaries`` are the summarizer's replies.
+    ``compact`` is surface positions [i, j]; ``summaries`` are the summarizer's replies.
     """
 
     instance: int
@@ -138,7 +151,10 @@ class PreStep:
 
 @dataclass(frozen=True, slots=True)
 class Dispatch:
-    """``agent/request`` (optionally replacing the config), model preparation, header record, dispatch."""
+    """``agent/request`` (optionally replacing the config), header record, the request.
+
+    Model preparation comes between the hook and the record.
+    """
 
     instance: int
     config: LlmCallConfig | None = None
@@ -146,7 +162,9 @@ class Dispatch:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """The model's reply: text, tool calls (id, name, arguments), or a failure (then retry or not).
+    """The model's reply: text and tool calls, or the adapter's own chunks (``stream``, logged verbatim; ``more``: the
+    stream stays open for a later ``Reply``), or a failure — the adapter error's code and message — (then a retry or
+    not).
 
     A failure is the adapter's error: its code (``failure``) and its message (``failure_message``,
     which the harness renders with the error's cause chain; LLM/types.ts:11-15).
@@ -176,8 +194,11 @@ class RunTools:
 
 @dataclass(frozen=True, slots=True)
 class PostStep:
-    """``agent/post-step`` (the service's pressure listener, then optionally ``compactRegion`` on positions [i, j]),
-    ``step/end``, continuation; ``summaries`` are the summarizer's replies in the order it is called."""
+    """``agent/post-step`` — the service's pressure listener, then a listener's ``compactRegion`` call (``compact``) —
+    ``step/end``, continuation.
+
+    ``summaries`` are the summarizer's replies in the order it is called.
+    """
 
     instance: int
     compact: tuple[int, int] | None = None
@@ -186,7 +207,7 @@ class PostStep:
 
 @dataclass(frozen=True, slots=True)
 class MutateContribution:
-    """A listener changes the message objects it contributed (after composition, say)."""
+    """The listener changes the message objects it contributed (and returns them on later calls)."""
 
     listener: str
     messages: tuple[FrozenMap, ...]
@@ -197,10 +218,10 @@ class MutateContribution:
 
 @dataclass(frozen=True, slots=True)
 class Inject:
-    """``agent.inject(text, {source, meta})``: now, deferred behind a tool batch, or as a one-shot turn when idle.
+    """``agent.inject(text, {source, meta})``: now, after the running tool batch, or as a one-shot turn when idle;
+    ``source`` null is the default ``{kind: plugin, plugin: ""}``, ``meta`` null is none.
 
-    ``source`` is the producer's message source (None: the harness's default ``{kind: 'plugin',
-    plugin: ''}``); ``meta``, when given, joins the message (L/agent.ts:287-307).
+    ``source`` is the producer's message source; ``meta``, when given, joins the message (L/agent.ts:287-307).
     """
 
     instance: int
@@ -211,7 +232,9 @@ class Inject:
 
 @dataclass(frozen=True, slots=True)
 class Steer:
-    """``agent.steer(text)``: during a turn, a steering item for the next checkpoint; idle, a prompt.
+    """``agent.steer(text)`` during a turn.
+
+    During a turn, a steering item for the next checkpoint; idle, a prompt.
 
     Steering a turn ends without draining (an error, a cancel) becomes a queued prompt (L/loop.ts:266-278).
     """
@@ -222,21 +245,27 @@ class Steer:
 
 @dataclass(frozen=True, slots=True)
 class Cancel:
-    """``agent.cancel()``: drops waiting prompts and steering; an open turn ends ``aborted`` at its next checkpoint."""
+    """``agent.cancel()`` during a turn: the next checkpoint ends it ``aborted``.
+
+    It drops waiting prompts and steering.
+    """
 
     instance: int
 
 
 @dataclass(frozen=True, slots=True)
 class Dispose:
-    """Dispose the agent: an open turn ends ``disposed`` at its next checkpoint; the instance is gone."""
+    """Dispose the agent: an open turn ends ``disposed`` at its next checkpoint.
+
+    The instance is gone.
+    """
 
     instance: int
 
 
 @dataclass(frozen=True, slots=True)
 class SetSystem:
-    """Change what system-prompt assembly renders from the next step on."""
+    """What system-prompt assembly renders from the next step on."""
 
     instance: int
     text: str
@@ -244,7 +273,7 @@ class SetSystem:
 
 @dataclass(frozen=True, slots=True)
 class SetTools:
-    """Change the tool set assembly returns from the next step on."""
+    """The tool set assembly returns from the next step on."""
 
     instance: int
     tools: tuple[JsonValue, ...]

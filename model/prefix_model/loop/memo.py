@@ -10,12 +10,14 @@ it returns is what ``compute`` returned for those very objects, so no verdict de
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from functools import wraps
+from typing import Generic, ParamSpec, TypeVar
 
-__all__ = ["Memo"]
+__all__ = ["Memo", "per_object", "per_objects"]
 
 T = TypeVar("T")
 V = TypeVar("V")
+P = ParamSpec("P")
 
 
 class Memo(Generic[V]):
@@ -72,3 +74,38 @@ class Memo(Generic[V]):
 
 def _key(objects: tuple[object, ...], tag: Hashable) -> tuple[Hashable, tuple[int, ...]]:
     return tag, tuple(map(id, objects))
+
+
+# no contract: what the decorated function returns is what ``compute`` returned for that very object
+def per_object(limit: int) -> Callable[[Callable[[T], V]], Callable[[T], V]]:
+    """Keep a pure function's result per argument, by identity (a ``Memo`` of ``limit`` entries, used through ``of``)."""
+
+    def decorate(compute: Callable[[T], V]) -> Callable[[T], V]:
+        memo: Memo[V] = Memo(limit)
+
+        @wraps(compute)
+        def kept(value: T) -> V:
+            return memo.of(value, compute)
+
+        return kept
+
+    return decorate
+
+
+# no contract: what the decorated function returns is what ``compute`` returned for arguments ``key`` maps to those very objects
+def per_objects(limit: int, key: Callable[P, tuple[object, ...]]) -> Callable[[Callable[P, V]], Callable[P, V]]:
+    """Keep a pure function's result per the objects ``key`` picks from its arguments, by identity (a ``Memo`` of ``limit`` entries).
+
+    ``key`` must pick every object the result depends on: arguments that differ only elsewhere share an entry.
+    """
+
+    def decorate(compute: Callable[P, V]) -> Callable[P, V]:
+        memo: Memo[V] = Memo(limit)
+
+        @wraps(compute)
+        def kept(*args: P.args, **kwargs: P.kwargs) -> V:
+            return memo.get(key(*args, **kwargs), lambda: compute(*args, **kwargs))
+
+        return kept
+
+    return decorate

@@ -27,8 +27,12 @@ class PromptContext:
 
 @dataclass(frozen=True, slots=True)
 class SendPrompt:
-    """``agent.followup(text)``: idle, it opens a turn (``turn/start``, ``agent/prompt-submit``, the user
-    message); during a turn it waits in the inbox until the turn ends (L/agent.ts:234-262).
+    """A prompt to an idle instance (``blocked``: the prompt-submit hook blocks it, giving ``blockReason`` — absent:
+    ``"blocked"`` — as its reason; ``contexts``/``promptPrefix``: its ``additionalContexts`` placed separate /
+    prompt-prefix, each with its producer's source and meta).
+
+    It is ``agent.followup(text)``: idle, it opens a turn (``turn/start``, ``agent/prompt-submit``, the user message);
+    during a turn it waits in the inbox until the turn ends (L/agent.ts:234-262).
 
     ``blocked`` (with its ``block_reason``) and the contexts are the ``agent/prompt-submit`` listener's
     answer when the prompt's turn opens.

@@ -14,20 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from prefix_model.conformance.findings import Finding
-from prefix_model.conformance.fold import Captured, LogChecker, captured_request
-from prefix_model.formats.plain import PlainEvent, from_event
 from prefix_model.core.contracts import ENABLED, ensure
 from prefix_model.core.derive import derive_event_message, derive_messages
 from prefix_model.core.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event, is_surface_type
 from prefix_model.core.headers import INITIAL, RESUME, EpochHeader, fold_request_header, header_equals, header_of
 from prefix_model.core.json_values import FrozenMap, JsonValue, json_text
 from prefix_model.core.log import Log
-from prefix_model.core.requests import boundary_log, request_to_json
-from prefix_model.loop.memo import Memo
+from prefix_model.core.requests import boundary_log
+from prefix_model.loop.memo import per_object, per_objects
 from prefix_model.loop.world import Mark, SentRequest, Session, World
+from prefix_model.loop.world_fold import world_findings
 
-__all__ = ["Violation", "PROPERTIES", "check_all", "session_fold"]
+__all__ = ["Violation", "PROPERTIES", "check_all"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,18 +101,12 @@ def _in_force(world: World, instance_id: int, kind: str, source: str = "cached")
 # --- §11.1 Request-only and reconstructible ---
 
 
-# The machines and the explorer judge every world, and successive worlds share most of their values:
-# the JSON text of a frozen value, and what each event holds as text, are kept per object.
-_texts: Memo[str] = Memo(200_000)
-_history_of: Memo[str] = Memo(200_000)
-_elsewhere_of: Memo[str] = Memo(200_000)
-
 MIN_PREFIX_TEXT = 3
 """A composed text block is looked for when it holds at least this many characters other than whitespace."""
 
-
-def _text_of(value: JsonValue) -> str:
-    return _texts.of(value, json_text)
+# The machines and the explorer judge every world, and successive worlds share most of their values:
+# the JSON text of a frozen value, and what each event holds as text, are kept per object (memo.py).
+_text_of = per_object(200_000)(json_text)
 
 
 def _squeezed(text: str) -> str:
@@ -150,15 +142,14 @@ def _block_texts(content: JsonValue) -> list[str]:
     return [content] if isinstance(content, str) else _strings(content, "text")
 
 
+@per_object(200_000)
 def _history_text(event: Event) -> str:
     """The text the event puts into history: its derived message's text blocks, whitespace removed."""
-    def text(event: Event) -> str:
-        message = derive_event_message(event)
-        return "" if message is None else _squeezed("".join(_block_texts(message.get("content"))))
-
-    return _history_of.of(event, text)
+    message = derive_event_message(event)
+    return "" if message is None else _squeezed("".join(_block_texts(message.get("content"))))
 
 
+@per_object(200_000)
 def _elsewhere_text(event: Event) -> str:
     """Every string the event holds outside the prefix's home and outside the history, whitespace removed.
 
@@ -166,17 +157,14 @@ def _elsewhere_text(event: Event) -> str:
     event's ``content`` (PFX-1 reads it). Anything else — a log-only event of any type, a header's
     system, tools and config, a message's source, meta, envelope — is elsewhere (PFX-11).
     """
-    def text(event: Event) -> str:
-        data = event.data
-        if isinstance(data, FrozenMap) and event.type == REQUEST_HEADER and isinstance(data.get("header"), FrozenMap):
-            header = data["header"]
-            assert isinstance(header, FrozenMap)
-            data = FrozenMap({**data, "header": FrozenMap({k: v for k, v in header.items() if k != "messagePrefix"})})
-        elif isinstance(data, FrozenMap) and is_surface_type(event.type):
-            data = FrozenMap({k: v for k, v in data.items() if k != "content"})
-        return _squeezed("".join(_strings(data)))
-
-    return _elsewhere_of.of(event, text)
+    data = event.data
+    if isinstance(data, FrozenMap) and event.type == REQUEST_HEADER and isinstance(data.get("header"), FrozenMap):
+        header = data["header"]
+        assert isinstance(header, FrozenMap)
+        data = FrozenMap({**data, "header": FrozenMap({k: v for k, v in header.items() if k != "messagePrefix"})})
+    elif isinstance(data, FrozenMap) and is_surface_type(event.type):
+        data = FrozenMap({k: v for k, v in data.items() if k != "content"})
+    return _squeezed("".join(_strings(data)))
 
 
 def _drivers(world: World, session: Session) -> set[int]:
@@ -475,9 +463,6 @@ def _provider_count(usage: JsonValue) -> int | None:
     return sum(p for p in parts if isinstance(p, int) and not isinstance(p, bool))
 
 
-_prices: Memo[int] = Memo(100_000)  # a cache only: _pressure of the log of these very events
-
-
 def _pressure(log: Log) -> int:
     """What post-step pressure must be after ``log``: the latest anchor taken under the header now in force plus the
     surface grown since, else the routed header's price (its prefix once) plus the surface's."""
@@ -501,6 +486,13 @@ def _pressure(log: Log) -> int:
     return _header_tokens(now) + surface
 
 
+# Every later world of a branch holds the same events before a mark: priced once per those very events (memo.py).
+@per_objects(100_000, key=lambda log, at: log.events[:at])
+def _pressure_at(log: Log, at: int) -> int:
+    """What post-step pressure must be after the events of ``log`` before ``at``."""
+    return _pressure(boundary_log(log, at))
+
+
 @ensure(_names("TOK-1"), "TOK-1: every violation the property reports names TOK-1", enabled=ENABLED)
 @ensure(_only_where("measured"), "TOK-1: pressure can misprice the prefix only where a post-step measurement was taken", enabled=ENABLED)
 def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
@@ -508,9 +500,7 @@ def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
     routed header (its prefix once) plus the surface; a usage anchor is the provider's count plus the surface since (TOK-3)."""
     found = []
     for mark in (m for m in world.trace if m.kind == "measured"):
-        log = world.session(world.instance(mark.instance_id).session_id).log
-        # Every later world of the branch holds the same events before the mark: priced once per those very events.
-        expected = _prices.get(log.events[: mark.at], lambda: _pressure(boundary_log(log, mark.at)))
+        expected = _pressure_at(world.session(world.instance(mark.instance_id).session_id).log, mark.at)
         if mark.value != expected:
             found.append(Violation("TOK-1", f"instance {mark.instance_id}: post-step pressure {mark.value} ≠ {expected}"))
     return tuple(found)
@@ -519,102 +509,15 @@ def pressure_prices_prefix_once(world: World) -> tuple[Violation, ...]:
 # --- what the log and the requests show: the conformance fold finds nothing (§9) ---
 
 
-# The machines check every property after every action, over worlds that share almost all of their
-# events and requests with the world before: the fold's inputs are converted once per object, and a
-# session whose log and requests did not change is not folded again. Caches only: no verdict
-# depends on them.
-_plain: Memo[PlainEvent] = Memo(200_000)
-_captured: Memo[Captured] = Memo(200_000)
-_session_folds: Memo[tuple[Finding, ...]] = Memo(64)
-_world_folds: Memo[dict[str, tuple[Violation, ...]]] = Memo(1)  # the last world folded
-# Per session, seed and log length (keyed by the log's last event): the fold of that log, unfinished, with the events and
-# requests it read. A world's fold goes on from its predecessor's: each event is folded once per branch, not once per world.
-_unfinished: Memo[tuple[tuple[Event, ...], tuple[Captured, ...], LogChecker]] = Memo(4096)
-
-
-def _plain_of(event: Event) -> PlainEvent:
-    return _plain.of(event, from_event)
-
-
-def _captured_of(index: int, sent: SentRequest) -> Captured:
-    return _captured.get((sent,), lambda: captured_request(index, request_to_json(sent.request), sent.turn, sent.step), tag=index)
-
-
-def _session_findings(world: World, session: Session) -> tuple[Finding, ...]:
-    """Return what the fold finds over ``session``'s log and the loop requests its instances sent."""
-    events, sent = session.log.events, _sent_by(world, session)
-    # A fork's child at its parent's end holds its parent's very events tuple, so the session is in the key (with the
-    # same events object, a session's seed is the same too: only a slice of the whole tuple is that tuple).
-    return _session_folds.get((events, *sent), lambda: session_fold(world, session, resume=_RESUME), tag=session.id)
-
-
-# Going on from a kept fold costs two copies of the fold's state per world. It pays where the fold's contracts make a
-# pass dear (contracts on, the test suite: the loop machine's ci run 106 -> 57 s), not where they are off (the
-# explorer's deep bound, one process: 116.3 s without, 129.3 s with; a BFS layer evicts its worlds' parents).
-_RESUME = ENABLED
-
-
-def _sent_by(world: World, session: Session) -> tuple[SentRequest, ...]:
-    return tuple(r for r in _loop_requests(world) if r.session_id == session.id)
-
-
-# no contract: its findings are those of one pass of the fold (resume=False), which the machine's teardown and the tests compare
-def session_fold(world: World, session: Session, resume: bool = True) -> tuple[Finding, ...]:
-    """Return what the conformance fold finds over ``session``'s log and the loop requests its instances sent.
-
-    ``resume``: go on from a kept unfinished fold of a world before whose log and requests this
-    session's extend (``LogChecker.fork``: each event is folded once per branch of a run, not
-    once per world), and keep this one; else fold the whole log afresh and keep nothing. Both find
-    the same (the machine's teardown and the properties' tests compare them).
-    """
-    events, sent = session.log.events, _sent_by(world, session)
-    seed = session.lineage.seed_length if session.lineage is not None else 0
-    captured = [_captured_of(k, r) for k, r in enumerate(sent)]
-    resumed = _resumed(session.id, seed, events, captured) if resume else None
-    checker, start = resumed if resumed is not None else (LogChecker(session.id, captured, seed_length=seed), 0)
-    for n in range(start, len(events)):
-        checker.feed(n + 1, _plain_of(events[n]))
-    finishing = checker.fork(captured) if resume else None
-    if finishing is None:
-        finishing = checker  # not to be gone on from, or it cannot be: finish it, keep nothing
-    elif events:
-        _unfinished.put((events[-1],), (events, tuple(captured), checker), tag=(session.id, seed, len(events)))
-    finishing.finish()
-    return tuple(finishing.findings)
-
-
-def _resumed(session: str, seed: int, events: tuple[Event, ...], captured: list[Captured]) -> tuple[LogChecker, int] | None:
-    """Return a copy of the longest kept unfinished fold of a prefix of ``events`` over a prefix of ``captured``, and its length."""
-    for length in range(len(events), 0, -1):
-        kept = _unfinished.find((events[length - 1],), tag=(session, seed, length))
-        if kept is None:
-            continue
-        folded, read, checker = kept
-        if all(a is b for a, b in zip(folded, events)) and len(read) <= len(captured) and all(a is b for a, b in zip(read, captured)):
-            copy = checker.fork(captured)
-            if copy is not None:
-                return copy, length
-    return None
-
-
-def _fold_findings(world: World) -> dict[str, tuple[Violation, ...]]:
-    """Return, per rule, what the conformance fold finds over each session's log and the loop requests it sent."""
-    return _world_folds.of(world, _fold_of)
-
-
-def _fold_of(world: World) -> dict[str, tuple[Violation, ...]]:
-    found: dict[str, list[Violation]] = {}
-    for session in world.sessions:
-        for finding in _session_findings(world, session):
-            for broken in finding.rules:  # one defect breaks each requirement it implies too
-                rule = "REC-1" if broken.startswith("MATCH-") else broken  # a request the log cannot place is not reconstructible
-                found.setdefault(rule, []).append(Violation(rule, f"session {session.id}: {finding}"))
-    return {rule: tuple(violations) for rule, violations in found.items()}
+def _as_property(rule: str) -> str:
+    """The property a requirement the fold finds broken is judged under: a request the log cannot place is not reconstructible."""
+    return "REC-1" if rule.startswith("MATCH-") else rule
 
 
 def _fold_property(rule: str, doc: str, subject: Callable[[World, tuple[Violation, ...]], bool], what: str) -> Check:
     def check(world: World) -> tuple[Violation, ...]:
-        return _fold_findings(world).get(rule, ())
+        # one defect breaks each requirement it implies too (world_fold.py: folded once per world and changed session)
+        return tuple(Violation(rule, f"session {s}: {f}") for s, f in world_findings(world) for broken in f.rules if _as_property(broken) == rule)
 
     check.__name__, check.__doc__ = rule.lower().replace("-", "_"), doc
     check.__qualname__ = check.__name__  # what CrossHair and the proofs' listing call it

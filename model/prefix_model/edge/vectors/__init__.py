@@ -6,5 +6,6 @@ Consuming them, in process or over the adapter protocol, is ``edge/runner/``'s.
   (``prefix-model vectors --out DIR``)
 - ``bundle`` what makes DIR stand alone: its README (from ``README.bundle.md``), the specification
   and its schemas under ``DIR/spec/``, and the reproducible tarball (``--bundle``)
-- ``action_schema`` rewrites the schema's action definitions from the action dataclasses
+- ``action_schema`` rewrites the schema's action definitions, and spec/vectors.md's table of actions and protocol
+  transcript, from the action dataclasses and the model's adapter
 """

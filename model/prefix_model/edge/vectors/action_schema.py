@@ -8,14 +8,24 @@ of ``codec.SPARSE``. A field's type gives its schema: ``str``, ``bool``, a non-n
 reference to its own definition (``REFS``). What a type cannot say — a description, a constraint
 on the JSON a field carries — is ``_EXTRA``'s, beside the generator.
 
+spec/vectors.md's texts that the model writes come from the same places: its table of actions
+(``action_table``: each action's fields as the schema names them, ``?`` where one may be absent,
+and the first paragraph of its docstring), its protocol transcript, whose answers (the handshake
+lists every action) are the model's adapter's (``transcript_text``), and its worked examples, each
+the generated case its mark names (``generate.example_text``).
+
 ``python -m prefix_model.edge.vectors.action_schema`` rewrites the committed schema's action
-definitions; ``tests/edge/test_action_schema.py`` checks the committed file equals the generated one.
+definitions and those texts of spec/vectors.md; ``tests/edge/test_action_schema.py`` checks the
+committed files equal the generated ones.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import io
 import json
+import re
 import sys
 import types
 import typing
@@ -24,13 +34,16 @@ from pathlib import Path
 
 from prefix_model.core.headers import LlmCallConfig
 from prefix_model.core.json_values import FrozenMap
+from prefix_model.edge.runner.server import serve
+from prefix_model.edge.vectors.bundle import TRANSCRIPT_MARK
+from prefix_model.edge.vectors.generate import example_text
 from prefix_model.vectors.codec import ACTION_TYPES, SPARSE, camel
 from prefix_model.loop.actions import PlainReplace, PostStep, PreStep, Reply, SendPrompt, Inject
 from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.prompt import PromptContext
 from prefix_model.loop.world import AgentOptions, Listener
 
-__all__ = ["REFS", "SCHEMA_PATH", "action_defs", "schema_text", "main"]
+__all__ = ["REFS", "SCHEMA_PATH", "VECTORS_MD_PATH", "TABLE_MARK", "action_defs", "schema_text", "action_table", "transcript_text", "vectors_md_text", "main"]
 
 Schema = dict[str, object]
 
@@ -60,6 +73,10 @@ _EXTRA: dict[tuple[type, str], Schema] = {
 }
 _SCALARS: dict[object, str] = {str: "string", bool: "boolean", int: "integer", FrozenMap: "object", object: "object"}
 SCHEMA_PATH = resources.files("prefix_model") / "spec" / "schema" / "vector.schema.json"
+VECTORS_MD_PATH = resources.files("prefix_model") / "spec" / "vectors.md"
+# The line before spec/vectors.md's table of actions; the table ends at the first blank line.
+TABLE_MARK = "<!-- actions: generated from the action dataclasses (python -m prefix_model.edge.vectors.action_schema) -->\n"
+_EXAMPLE = re.compile(r"(<!-- worked-example: ([\w/.-]+) -->\n```json\n)(.*?)(```)", re.DOTALL)  # a case's id, then its text
 
 
 def _type(hint: object) -> Schema:
@@ -125,14 +142,51 @@ def schema_text(text: str) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
+def action_table() -> str:
+    """Return spec/vectors.md's table of actions: per action its fields (``?``: may be absent) and its docstring's first paragraph.
+
+    Raises TypeError for an action with no docstring.
+    """
+    rows = ["| action | fields | what the implementation does (SPEC §10) |", "|---|---|---|"]
+    for cls in ACTION_TYPES:
+        fields = ", ".join(camel(f.name) + ("?" if (cls, f.name) in SPARSE else "") for f in dataclasses.fields(cls))
+        doc = cls.__doc__ or ""
+        if not doc or doc.startswith(f"{cls.__name__}("):  # dataclass writes the signature where a class has no docstring
+            raise TypeError(f"action {cls.__name__} has no docstring to say what it does")
+        does = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split()).replace("``", "`")
+        rows.append(f"| `{cls.__name__}` | `{fields}` | {does} |")
+    return "\n".join(rows) + "\n"
+
+
+def transcript_text(block: str) -> str:
+    """Return the transcript ``block`` (``> `` request and ``< `` answer lines) with every answer the model's adapter's to its requests."""
+    sent = [line[2:] for line in block.splitlines() if line.startswith("> ")]
+    out = io.StringIO()
+    serve(io.StringIO("".join(line + "\n" for line in sent)), out)
+    answers = out.getvalue().splitlines()
+    return "".join(f"> {request}\n< {answer}\n" for request, answer in zip(sent, answers))
+
+
+def vectors_md_text(text: str) -> str:
+    """Return spec/vectors.md's ``text`` with its table of actions, its protocol transcript and its worked examples the generated ones."""
+    start = text.index(TABLE_MARK) + len(TABLE_MARK)
+    end = text.index("\n\n", start) + 1
+    text = text[:start] + action_table() + text[end:]
+    start = text.index(TRANSCRIPT_MARK) + len(TRANSCRIPT_MARK)
+    end = text.index("```", start)
+    text = text[:start] + transcript_text(text[start:end]) + text[end:]
+    return _EXAMPLE.sub(lambda m: m.group(1) + example_text(m.group(2)) + m.group(4), text)
+
+
 def main() -> int:
-    """Rewrite the committed schema (in a source checkout) with the generated action definitions."""
-    path = Path(str(SCHEMA_PATH))
-    text = path.read_text(encoding="utf-8")
-    new = schema_text(text)
-    if new != text:
-        path.write_text(new, encoding="utf-8")
-    print(f"{path}: {'rewritten' if new != text else 'unchanged'}")
+    """Rewrite the committed schema and spec/vectors.md (in a source checkout) with the generated action texts."""
+    for source, generated in ((SCHEMA_PATH, schema_text), (VECTORS_MD_PATH, vectors_md_text)):
+        path = Path(str(source))
+        text = path.read_text(encoding="utf-8")
+        new = generated(text)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+        print(f"{path}: {'rewritten' if new != text else 'unchanged'}")
     return 0
 
 

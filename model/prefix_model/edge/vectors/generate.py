@@ -4,8 +4,9 @@ Before anything is written, two gates run, and either failing makes the exit sta
 one line on stderr and nothing written:
 
 1. **The coverage audit.** Every requirement ID of spec/SPEC.md is listed by a valid case's
-   ``requirements`` unless it is exempt below, with its reason; every ID in ``VIOLABLE`` (what a
-   log or a capture can break) has an invalid case; cases name only specified IDs.
+   ``requirements`` unless its entry declares otherwise, with its reason; every ID whose entry
+   declares an invalid case (what a log or a capture can break) has one; cases name only
+   specified IDs. The declaration ends the entry (``declared``; spec/vectors.md §7).
 2. **The independent re-check.** Every case is written to its text, read back as JSON and run by
    the reference consumer (``consumer.replay`` with the model's adapter and checker); every
    scenario's logs and requests, written as a log file (time 0) and a capture, draw no finding
@@ -28,7 +29,8 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -53,13 +55,11 @@ from prefix_model.edge.runner.consumer import ModelAdapter, ModelChecker, replay
 
 __all__ = [
     "SPEC_PATH",
-    "VIOLABLE",
-    "NOT_WITNESSED",
-    "REJECTION_ONLY",
+    "WITNESS_FORMS",
+    "Witness",
     "EXAMPLE_CASE",
     "EXAMPLE_FILE_CASE",
-    "spec_ids",
-    "exemption",
+    "declared",
     "audit",
     "recheck",
     "manifest_text",
@@ -73,99 +73,81 @@ __all__ = [
 
 # Package data (spec/SPEC.md links to it): the audit runs for an installed wheel too.
 SPEC_PATH: Traversable = resources.files("prefix_model") / "spec" / "SPEC.md"
-_DEFINED = re.compile(r"^- \*\*([A-Z]+-\d+)\*\* —", re.MULTILINE)
+_ENTRY = re.compile(r"^- \*\*([A-Z]+-\d+)\*\* —.*(?:\n  .*)*", re.MULTILINE)  # the ID's line and its indented lines
 EXAMPLE_CASE = "loop/no-listener"  # the worked examples of spec/vectors.md §8: a scenario,
 EXAMPLE_FILE_CASE = "invalid/fmt-10/header-without-newline"  # and a log file
 
-# What a log (in-memory event lines or a persisted file) or a requests capture can break, each
-# needing an invalid case: the envelope and vocabulary rules, the surface rules a single event can
-# break, the header shape and record-rule checks, the request properties a capture can break,
-# enclosure and matching, the instances a capture names, the lossless-JSON and line rules of the reader, the persisted form's
-# torn-tail, packed-row, zstd and header-line rules, and the capture's line rule.
-VIOLABLE: frozenset[str] = frozenset({
-    "JSON-1", "JSON-2",
-    "LOG-1", "LOG-2", "LOG-3", "LOG-5", "LOG-6", "LOG-7", "LOG-8", "LOG-11", "LOG-13", "LOG-14", "LOG-15",
-    "SURF-3", "SURF-4", "SURF-5", "SURF-7", "SURF-8", "SURF-9",
-    "HDR-1", "HDR-2", "HDR-9", "HDR-13", "HDR-15",
-    "PFX-3", "PFX-6", "REC-1", "REC-2", "REC-3", "CMP-1",
-    "ENC-1", "ENC-2", "ENC-3", "MATCH-1", "MATCH-2", "INST-1", "INST-2", "INST-3", "FMT-1", "FMT-7", "FMT-8", "FMT-9", "FMT-10", "CAP-1",
-})  # fmt: skip
-
-# Requirements no vector can witness, each with why. A key ending in "-" exempts a whole family.
-NOT_WITNESSED: dict[str, str] = {
-    "CLI-": "the command line's output and exit status: tests/edge/test_cli.py and tests/edge/test_checker.py",
-    "D-": "the divergence notes of §23 record choices; they are not requirements a run can show",
-    "TOK-": "the token meter's post-step pressure is neither in the log nor in a request (meter-internal)",
-    "VEC-": "the vectors' own requirements: tests/edge/test_vectors.py, tests/edge/test_conform.py",
-    "REV-": "the design review compares designs on generated sessions; it is not a property of one log: tests/review/",
-    "FUZZ-": "the differential tester's guarantees are about campaigns through an adapter, not a property of one log: tests/edge/test_fuzz.py",
-    "EXP-": "the explorer's guarantees are about a search over many runs, not a property of one log: tests/loop/test_explore.py",
-    "JSON-7": "a model limit (nesting depth), not a harness rule: another implementation need not share it",
-    "FMT-5": "a model limit (hostile nesting, line length), not a harness rule",
-    "FMT-2": "how an unreadable file is reported (file, line, rule); a vector states only the rule",
-    "CHK-1": "the checker's report of what it read (its vacuity guard), not a property of a log",
-    "CHK-2": "how the checker reads and judges (its fast lane is held to the spec's path), not a property of a log",
-    "CHK-3": "how the checker groups and places what it finds (one finding per defect), not a property of a log",
-    "CHK-5": "how a finding's message words what it found (every difference, key order, an absent value), not a property of a log",
-    "CHK-4": "how far the checker reads past a damaged line, not a property of a log (the damaged line's own rule has its case)",
-    "REQ-5": "an error outcome of reconstructing a missing step (prefix-model request); MATCH-1 is the checker's counterpart",
-    "LOG-10": "the outcome of a rejected append (the log is unchanged), an API behaviour a vector cannot hold",
-    "STRM-2": "the domain of a Reply: a stream it excludes is outside the harness's chunk types too, so no vector holds one (D-17); tests/loop/test_stream.py",
-}
-
-# Rules that only reject input a conforming run never writes: their witness is an invalid case.
-REJECTION_ONLY: dict[str, str] = {
-    "JSON-2": "negative zero never survives a write; only a hand-made line holds it",
-    "LOG-7": "the legacy request/header-delta and mode/set types",
-    "LOG-8": "the legacy reason 'fallback'",
+# How the end of a requirement's entry in spec/SPEC.md says what its vectors witness (vectors.md §7):
+# nothing (a valid case lists it), or one of these forms, the last two saying why after " — ".
+_DECLARATION = re.compile(r"\[vectors: ([^\]—]*?)(?: — ([^\]]+))?\]$")
+WITNESS_FORMS: dict[str, tuple[bool, bool]] = {  # form -> (a valid case lists it, an invalid case rejects with it)
+    "valid, invalid": (True, True),  # what a log or a capture can break
+    "invalid": (False, True),  # a rule that only rejects input a conforming run never writes
+    "none": (False, False),  # no vector can witness it
 }
 
 
-def spec_ids(text: str) -> tuple[str, ...]:
-    """Return the requirement IDs spec/SPEC.md defines, in order."""
-    return tuple(_DEFINED.findall(text))
+@dataclass(frozen=True)
+class Witness:
+    """What a requirement's vectors witness, as its entry in spec/SPEC.md declares.
+
+    ``valid``: a valid case lists it; ``invalid``: an invalid case (a log, a log file or a capture)
+    is rejected with it; ``why``: when no valid case can list it, the reason.
+    """
+
+    valid: bool = True
+    invalid: bool = False
+    why: str = ""
 
 
-def exemption(rule: str) -> str | None:
-    """Return why ``rule`` needs no vector, or None when it needs one."""
-    if rule in NOT_WITNESSED:
-        return NOT_WITNESSED[rule]
-    family = rule.split("-")[0] + "-"
-    return NOT_WITNESSED.get(family)
+def declared(text: str) -> dict[str, Witness]:
+    """Return each requirement ID spec/SPEC.md defines, in order, with what its vectors witness.
+
+    An entry is its ``- **ID** —`` line and the indented lines after it; a declaration ends it.
+    Raises ValueError, naming the ID, for a declaration of no known form, one that says why where
+    a valid case lists the rule or does not where none does, or one that does not end its entry.
+    """
+    rules: dict[str, Witness] = {}
+    for entry in _ENTRY.finditer(text):
+        rule, body = entry.group(1), " ".join(entry.group(0).split())
+        found = _DECLARATION.search(body)
+        if found is None:
+            if "[vectors:" in body:
+                raise ValueError(f"{rule}: a [vectors: …] declaration must end its entry")
+            rules[rule] = Witness()
+            continue
+        form, why = found.group(1), found.group(2) or ""
+        if form not in WITNESS_FORMS:
+            raise ValueError(f"{rule}: [vectors: {form}] is none of: {'; '.join(WITNESS_FORMS)}")
+        valid, invalid = WITNESS_FORMS[form]
+        if valid == bool(why):
+            raise ValueError(f"{rule}: [vectors: {form}] says why exactly when no valid case lists the rule")
+        rules[rule] = Witness(valid, invalid, why)
+    return rules
 
 
-def audit(cases: Sequence[Case], ids: Sequence[str], pending: Sequence[LogCase] = ()) -> list[str]:
-    """Return what the catalogue fails to cover (empty when the audit passes).
+def audit(cases: Sequence[Case], rules: Mapping[str, Witness], pending: Sequence[LogCase] = ()) -> list[str]:
+    """Return what the catalogue fails to cover of the requirements ``rules`` declares (empty when the audit passes).
 
-    ``pending`` cases (held back by a model bug) count for VIOLABLE coverage only: the requirement
+    ``pending`` cases (held back by a model bug) count for invalid cases only: the requirement
     has its vector, published once the model is fixed.
     """
-    specified = set(ids)
     problems = []
     named = {r for c in cases for r in c.requirements} | {c.requirement for c in cases if isinstance(c, LogCase) and c.requirement}
-    unknown = sorted(named - specified)
+    unknown = sorted(named - set(rules))
     if unknown:
         problems.append(f"cases name requirements the spec lacks: {', '.join(unknown)}")
-    stale = sorted(r for r in list(NOT_WITNESSED) + list(REJECTION_ONLY) if not r.endswith("-") and r not in specified)
-    if stale:
-        problems.append(f"exemptions name requirements the spec lacks: {', '.join(stale)}")
-    clash = sorted(r for r in VIOLABLE if exemption(r) is not None or r not in specified)
-    if clash:
-        problems.append(f"VIOLABLE requirements that are exempt or unspecified: {', '.join(clash)}")
     shadowed = sorted(c.id for c in cases if c.id.split("/")[0] == DOCS)
     if shadowed:
         problems.append(f"case ids under {DOCS}/, where a vectors directory keeps the specification: {', '.join(shadowed)}")
-    loose = sorted(set(REJECTION_ONLY) - VIOLABLE)
-    if loose:
-        problems.append(f"rejection-only requirements not in VIOLABLE: {', '.join(loose)}")
     valid = {r for c in cases if isinstance(c, Scenario) or c.valid for r in c.requirements}
-    missing = [r for r in ids if r not in valid and exemption(r) is None and r not in REJECTION_ONLY]
+    missing = [r for r, w in rules.items() if w.valid and r not in valid]
     if missing:
         problems.append(f"requirements no valid case lists: {', '.join(missing)}")
     rejected = {c.requirement for c in list(cases) + list(pending) if isinstance(c, LogCase) and c.requirement}
-    unviolated = sorted(VIOLABLE - rejected)
+    unviolated = sorted(r for r, w in rules.items() if w.invalid and r not in rejected)
     if unviolated:
-        problems.append(f"VIOLABLE requirements with no invalid case: {', '.join(unviolated)}")
+        problems.append(f"requirements declaring an invalid case that have none: {', '.join(unviolated)}")
     return problems
 
 
@@ -295,7 +277,10 @@ def generate(out: Path, bundle: Path | None = None, shown: Path | None = None) -
         print(f"prefix-model vectors: {refused}", file=sys.stderr)
         return 2
     cases = catalogue()
-    problems = audit(cases, spec_ids(SPEC_PATH.read_text(encoding="utf-8")), pending_cases())
+    try:
+        problems = audit(cases, declared(SPEC_PATH.read_text(encoding="utf-8")), pending_cases())
+    except ValueError as error:  # a declaration the audit cannot read
+        problems = [str(error)]
     failed = [] if problems else recheck(cases)
     if problems or failed:
         for directory in created:  # innermost first: each is still empty
