@@ -230,7 +230,15 @@ def test_a_signature_names_the_first_differing_member_not_only_the_pointer() -> 
     assert signature(two, {"appended": {"s1": [_event("step/end", 4)]}, "sent": []}) == "Dispatch: replies differ at /appended/* (expected turn/end, got nothing)"
     # Inside one event: that event's type; the requests by the weaker oracle: the request itself.
     assert signature(two, {"appended": {"s1": [_event("step/end", 4), _event("turn/end", 6)]}, "sent": []}) == "Dispatch: replies differ at /appended/*/*/seq (in turn/end)"
+    other = {"appended": {"s1": [{**_event("step/end", 4), "data": {}}]}, "sent": []}
+    assert signature(two, other) == "Dispatch: replies differ at /appended/* (step/end differs)"
+    assert signature(two, {"appended": {"s1": [_event("step/end", 4), {**_event("turn/end", 5), "surfaceOp": "append"}]}, "sent": []}) == (
+        'Dispatch: replies differ at /appended/*/* (in turn/end: extra "surfaceOp")'
+    )
+    # The requests, by the weaker oracle too: a request sent or not, a field one side lacks.
     assert signature(nothing, header, "requests") == "Dispatch: replies differ at /sent (expected nothing, got a request)"
+    tools = {"appended": {}, "sent": [{"request": {"messages": [], "tools": []}}]}
+    assert signature(tools, header, "requests") == 'Dispatch: replies differ at /sent/*/request (missing "messages")'
     assert signature(ended, nothing, "requests") is None and signature(nothing, None) == "Dispatch: refused by the implementation, applied by the model"
 
 
@@ -268,6 +276,23 @@ def test_compare_requests_sees_through_a_log_layout_and_still_finds_a_request_fa
     assert "oracle: requests sent and refusals only" in capsys.readouterr().out
     assert main(["fuzz", "--adapter", MODEL_ADAPTER, "--scripts", "2"]) == 0
     assert "oracle: every reply compared" in capsys.readouterr().out
+
+
+@pytest.mark.spec("FUZZ-9", "VEC-5")
+def test_conform_compare_requests_passes_a_log_layout_and_fails_what_is_sent(generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["conform", "--vectors", str(generated[0]), "--only", "prefix/*", "--json"]
+    assert main([*base, "--adapter", f"{PLANTED} own-layout"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["compare"] == "all" and report["totals"]["fail"] > 0
+    assert main([*base, "--adapter", f"{PLANTED} own-layout", "--compare", "requests"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["compare"] == "requests" and report["totals"]["fail"] == 0 and report["totals"]["pass"] > 0
+    # A fault in the requests fails through the same layout, by the same oracle, with the request that differs.
+    assert main([*base, "--adapter", f"{PLANTED} own-layout+scoped-first", "--compare", "requests"]) == 1
+    failing = [c for c in json.loads(capsys.readouterr().out)["cases"] if c["status"] == "fail"]
+    assert failing and all(c["problems"][0]["message"].startswith("request ") for c in failing), failing[0]
+    assert main(["conform", "--vectors", str(generated[0]), "--only", "prefix/*", "--adapter", f"{PLANTED} own-layout", "--compare", "requests"]) == 0
+    assert "oracle: requests sent and refusals only" in capsys.readouterr().out
 
 
 @pytest.mark.spec("FUZZ-4", "FORK-9")

@@ -14,9 +14,9 @@ provider, and what is refused, is still judged.
 
 A divergence's *signature* groups it and is what a shrink keeps, so it names the cause and not only
 the place: the action, the kind of difference, the pointer with its indices, session ids and call
-ids wildcarded, and the *cause* — the first differing member named by its kind (an event's type, a
-message's role, "a request", "nothing" where one side has none), or, inside one event, that event's
-type. ``Compose: replies differ at /appended/* (expected turn/end, got nothing)`` and ``... (expected
+ids wildcarded, and the *cause* (``cause``) — at an array, its first differing member named by its
+kind (an event's type, a message's role, "a request", "nothing" where one side has none); at an
+object, the field one side lacks; inside one event, that event's type. ``Compose: replies differ at /appended/* (expected turn/end, got nothing)`` and ``... (expected
 request/header, got nothing)`` are two causes that one pointer used to merge, so a shrink could
 drift from one to the other.
 """
@@ -153,20 +153,36 @@ def _first_member(expected: object, actual: object) -> tuple[object, object] | N
     return next(((t, h) for t, h in pairs if t is _MISSING or h is _MISSING or plain_text(t) != plain_text(h)), None)
 
 
+def _fields(there: object, here: object) -> str:
+    """Where two objects' fields differ: the first the implementation's lacks (``missing``) or adds (``extra``)."""
+    if not (isinstance(there, dict) and isinstance(here, dict)):
+        return ""
+    missing, extra = [k for k in there if k not in here], [k for k in here if k not in there]
+    return f'missing "{missing[0]}"' if missing else f'extra "{extra[0]}"' if extra else ""
+
+
 def cause(path: Sequence[object], expected: JsonObject, actual: JsonObject, there: object, here: object) -> str:
     """The cause of a difference at ``path`` between two replies (``there`` and ``here`` the values at it), for its signature.
 
-    Inside one appended event, that event's type (both types when they differ); at a collection, the first member that
-    differs, by kind on each side (the members of ``/sent`` are requests); at any other value, nothing beyond the pointer.
+    Inside one appended event, that event's type (both types when they differ), and the field one side lacks; at an
+    object, the field one side lacks (never a session id: at ``/appended``, the sessions' events are the members); at
+    an array, the first member that differs, by kind on each side (the members of ``/sent`` are requests); at any other
+    value, nothing beyond the pointer.
     """
     if len(path) >= 3 and path[0] == "appended":
         types = [_kind(reply["appended"][path[1]][path[2]]) for reply in (expected, actual)]
-        return f"in {types[0]}" if types[0] == types[1] else f"expected {types[0]}, got {types[1]}"
+        if types[0] != types[1]:
+            return f"expected {types[0]}, got {types[1]}"
+        fields = _fields(there, here)
+        return f"in {types[0]}" + (f": {fields}" if fields else "")
+    if tuple(path) != ("appended",) and isinstance(there, dict):
+        return _fields(there, here)
     member = _first_member(there, here)
     if member is None:
         return ""
     request = tuple(path) == ("sent",)
-    return f"expected {_kind(member[0], request)}, got {_kind(member[1], request)}"
+    kinds = (_kind(member[0], request), _kind(member[1], request))
+    return f"{kinds[0]} differs" if kinds[0] == kinds[1] else f"expected {kinds[0]}, got {kinds[1]}"
 
 
 def _compared(reply: JsonObject, compare: str) -> JsonObject:
