@@ -95,6 +95,7 @@ def test_a_fault_that_passes_every_vector_is_found_shrunk_and_saved_as_a_case_th
     shrunk = found["shrunk"]
     assert shrunk["length"] < found["originalLength"] and shrunk["length"] <= 25 and shrunk["difference"]["kind"]
     assert found["reproduce"].endswith(f"--seed 2 --script {found['firstScript']}")
+    assert 0 <= found["firstSeconds"] <= report["seconds"] + 0.05  # the time to first find, within the campaign's
     # The saved case is a vector: the model passes it, the planted fault fails it.
     assert main(["conform", "--adapter", MODEL_ADAPTER, "--vectors", str(saved)]) == 0
     assert main(["conform", "--adapter", adapter, "--vectors", str(saved)]) == 1
@@ -237,7 +238,7 @@ def test_a_signature_names_the_first_differing_member_not_only_the_pointer() -> 
     )
     # The requests, by the weaker oracle too: a request sent or not, a field one side lacks.
     assert signature(nothing, header, "requests") == "Dispatch: replies differ at /sent (expected nothing, got a request)"
-    tools = {"appended": {}, "sent": [{"request": {"messages": [], "tools": []}}]}
+    tools: JsonObject = {"appended": {}, "sent": [{"request": {"messages": [], "tools": []}}]}
     assert signature(tools, header, "requests") == 'Dispatch: replies differ at /sent/*/request (missing "messages")'
     assert signature(ended, nothing, "requests") is None and signature(nothing, None) == "Dispatch: refused by the implementation, applied by the model"
 

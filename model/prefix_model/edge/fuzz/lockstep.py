@@ -16,9 +16,10 @@ A divergence's *signature* groups it and is what a shrink keeps, so it names the
 the place: the action, the kind of difference, the pointer with its indices, session ids and call
 ids wildcarded, and the *cause* (``cause``) — at an array, its first differing member named by its
 kind (an event's type, a message's role, "a request", "nothing" where one side has none); at an
-object, the field one side lacks; inside one event, that event's type. ``Compose: replies differ at /appended/* (expected turn/end, got nothing)`` and ``... (expected
-request/header, got nothing)`` are two causes that one pointer used to merge, so a shrink could
-drift from one to the other.
+object, the field one side lacks; inside one event, that event's type. ``Dispatch: replies differ
+at /appended/* (expected turn/end, got request/header)`` and ``... (expected request/header, got
+nothing)`` are two causes that one pointer used to merge, so a shrink could drift from one to the
+other.
 """
 
 from __future__ import annotations
