@@ -11,6 +11,10 @@ that), so only a generated campaign finds them:
 - ``duplicates-dropped``: a composition that contributes the same message twice sends it once;
 - ``fork-reuses-logged``: a fork's new instance takes the prefix of the seed's last header instead of composing;
 - ``resume-reuses-logged``: a resumed instance takes the prefix of the log's last header instead of composing.
+
+``own-layout`` is no fault of the requests: it answers each reply's events of a session in reverse
+order, a log layout that differs by design, and ``own-layout+NAME`` does so with fault NAME planted
+(what ``fuzz --compare requests`` must see through, and still find).
 """
 
 from __future__ import annotations
@@ -92,6 +96,16 @@ class ReusesLogged(Server):
         return result
 
 
+class OwnLayout(Server):
+    """The model's requests, its events laid out its own way: each reply's events of a session in reverse order."""
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        result = super().handle(method, params)
+        if method == "apply":
+            result = result | {"appended": {session: events[::-1] for session, events in result["appended"].items()}}
+        return result
+
+
 SEMANTICS: dict[str, Semantics] = {
     "recompose-from-turn-4": RecomposeFromTurn4(),
     "recompose-from-turn-6": RecomposeFromTurn6(),
@@ -108,6 +122,9 @@ PASS_THE_VECTORS = ("tools-by-name", "duplicates-dropped")  # the others fail so
 
 def server(name: str) -> Server:
     """The model's server with fault ``name`` planted."""
+    if name.startswith("own-layout"):
+        planted = name.removeprefix("own-layout").removeprefix("+")
+        return OwnLayout(SEMANTICS[planted], name) if planted else OwnLayout(name=name)
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
 
 

@@ -21,7 +21,7 @@ import pytest
 from prefix_model.edge.cli import main
 from prefix_model.edge.fuzz.campaign import Settings, run_campaign
 from prefix_model.edge.fuzz.generate import Coverage, draw
-from prefix_model.edge.fuzz.lockstep import DIFFERS, Difference
+from prefix_model.edge.fuzz.lockstep import DIFFERS, Difference, reply_difference
 from prefix_model.edge.fuzz.shrink import shrink
 from prefix_model.core.json_values import freeze
 from prefix_model.edge.runner.consumer import JsonObject
@@ -95,6 +95,7 @@ def test_a_fault_that_passes_every_vector_is_found_shrunk_and_saved_as_a_case_th
     shrunk = found["shrunk"]
     assert shrunk["length"] < found["originalLength"] and shrunk["length"] <= 25 and shrunk["difference"]["kind"]
     assert found["reproduce"].endswith(f"--seed 2 --script {found['firstScript']}")
+    assert 0 <= found["firstSeconds"] <= report["seconds"] + 0.05  # the time to first find, within the campaign's
     # The saved case is a vector: the model passes it, the planted fault fails it.
     assert main(["conform", "--adapter", MODEL_ADAPTER, "--vectors", str(saved)]) == 0
     assert main(["conform", "--adapter", adapter, "--vectors", str(saved)]) == 1
@@ -207,6 +208,92 @@ def test_the_shrinker_keeps_exactly_what_the_divergence_needs() -> None:
     assert shrunk.difference.signature == first.signature and not shrunk.exhausted
     # A budget too small to finish says so.
     assert shrink(script, first, oracle, budget=3).exhausted
+
+
+def _event(kind: str, seq: int = 0) -> JsonObject:
+    return {"type": kind, "seq": seq, "time": 0, "data": {"n": seq}}
+
+
+@pytest.mark.spec("FUZZ-8")
+def test_a_signature_names_the_first_differing_member_not_only_the_pointer() -> None:
+    def signature(expected: JsonObject | None, actual: JsonObject | None, compare: str = "all") -> str | None:
+        found = reply_difference(3, "Dispatch", expected, actual, compare)
+        return None if found is None else found.signature
+
+    nothing: JsonObject = {"appended": {}, "sent": []}
+    ended = {"appended": {"s1": [_event("turn/end")]}, "sent": []}
+    header = {"appended": {"s1": [_event("request/header")]}, "sent": [{"request": {}}]}
+    # One pointer (/appended), two causes: a turn that should have ended, a request that should not have been sent.
+    assert signature(ended, nothing) == "Dispatch: replies differ at /appended (expected turn/end, got nothing)"
+    assert signature(nothing, header) == "Dispatch: replies differ at /appended (expected nothing, got request/header)"
+    two = {"appended": {"s1": [_event("step/end", 4), _event("turn/end", 5)]}, "sent": []}
+    assert signature(two, ended) == "Dispatch: replies differ at /appended/* (expected step/end, got turn/end)"
+    assert signature(two, {"appended": {"s1": [_event("step/end", 4)]}, "sent": []}) == "Dispatch: replies differ at /appended/* (expected turn/end, got nothing)"
+    # Inside one event: that event's type; the requests by the weaker oracle: the request itself.
+    assert signature(two, {"appended": {"s1": [_event("step/end", 4), _event("turn/end", 6)]}, "sent": []}) == "Dispatch: replies differ at /appended/*/*/seq (in turn/end)"
+    other = {"appended": {"s1": [{**_event("step/end", 4), "data": {}}]}, "sent": []}
+    assert signature(two, other) == "Dispatch: replies differ at /appended/* (step/end differs)"
+    assert signature(two, {"appended": {"s1": [_event("step/end", 4), {**_event("turn/end", 5), "surfaceOp": "append"}]}, "sent": []}) == (
+        'Dispatch: replies differ at /appended/*/* (in turn/end: extra "surfaceOp")'
+    )
+    # The requests, by the weaker oracle too: a request sent or not, a field one side lacks.
+    assert signature(nothing, header, "requests") == "Dispatch: replies differ at /sent (expected nothing, got a request)"
+    tools: JsonObject = {"appended": {}, "sent": [{"request": {"messages": [], "tools": []}}]}
+    assert signature(tools, header, "requests") == 'Dispatch: replies differ at /sent/*/request (missing "messages")'
+    assert signature(ended, nothing, "requests") is None and signature(nothing, None) == "Dispatch: refused by the implementation, applied by the model"
+
+
+@pytest.mark.spec("FUZZ-8", "FUZZ-3")
+def test_a_shrink_keeps_the_cause_and_does_not_drift_to_another_at_the_same_pointer() -> None:
+    # Every script diverges at its last action at /appended: with action 7 in it a turn fails to end (the cause), without
+    # it a request is sent that should not be. A shrink keyed by the pointer alone ends at one action, of the other cause.
+    def oracle(actions: Sequence[JsonObject]) -> Difference | None:
+        texts = [a["text"] for a in actions]
+        missed = {"appended": {"s1": [_event("turn/end")]}, "sent": []} if "item 7 item 7 item 7 " in texts else {"appended": {}, "sent": []}
+        extra = {"appended": {}, "sent": []} if "item 7 item 7 item 7 " in texts else {"appended": {"s1": [_event("request/header")]}, "sent": []}
+        return reply_difference(len(actions) - 1, "Steer", missed, extra)
+
+    script = _script(20)
+    first = oracle(script)
+    assert first is not None and first.cause == "expected turn/end, got nothing"
+    shrunk = shrink(script, first, oracle)
+    assert [a["text"] for a in shrunk.actions] == ["item 7 item 7 item 7 "] and shrunk.difference.signature == first.signature
+
+
+@pytest.mark.spec("FUZZ-9")
+def test_compare_requests_sees_through_a_log_layout_and_still_finds_a_request_fault(capsys: pytest.CaptureFixture[str]) -> None:
+    layout = f"{PLANTED} own-layout"  # the model's requests, its events in another order: no fault of the requests
+    status, report = fuzz("--adapter", layout, "--scripts", "10", "--seed", "2", "--shrink-budget", "0")
+    assert status == 1 and report["compare"] == "all" and report["divergences"][0]["difference"]["pointer"].startswith("/appended")
+    status, report = fuzz("--adapter", layout, "--scripts", "10", "--seed", "2", "--compare", "requests")
+    assert status == 0 and report["compare"] == "requests" and report["divergences"] == [], report["divergences"]
+    # Through the same layout, a fault in what is sent is found, and shrunk by the same oracle.
+    status, report = fuzz("--adapter", f"{layout}+duplicates-dropped", "--scripts", "60", "--seed", "2", "--compare", "requests", "--shrink-budget", "300")
+    assert status == 1 and len(report["divergences"]) == 1, report["divergences"]
+    found = report["divergences"][0]
+    assert found["signature"].split(": ", 1)[1].startswith("replies differ at /sent") and found["shrunk"]["difference"]["signature"] == found["signature"]
+    # The human report and a replay say which oracle ran.
+    assert main(["fuzz", "--adapter", layout, "--scripts", "2", "--compare", "requests"]) == 0
+    assert "oracle: requests sent and refusals only" in capsys.readouterr().out
+    assert main(["fuzz", "--adapter", MODEL_ADAPTER, "--scripts", "2"]) == 0
+    assert "oracle: every reply compared" in capsys.readouterr().out
+
+
+@pytest.mark.spec("FUZZ-9", "VEC-5")
+def test_conform_compare_requests_passes_a_log_layout_and_fails_what_is_sent(generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["conform", "--vectors", str(generated[0]), "--only", "prefix/*", "--json"]
+    assert main([*base, "--adapter", f"{PLANTED} own-layout"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["compare"] == "all" and report["totals"]["fail"] > 0
+    assert main([*base, "--adapter", f"{PLANTED} own-layout", "--compare", "requests"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["compare"] == "requests" and report["totals"]["fail"] == 0 and report["totals"]["pass"] > 0
+    # A fault in the requests fails through the same layout, by the same oracle, with the request that differs.
+    assert main([*base, "--adapter", f"{PLANTED} own-layout+scoped-first", "--compare", "requests"]) == 1
+    failing = [c for c in json.loads(capsys.readouterr().out)["cases"] if c["status"] == "fail"]
+    assert failing and all(c["problems"][0]["message"].startswith("request ") for c in failing), failing[0]
+    assert main(["conform", "--vectors", str(generated[0]), "--only", "prefix/*", "--adapter", f"{PLANTED} own-layout", "--compare", "requests"]) == 0
+    assert "oracle: requests sent and refusals only" in capsys.readouterr().out
 
 
 @pytest.mark.spec("FUZZ-4", "FORK-9")

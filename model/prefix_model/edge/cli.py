@@ -383,6 +383,10 @@ def _add_conform(commands: _Commands) -> None:
     conform.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per adapter response (default 30)")
     conform.add_argument("--baseline", metavar="FILE", help="cases the implementation knowingly fails, each with a reason (see above)")
     conform.add_argument(
+        "--compare", choices=("all", "requests"), default="all",
+        help="the oracle: every log and request (default), or only the requests sent and the refusals (a log layout that differs by design)",
+    )  # fmt: skip
+    conform.add_argument(
         "-x", "--fail-fast", action="store_true", help="stop at the first failing case; the cases after it are reported as not run (never as passes)"
     )
 
@@ -893,7 +897,9 @@ def _conform(args: argparse.Namespace) -> int:
         except AdapterFailure as failure:
             raise _Unusable(str(failure)) from None
         try:
-            outcomes = run_cases(adapter, directory, args.only, progress=sys.stderr.isatty(), fail_fast=args.fail_fast, baseline=baseline)
+            outcomes = run_cases(
+                adapter, directory, args.only, progress=sys.stderr.isatty(), fail_fast=args.fail_fast, baseline=baseline, compare=args.compare
+            )
         except VectorsUnreadable as error:
             raise _Unusable(str(error)) from None
         finally:
@@ -908,7 +914,7 @@ def _conform(args: argparse.Namespace) -> int:
             Path(args.junit).write_bytes(as_junit(outcomes, adapter.hello))
         except OSError as error:
             raise _Unusable(f"{args.junit}: {error.strerror or error}") from None
-    print(json.dumps(as_json(outcomes, adapter.hello), ensure_ascii=False) if args.json else as_text(outcomes, adapter.hello))
+    print(json.dumps(as_json(outcomes, adapter.hello, args.compare), ensure_ascii=False) if args.json else as_text(outcomes, adapter.hello, args.compare))
     return EXIT_VIOLATIONS if failed(outcomes) else EXIT_OK
 
 

@@ -51,6 +51,7 @@ class Found:
     count: int = 1
     shrunk: Shrunk | None = None
     known: str | None = None  # the baseline's reason, when the baseline declares this signature
+    seconds: float = 0.0  # the campaign's time when its first script was settled: the time to first find
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,7 @@ class Settings:
     keep_going: bool = False
     shrink_budget: int = 2000
     baseline: tuple[KnownDivergence, ...] = ()
+    compare: str = "all"  # the oracle (lockstep.COMPARES): every reply whole, or only the requests sent and the refusals
 
 
 @dataclass
@@ -101,14 +103,16 @@ def _offered(adapter: AdapterProcess) -> frozenset[str]:
 class _Worker(threading.Thread):
     """One adapter process replaying scripts from ``work`` into ``results``."""
 
-    def __init__(self, adapter: AdapterProcess, work: queue.Queue[Script | None], results: queue.Queue[tuple[Script, Difference | Fault | None]]) -> None:
+    def __init__(
+        self, adapter: AdapterProcess, work: queue.Queue[Script | None], results: queue.Queue[tuple[Script, Difference | Fault | None]], compare: str
+    ) -> None:
         super().__init__(daemon=True)
-        self.adapter, self.work, self.results = adapter, work, results
+        self.adapter, self.work, self.results, self.compare = adapter, work, results, compare
 
     def run(self) -> None:
         while (script := self.work.get()) is not None:
             try:
-                self.results.put((script, lockstep(self.adapter, script.actions, script.replies)))
+                self.results.put((script, lockstep(self.adapter, script.actions, script.replies, self.compare)))
             except AdapterFailure as failure:
                 self.results.put((script, Fault(script.number, str(failure))))
                 try:
@@ -138,7 +142,7 @@ def run_campaign(command: str, timeout: float, settings: Settings, progress: Pro
 def _run(adapters: list[AdapterProcess], offered: frozenset[str], settings: Settings, result: Result, progress: Progress | None) -> None:
     work: queue.Queue[Script | None] = queue.Queue(maxsize=2 * len(adapters))
     results: queue.Queue[tuple[Script, Difference | Fault | None]] = queue.Queue()
-    workers = [_Worker(adapter, work, results) for adapter in adapters]
+    workers = [_Worker(adapter, work, results, settings.compare) for adapter in adapters]
     for worker in workers:
         worker.start()
     started = time.monotonic()
@@ -166,7 +170,7 @@ def _run(adapters: list[AdapterProcess], offered: frozenset[str], settings: Sett
                 done += 1
                 if stop_at is not None and script.number > stop_at:
                     continue
-                _record(result, script, outcome)
+                _record(result, script, outcome, time.monotonic() - started)
                 consecutive = consecutive + 1 if isinstance(outcome, Fault) else 0
                 if consecutive >= _CONSECUTIVE_FAULTS:
                     raise Unusable(f"{consecutive} scripts in a row ended in an adapter fault; the last: {outcome.message if isinstance(outcome, Fault) else ''}")
@@ -208,7 +212,7 @@ def _run(adapters: list[AdapterProcess], offered: frozenset[str], settings: Sett
         result.seconds = time.monotonic() - started
 
 
-def _record(result: Result, script: Script, outcome: Difference | Fault | None) -> None:
+def _record(result: Result, script: Script, outcome: Difference | Fault | None, seconds: float) -> None:
     result.scripts += 1
     if isinstance(outcome, Fault):
         result.faults.append(outcome)
@@ -218,15 +222,15 @@ def _record(result: Result, script: Script, outcome: Difference | Fault | None) 
         return
     group = next((f for f in result.found if f.difference.signature == outcome.signature), None)
     if group is None:
-        result.found.append(Found(script, outcome))
+        result.found.append(Found(script, outcome, seconds=seconds))
     else:
         group.count += 1
 
 
-def _oracle(adapter: AdapterProcess) -> Callable[[Sequence[JsonObject]], Difference | None]:
+def _oracle(adapter: AdapterProcess, compare: str) -> Callable[[Sequence[JsonObject]], Difference | None]:
     def replay(actions: Sequence[JsonObject]) -> Difference | None:
         try:
-            return lockstep(adapter, actions, model_replies(actions))
+            return lockstep(adapter, actions, model_replies(actions), compare)
         except OutOfDomain:
             return None  # a candidate outside the drawn domain shows nothing about the divergence being shrunk
         except AdapterFailure:
@@ -243,7 +247,7 @@ def _shrink_all(adapter: AdapterProcess, result: Result, settings: Settings) -> 
     for group in result.found:
         group.known = next((k.reason for k in settings.baseline if k.signature == group.difference.signature), None)
         if group.known is None:
-            group.shrunk = shrink(group.first.actions, group.difference, _oracle(adapter), settings.shrink_budget)
+            group.shrunk = shrink(group.first.actions, group.difference, _oracle(adapter, settings.compare), settings.shrink_budget)
 
 
 def _judge_baseline(adapter: AdapterProcess, result: Result, settings: Settings) -> None:
@@ -253,16 +257,16 @@ def _judge_baseline(adapter: AdapterProcess, result: Result, settings: Settings)
         if known.signature in shown:
             continue
         if known.script is not None:
-            found = _oracle(adapter)(known.script)
+            found = _oracle(adapter, settings.compare)(known.script)
             if found is not None and found.signature == known.signature:
                 continue
         result.stale.append(known)
 
 
 def replay_script(
-    command: str, timeout: float, script: Callable[[frozenset[str]], Sequence[JsonObject]]
+    command: str, timeout: float, script: Callable[[frozenset[str]], Sequence[JsonObject]], compare: str = "all"
 ) -> tuple[str, Difference | None, list[JsonObject]]:
-    """Run one script in lockstep against ``command``: (implementation, first difference, the script).
+    """Run one script in lockstep against ``command`` by the oracle ``compare``: (implementation, first difference, the script).
 
     ``script`` makes the script from the actions the adapter offers (a campaign's script N is drawn from them).
     """
@@ -272,6 +276,6 @@ def replay_script(
         raise Unusable(str(failure)) from None
     try:
         actions = list(script(_offered(adapter)))
-        return str(adapter.hello.get("implementation", "?")), lockstep(adapter, actions, model_replies(actions, domain=False)), actions
+        return str(adapter.hello.get("implementation", "?")), lockstep(adapter, actions, model_replies(actions, domain=False), compare), actions
     finally:
         adapter.stop()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from prefix_model.edge.fuzz.campaign import Result, Settings, Unusable, replay_script, run_campaign
 from prefix_model.edge.fuzz.generate import Coverage, draw
+from prefix_model.edge.fuzz.lockstep import COMPARES
 from prefix_model.edge.fuzz.report import as_json, as_junit, as_text, save
 from prefix_model.edge.runner.baseline import BaselineError, InputUnreadable, KnownDivergence, is_script, read_baseline, read_json_file
 from prefix_model.edge.runner.consumer import JsonObject
@@ -23,7 +24,14 @@ or a refusal — as JSON text. The first difference stops a script. Each diverge
 the implementation as the oracle (turns and actions dropped, arguments simplified, the adapter
 reset for every attempt) and reported with its first difference (JSON Pointer, both values
 whole), its original and shrunk length, the shrunk script and a command that reproduces it.
-A campaign is the same sequence of scripts for its seed, whatever --jobs.
+A campaign is the same sequence of scripts for its seed, whatever --jobs. A divergence's signature
+(what groups it, what its shrink keeps, what a baseline names) is the action, the kind, the pointer
+with indices and ids wildcarded, and the first differing member by kind: "Dispatch: replies differ
+at /appended/* (expected turn/end, got request/header)".
+
+--compare requests is a declared, weaker oracle for an implementation whose log layout differs by
+design: only the requests sent and the refusals are compared, never the events appended; the
+report and its JSON ("compare") say which oracle ran.
 
 A crash, hang or garbage line of the adapter is a fault, reported apart with its stderr tail (the
 adapter is restarted), never a divergence. --baseline declares divergences an implementation
@@ -60,6 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline", metavar="FILE", help="known divergences: reported, not failing; stale entries fail")
     parser.add_argument("--replay", metavar="FILE", help="run one saved script (a case.json, or a JSON array of actions) instead of a campaign")
     parser.add_argument("--script", type=int, metavar="N", help="with --seed: run only script N of that campaign (as a report's reproduce line says)")
+    parser.add_argument("--compare", choices=COMPARES, default="all", help="the oracle: every reply (default), or only the requests sent and the refusals")
     parser.add_argument("--shrink-budget", type=int, default=2000, metavar="N", help="replays a shrink may spend on one divergence (default 2000)")
     parser.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
     parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
@@ -104,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings(
         seed=args.seed, scripts=args.scripts if args.scripts is not None or args.seconds is not None else 200, seconds=args.seconds,
         jobs=args.jobs, keep_going=args.keep_going, shrink_budget=args.shrink_budget,
-        baseline=_baseline(args.baseline),
+        baseline=_baseline(args.baseline), compare=args.compare,
     )  # fmt: skip
     if args.save is not None:  # a folder that cannot be made fails now, not after the campaign
         try:
@@ -143,11 +152,14 @@ def _replay(args: argparse.Namespace) -> int:
             draw(args.seed, number, coverage, offered)
         return list(draw(args.seed, args.script, coverage, offered).actions)
 
-    implementation, difference, replayed = replay_script(args.adapter, args.timeout, actions)
+    implementation, difference, replayed = replay_script(args.adapter, args.timeout, actions, args.compare)
     if args.json:
-        print(json.dumps({"implementation": implementation, "actions": replayed, "difference": None if difference is None else difference.to_json()}, ensure_ascii=False))
+        found = None if difference is None else difference.to_json()
+        print(json.dumps({"implementation": implementation, "compare": args.compare, "actions": replayed, "difference": found}, ensure_ascii=False))
     else:
         print(f"adapter: {implementation}")
+        if args.compare != "all":
+            print(f"oracle: --compare {args.compare}")
         print(f"{len(replayed)} actions: " + ("no difference" if difference is None else difference.text()))
     return 0 if difference is None else 1
 

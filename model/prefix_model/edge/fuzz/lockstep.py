@@ -6,6 +6,20 @@ requests sent — or ``None`` for ``refused``. The model's replies come from the
 action whose replies differ stops the script: a refusal against an application either way, or the
 first place (a JSON Pointer into the reply) where the two replies' JSON texts differ. The refusal's
 message is the implementation's own and is not compared.
+
+Two oracles: ``all`` compares whole replies; ``requests`` (declared, weaker) compares only the
+requests sent and the refusals, for an implementation whose log layout differs by design (one that
+composes inside the step logs ``step/start`` before the composition's events): what reaches the
+provider, and what is refused, is still judged.
+
+A divergence's *signature* groups it and is what a shrink keeps, so it names the cause and not only
+the place: the action, the kind of difference, the pointer with its indices, session ids and call
+ids wildcarded, and the *cause* (``cause``) — at an array, its first differing member named by its
+kind (an event's type, a message's role, "a request", "nothing" where one side has none); at an
+object, the field one side lacks; inside one event, that event's type. ``Dispatch: replies differ
+at /appended/* (expected turn/end, got request/header)`` and ``... (expected request/header, got
+nothing)`` are two causes that one pointer used to merge, so a shrink could drift from one to the
+other.
 """
 
 from __future__ import annotations
@@ -23,7 +37,10 @@ from prefix_model.vectors.codec import action_from_json
 from prefix_model.edge.runner.consumer import JsonObject, first_difference, plain_text, pointer
 from prefix_model.loop.semantics import HARNESS, Semantics
 
-__all__ = ["Answer", "REFUSED_BY_IMPLEMENTATION", "ACCEPTED_BY_IMPLEMENTATION", "DIFFERS", "ERROR", "Difference", "OutOfDomain", "model_replies", "lockstep"]
+__all__ = [
+    "Answer", "REFUSED_BY_IMPLEMENTATION", "ACCEPTED_BY_IMPLEMENTATION", "DIFFERS", "ERROR", "COMPARES", "Difference", "OutOfDomain",
+    "cause", "reply_difference", "model_replies", "lockstep",
+]  # fmt: skip
 
 Answer = JsonObject | None  # None: the action was refused
 
@@ -32,6 +49,9 @@ REFUSED_BY_IMPLEMENTATION = "refused by the implementation, applied by the model
 ACCEPTED_BY_IMPLEMENTATION = "applied by the implementation, refused by the model"
 DIFFERS = "replies differ"
 ERROR = "the implementation answered an error"
+
+# The oracles: every reply whole, or only the requests sent and the refusals (for a log layout that differs by design).
+COMPARES = ("all", "requests")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,18 +65,19 @@ class Difference:
     expected: Any = None
     actual: Any = None
     detail: str = ""
+    cause: str = ""  # the first differing member by kind (``cause``): what, beside the pointer, the signature keeps
 
     @property
     def signature(self) -> str:
-        """The difference with its indices, session ids and call ids wildcarded: what groups and what a shrink keeps."""
+        """The difference with its indices, session ids and call ids wildcarded, and its cause: what groups and what a shrink keeps."""
         where = re.sub(r"/(\d+|s\d+|c\d+)(?=/|$)", "/*", self.pointer)
-        return f"{self.action}: {self.kind}" + (f" at {where}" if where else "")
+        return f"{self.action}: {self.kind}" + (f" at {where}" if where else "") + (f" ({self.cause})" if self.cause else "")
 
     def to_json(self) -> JsonObject:
         """Return the difference as JSON: every field, the values whole."""
         fields: JsonObject = {"index": self.index, "action": self.action, "kind": self.kind, "signature": self.signature}
         if self.kind == DIFFERS:
-            fields |= {"pointer": self.pointer, "expected": self.expected, "actual": self.actual}
+            fields |= {"pointer": self.pointer, "expected": self.expected, "actual": self.actual, "cause": self.cause}
         if self.detail:
             fields["detail"] = self.detail
         return fields
@@ -66,7 +87,8 @@ class Difference:
         head = f"action {self.index} ({self.action}): {self.kind}"
         if self.kind != DIFFERS:
             return head + (f": {self.detail}" if self.detail else "")
-        return f"{head} at {self.pointer}\n    expected {plain_text(self.expected)}\n    actual   {plain_text(self.actual)}"
+        because = f" ({self.cause})" if self.cause else ""
+        return f"{head} at {self.pointer}{because}\n    expected {plain_text(self.expected)}\n    actual   {plain_text(self.actual)}"
 
 
 class OutOfDomain(ValueError):
@@ -102,20 +124,90 @@ def _shown(reply: JsonObject) -> JsonObject:
     return reply | {"appended": {session: events for session, events in appended.items() if events != []}}
 
 
-def _compare(index: int, name: str, expected: Answer, actual: Answer) -> Difference | None:
+_MISSING = object()  # a member one side lacks
+
+
+def _kind(value: object, request: bool = False) -> str:
+    """What a member is, in a word a signature can keep: an event's type, a message's role, a request, or its JSON kind."""
+    if value is _MISSING:
+        return "nothing"
+    if request:
+        return "a request"
+    if isinstance(value, dict):
+        for key in ("type", "role"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+        return "an object"
+    if isinstance(value, list):  # a session's events: named by the first (a session that appended nothing is not shown)
+        return _kind(value[0]) if value else "nothing"
+    return "null" if value is None else {bool: "a boolean", str: "a string"}.get(type(value), "a number")
+
+
+def _first_member(expected: object, actual: object) -> tuple[object, object] | None:
+    """The first member where two collections of the same kind differ (``_MISSING`` on the side that lacks it)."""
+    if isinstance(expected, list) and isinstance(actual, list):
+        pairs = [(expected[i] if i < len(expected) else _MISSING, actual[i] if i < len(actual) else _MISSING) for i in range(max(len(expected), len(actual)))]
+    elif isinstance(expected, dict) and isinstance(actual, dict):
+        pairs = [(expected.get(k, _MISSING), actual.get(k, _MISSING)) for k in [*expected, *(k for k in actual if k not in expected)]]
+    else:
+        return None
+    return next(((t, h) for t, h in pairs if t is _MISSING or h is _MISSING or plain_text(t) != plain_text(h)), None)
+
+
+def _fields(there: object, here: object) -> str:
+    """Where two objects' fields differ: the first the implementation's lacks (``missing``) or adds (``extra``)."""
+    if not (isinstance(there, dict) and isinstance(here, dict)):
+        return ""
+    missing, extra = [k for k in there if k not in here], [k for k in here if k not in there]
+    return f'missing "{missing[0]}"' if missing else f'extra "{extra[0]}"' if extra else ""
+
+
+def cause(path: Sequence[object], expected: JsonObject, actual: JsonObject, there: object, here: object) -> str:
+    """The cause of a difference at ``path`` between two replies (``there`` and ``here`` the values at it), for its signature.
+
+    Inside one appended event, that event's type (both types when they differ), and the field one side lacks; at an
+    object, the field one side lacks (never a session id: at ``/appended``, the sessions' events are the members); at
+    an array, the first member that differs, by kind on each side (the members of ``/sent`` are requests); at any other
+    value, nothing beyond the pointer.
+    """
+    if len(path) >= 3 and path[0] == "appended":
+        types = [_kind(reply["appended"][path[1]][path[2]]) for reply in (expected, actual)]
+        if types[0] != types[1]:
+            return f"expected {types[0]}, got {types[1]}"
+        fields = _fields(there, here)
+        return f"in {types[0]}" + (f": {fields}" if fields else "")
+    if tuple(path) != ("appended",) and isinstance(there, dict):
+        return _fields(there, here)
+    member = _first_member(there, here)
+    if member is None:
+        return ""
+    request = tuple(path) == ("sent",)
+    kinds = (_kind(member[0], request), _kind(member[1], request))
+    return f"{kinds[0]} differs" if kinds[0] == kinds[1] else f"expected {kinds[0]}, got {kinds[1]}"
+
+
+def _compared(reply: JsonObject, compare: str) -> JsonObject:
+    """What the oracle compares of a reply: whole (its sessions that appended nothing left out), or only its requests."""
+    return {"sent": reply.get("sent")} if compare == "requests" else _shown(reply)
+
+
+def reply_difference(index: int, name: str, expected: Answer, actual: Answer, compare: str = "all") -> Difference | None:
+    """The difference between the model's reply ``expected`` and the implementation's ``actual`` to action ``index``
+    (``name``), by the oracle ``compare``; None when the oracle sees none."""
     if expected is None or actual is None:
         if (expected is None) == (actual is None):
             return None
         return Difference(index, name, REFUSED_BY_IMPLEMENTATION if actual is None else ACCEPTED_BY_IMPLEMENTATION)
-    expected, actual = _shown(expected), _shown(actual)
+    expected, actual = _compared(expected, compare), _compared(actual, compare)
     if plain_text(expected) == plain_text(actual):
         return None
     path, there, here = first_difference(expected, actual)
-    return Difference(index, name, DIFFERS, pointer(path), there, here)
+    return Difference(index, name, DIFFERS, pointer(path), there, here, cause=cause(path, expected, actual, there, here))
 
 
-def lockstep(adapter: AdapterProcess, actions: Sequence[JsonObject], expected: Sequence[Answer]) -> Difference | None:
-    """Reset the implementation, apply ``actions`` one by one and return the first difference from ``expected``.
+def lockstep(adapter: AdapterProcess, actions: Sequence[JsonObject], expected: Sequence[Answer], compare: str = "all") -> Difference | None:
+    """Reset the implementation, apply ``actions`` one by one and return the first difference from ``expected``, by the
+    oracle ``compare`` (one of ``COMPARES``).
 
     :raises AdapterFailure: the adapter crashed, hung or broke the protocol (a fault, not a divergence)
     """
@@ -129,11 +221,14 @@ def lockstep(adapter: AdapterProcess, actions: Sequence[JsonObject], expected: S
             if remote.error.get("code") != "refused":
                 return Difference(index, name, ERROR, detail=f"{remote.error.get('code')}: {remote.error.get('message')}")
             got = None
-        difference = _compare(index, name, want, got)
+        difference = reply_difference(index, name, want, got, compare)
         if difference is not None:
             return difference
+        if compare == "requests":
+            continue  # which sessions appended is the log's business, which this oracle leaves alone
         for seen, reply in zip(sessions, (want, got)):
             seen.update(reply.get("appended", {}) if reply is not None else ())
         if sessions[0] != sessions[1]:
-            return Difference(index, name, DIFFERS, "/appended", sorted(sessions[0]), sorted(sessions[1]), "the sessions shown so far differ")
+            shown = "the sessions shown so far differ"
+            return Difference(index, name, DIFFERS, "/appended", sorted(sessions[0]), sorted(sessions[1]), shown, cause="sessions shown")
     return None

@@ -29,6 +29,13 @@ from prefix_model.loop.explore import OUTCOMES
 __all__ = ["case_id", "save", "as_json", "as_text", "as_junit", "script_json"]
 
 
+# The oracle each report states: a campaign by the weaker one must not read as a full comparison.
+_ORACLES = {
+    "all": "oracle: every reply compared (events appended, requests sent, refusals)",
+    "requests": "oracle: requests sent and refusals only (--compare requests; the events appended are not compared)",
+}
+
+
 def case_id(found: Found) -> str:
     """The id of a divergence's case: stable for its signature."""
     digest = hashlib.sha256(found.difference.signature.encode("utf-8")).hexdigest()[:10]
@@ -46,7 +53,8 @@ def save(result: Result, directory: Path) -> list[Path]:
     for found in result.new:
         ident = case_id(found)
         difference = found.shrunk.difference if found.shrunk is not None else found.difference
-        description = f"Found by prefix-model fuzz against {result.implementation}: {difference.signature}."
+        oracle = "" if result.settings.compare == "all" else f" (--compare {result.settings.compare})"
+        description = f"Found by prefix-model fuzz{oracle} against {result.implementation}: {difference.signature}."
         scenario = scenario_of(ident, description, _shown(found))
         world = play(scenario)
         path = directory / ident / "case.json"
@@ -89,7 +97,7 @@ def as_json(result: Result, adapter: str) -> dict[str, Any]:
         shrunk = found.shrunk
         divergences.append({
             "signature": found.difference.signature, "known": found.known, "scripts": found.count,
-            "firstScript": found.first.number, "originalLength": found.difference.index + 1,
+            "firstScript": found.first.number, "firstSeconds": round(found.seconds, 1), "originalLength": found.difference.index + 1,
             "difference": found.difference.to_json(),
             "shrunk": None if shrunk is None else {
                 "length": len(shrunk.actions), "attempts": shrunk.attempts, "budgetSpent": shrunk.exhausted,
@@ -100,6 +108,7 @@ def as_json(result: Result, adapter: str) -> dict[str, Any]:
     return {
         "implementation": result.implementation,
         "seed": result.settings.seed,
+        "compare": result.settings.compare,
         "scripts": result.scripts,
         "actions": result.actions,
         "seconds": round(result.seconds, 3),
@@ -124,13 +133,13 @@ def as_text(result: Result, adapter: str) -> str:
     report = as_json(result, adapter)
     cov = report["coverage"]
     lines = [f"adapter: {result.implementation}", f"seed {result.settings.seed}: {result.scripts} scripts, {result.actions} actions in {result.seconds:.1f} s "
-             f"({report['scriptsPerSecond']} scripts/s, {report['actionsPerSecond']} actions/s)"]  # fmt: skip
+             f"({report['scriptsPerSecond']} scripts/s, {report['actionsPerSecond']} actions/s)", _ORACLES[result.settings.compare]]  # fmt: skip
     unreached = [o for o, n in cov["outcomes"].items() if not n and o in OUTCOMES]
     lines.append(f"coverage: {len(cov['actions'])} action kinds, {cov['outcomesReached']}/{cov['outcomesKnown']} outcome classes, "
                  f"{len(cov['requirements'])} requirement IDs, {cov['refusedActions']} refused actions" + (f"; not reached: {', '.join(unreached)}" if unreached else ""))  # fmt: skip
     for found, entry in zip(result.found, report["divergences"]):
         label = "KNOWN" if found.known is not None else "DIVERGENCE"
-        lines.append(f"{label} {found.difference.signature}  ({found.count} script{'s' if found.count != 1 else ''}, first #{found.first.number})")
+        lines.append(f"{label} {found.difference.signature}  ({found.count} script{'s' if found.count != 1 else ''}, first #{found.first.number} at {found.seconds:.1f} s)")
         if found.known is not None:
             lines.append(f"    baseline: {found.known}")
             continue
@@ -156,7 +165,7 @@ def as_junit(result: Result) -> bytes:
     failures = len(result.new) + len(result.stale)
     suite = ElementTree.Element("testsuite", name=f"prefix-model fuzz: {result.implementation}", tests=str(1 + len(result.found) + len(result.faults) + len(result.stale)),
                                 failures=str(failures), errors=str(len(result.faults)), skipped=str(len(result.found) - len(result.new)))  # fmt: skip
-    ElementTree.SubElement(suite, "testcase", classname="campaign", name=f"seed {result.settings.seed}: {result.scripts} scripts")
+    ElementTree.SubElement(suite, "testcase", classname="campaign", name=f"seed {result.settings.seed}, compare {result.settings.compare}: {result.scripts} scripts")
     for found in result.found:
         element = ElementTree.SubElement(suite, "testcase", classname="divergence", name=found.difference.signature)
         if found.known is not None:

@@ -1,8 +1,9 @@
 """Shrinking a diverging script with the implementation as the oracle.
 
-``shrink`` keeps a script that still diverges with the same signature (``Difference.signature``)
-and makes it smaller in three passes, repeated until none helps or the budget is spent: cut the
-actions after the divergence; drop runs of actions (delta debugging: halves, then quarters, down
+``shrink`` keeps a script that still diverges with the same signature (``Difference.signature``,
+its cause included, so the script cannot drift to another bug at the same pointer) and makes it
+smaller in three passes, repeated until none helps or the budget is spent: cut the actions after
+the divergence; drop runs of actions (delta debugging: halves, then quarters, down
 to single actions — a run that starts a turn goes with the turn); then simplify what is left, one
 JSON value at a time (a string to ``"x"``, an array to fewer members, a number to 0, a ``true`` to
 ``false``, an optional field to ``null``), keeping only edits the model still reads as an action.

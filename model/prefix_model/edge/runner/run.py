@@ -75,12 +75,14 @@ def run_cases(
     progress: bool = False,
     fail_fast: bool = False,
     baseline: Baseline = Baseline(),
+    compare: str = "all",
 ) -> list[Outcome]:
     """Return the outcome of every case of ``directory`` (those matching the glob ``only``), in manifest order.
 
     With ``fail_fast``, the cases after the first failure are not run: each is reported as such. A
     case the ``baseline`` declares is ``known`` when it fails and ``stale`` when it passes. An adapter
-    that will not restart after a failure leaves every later case not run, with the reason.
+    that will not restart after a failure leaves every later case not run, with the reason. With
+    ``compare`` ``requests`` a scenario's logs are not compared, only its refusals and requests.
     """
     outcomes: list[Outcome] = []
     loaded = [entry for entry in load_cases(directory) if only is None or fnmatch.fnmatchcase(entry[0], only)]
@@ -101,7 +103,7 @@ def run_cases(
         if case is None:
             outcomes.append(Outcome(ident, "?", FAIL, problems))
             continue
-        outcomes.append(_judged(_run_one(adapter, ident, case), baseline.case_reason(ident)))
+        outcomes.append(_judged(_run_one(adapter, ident, case, compare == "requests"), baseline.case_reason(ident)))
     if progress:
         print("\r\x1b[K", end="", file=sys.stderr, flush=True)
     return outcomes
@@ -122,14 +124,14 @@ def _judged(outcome: Outcome, known: str | None) -> Outcome:
     return replace(outcome, status=STALE, problems=(f"stale baseline entry: the case passes now ({known})",))
 
 
-def _run_one(adapter: AdapterProcess, ident: str, case: Mapping[str, Any]) -> Outcome:
+def _run_one(adapter: AdapterProcess, ident: str, case: Mapping[str, Any], requests_only: bool = False) -> Outcome:
     """One case; an adapter the case killed is restarted by the next case's turn (``run_cases``), never charged to it."""
     kind, requirements = kind_of(case), tuple(case.get("requirements", ()))
     why = not_applicable(case, adapter.hello)
     if why is not None:
         return Outcome(ident, kind, NOT_APPLICABLE, (why,), requirements)
     try:
-        problems = tuple(replay(case, adapter, adapter, reader=adapter))
+        problems = tuple(replay(case, adapter, adapter, reader=adapter, requests_only=requests_only))
     except AdapterFailure as failure:
         problems = (str(failure),)
     return Outcome(ident, kind, FAIL if problems else PASS, problems, requirements)
@@ -157,11 +159,12 @@ def _problem(problem: str) -> dict[str, Any]:
     return problem.to_json() if isinstance(problem, Problem) else {"message": problem}
 
 
-def as_json(outcomes: list[Outcome], hello: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the machine report: the adapter, every case untruncated, totals per kind and per requirement ID."""
+def as_json(outcomes: list[Outcome], hello: Mapping[str, Any], compare: str = "all") -> dict[str, Any]:
+    """Return the machine report: the adapter, the oracle, every case untruncated, totals per kind and per requirement ID."""
     return {
         "protocol": PROTOCOL_VERSION,
         "implementation": hello.get("implementation"),
+        "compare": compare,
         "cases": [{"id": o.id, "kind": o.kind, "status": o.status, "problems": [_problem(p) for p in o.problems], "requirements": list(o.requirements)} for o in outcomes],
         "totals": _totals(outcomes),
         "byKind": _by(outcomes, lambda o: (o.kind,)),
@@ -169,9 +172,11 @@ def as_json(outcomes: list[Outcome], hello: Mapping[str, Any]) -> dict[str, Any]
     }
 
 
-def as_text(outcomes: list[Outcome], hello: Mapping[str, Any]) -> str:
-    """Return the human report: failures with what is wrong, not-applicable cases with why, then the totals."""
+def as_text(outcomes: list[Outcome], hello: Mapping[str, Any], compare: str = "all") -> str:
+    """Return the human report: the weaker oracle when it ran, failures with what is wrong, not-applicable cases with why, then the totals."""
     lines = [f"adapter: {hello.get('implementation', '?')} (protocol {hello.get('protocol')})"]
+    if compare == "requests":
+        lines.append("oracle: requests sent and refusals only (--compare requests; the scenarios' logs are not compared)")
     for outcome in outcomes:
         if outcome.status in (FAIL, KNOWN, STALE):
             lines.append(f"{outcome.status.upper()} {outcome.id}")
