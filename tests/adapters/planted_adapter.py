@@ -10,7 +10,9 @@ that), so only a generated campaign finds them:
 - ``tools-by-name``: the record rule compares tool lists by their names only;
 - ``duplicates-dropped``: a composition that contributes the same message twice sends it once;
 - ``fork-reuses-logged``: a fork's new instance takes the prefix of the seed's last header instead of composing;
-- ``resume-reuses-logged``: a resumed instance takes the prefix of the log's last header instead of composing.
+- ``resume-reuses-logged``: a resumed instance takes the prefix of the log's last header instead of composing;
+- ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
+  change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
 ``own-layout`` is no fault of the requests: it answers each reply's events of a session in reverse
 order, a log layout that differs by design, and ``own-layout+NAME`` does so with fault NAME planted
@@ -26,7 +28,7 @@ from typing import Any
 from prefix_model.core.headers import EpochHeader, fold_request_header
 from prefix_model.core.json_values import FrozenMap, JsonValue
 from prefix_model.core.log import Log
-from prefix_model.edge.runner.server import Server, serve
+from prefix_model.edge.runner.server import Failed, Server, serve
 from prefix_model.loop.semantics import Durable, Semantics
 from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit
 
@@ -104,6 +106,23 @@ class OwnLayout(Server):
         if method == "apply":
             result = result | {"appended": {session: events[::-1] for session, events in result["appended"].items()}}
         return result
+class DisposedTakesInputs(Server):
+    """An input to a disposed instance answered as applied, appending nothing, where the model refuses it (LOOP-6)."""
+
+    INPUTS = frozenset({"Inject", "Steer", "Cancel", "Dispose", "SetSystem", "SetTools"})
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return super().handle(method, params)
+        except Failed as failed:
+            action = params.get("action") if method == "apply" else None
+            instances = self.adapter.world.instances
+            if failed.error["code"] != "refused" or not isinstance(action, dict) or action.get("action") not in self.INPUTS:
+                raise
+            target = action.get("instance")
+            if not isinstance(target, int) or not 0 <= target < len(instances) or not instances[target].disposed:
+                raise
+            return {"appended": {}, "sent": []}
 
 
 SEMANTICS: dict[str, Semantics] = {
@@ -116,8 +135,8 @@ SEMANTICS: dict[str, Semantics] = {
     "tools-by-name": ToolsByName(),
 }
 SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
-PLANTED = (*SEMANTICS, *SERVERS)
-PASS_THE_VECTORS = ("tools-by-name", "duplicates-dropped")  # the others fail some published vector
+PLANTED = (*SEMANTICS, *SERVERS, "disposed-takes-inputs")
+PASS_THE_VECTORS = ("tools-by-name", "duplicates-dropped", "disposed-takes-inputs")  # the others fail some published vector
 
 
 def server(name: str) -> Server:
@@ -125,6 +144,8 @@ def server(name: str) -> Server:
     if name.startswith("own-layout"):
         planted = name.removeprefix("own-layout").removeprefix("+")
         return OwnLayout(SEMANTICS[planted], name) if planted else OwnLayout(name=name)
+    if name == "disposed-takes-inputs":
+        return DisposedTakesInputs()
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
 
 

@@ -1,4 +1,4 @@
-"""spec §19 — ``prefix-model fuzz``: generated scripts in lockstep through the model and an adapter (FUZZ-1..FUZZ-7).
+"""spec §19 — ``prefix-model fuzz``: generated scripts in lockstep through the model and an adapter (FUZZ-1..FUZZ-10).
 
 Real child processes: the model's own adapter (no divergence), planted faults that pass every
 published vector (tests/adapters/planted_adapter.py: found, shrunk, saved, the saved case failing
@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 from prefix_model.edge.cli import main
 from prefix_model.edge.fuzz.campaign import Settings, run_campaign
+from prefix_model.edge.fuzz import generate
 from prefix_model.edge.fuzz.generate import Coverage, draw
-from prefix_model.edge.fuzz.lockstep import DIFFERS, Difference, reply_difference
+from prefix_model.edge.fuzz.lockstep import ACCEPTED_BY_IMPLEMENTATION, DIFFERS, Difference, reply_difference
 from prefix_model.edge.fuzz.shrink import shrink
 from prefix_model.core.json_values import freeze
 from prefix_model.edge.runner.consumer import JsonObject
@@ -80,6 +81,36 @@ def test_a_campaign_is_the_same_scripts_for_its_seed_and_another_seed_draws_othe
     assert {a["action"] for script in scripts(3, offered) for a in script} <= offered
 
 
+# Every action kind with a guard (MountCompaction has none).
+GUARDED = {"BeginStep", "Compose", "PreStep", "Dispatch", "Reply", "RunTools", "PostStep", "SendPrompt", "Inject", "Steer", "Cancel", "Dispose"}
+GUARDED |= {"SetSystem", "SetTools", "Create", "Resume", "ForkDrive", "Register", "MutateContribution"}
+
+
+@pytest.mark.spec("FUZZ-10")
+def test_hostile_steps_draw_what_the_model_refuses_of_every_guarded_kind_and_the_script_goes_on() -> None:
+    coverage = Coverage()
+    scripts = [draw(5, k, coverage) for k in range(40)]
+    actions = sum(len(s.actions) for s in scripts)
+    refused = sum(r is None for s in scripts for r in s.replies)
+    assert coverage.refused == refused and set(coverage.refusals) == GUARDED, sorted(GUARDED ^ set(coverage.refusals))
+    assert 0.03 * actions < refused < 0.12 * actions, (refused, actions)  # a small fraction of the steps
+    # A matching refusal is not the end: the script applies more after it.
+    went_on = sum(1 for s in scripts for k, reply in enumerate(s.replies[:-1]) if reply is None and s.replies[k + 1] is not None)
+    assert went_on > refused // 2, (went_on, refused)
+
+
+@pytest.mark.spec("FUZZ-10", "FUZZ-2")
+def test_an_implementation_taking_what_the_model_refuses_is_found_by_the_hostile_steps_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    adapter = f"{PLANTED} disposed-takes-inputs"  # passes every vector (PASS_THE_VECTORS)
+    settings = Settings(seed=3, scripts=12, shrink_budget=100)
+    found = run_campaign(adapter, 30, settings).found
+    assert len(found) == 1 and found[0].difference.kind == ACCEPTED_BY_IMPLEMENTATION and found[0].shrunk is not None
+    assert found[0].difference.action in {"Inject", "Steer", "Cancel", "Dispose", "SetSystem", "SetTools"} and len(found[0].shrunk.actions) <= 4
+    monkeypatch.setattr(generate, "HOSTILE", 0.0)  # a walk of what the model admits never sends an input to a disposed instance
+    quiet = run_campaign(adapter, 30, settings)
+    assert quiet.found == [] and quiet.scripts == 12
+
+
 @pytest.mark.spec("FUZZ-3", "FUZZ-4", "FUZZ-7", "VEC-5")
 @pytest.mark.parametrize("planted", PASS_THE_VECTORS)
 def test_a_fault_that_passes_every_vector_is_found_shrunk_and_saved_as_a_case_that_fails_it(
@@ -111,7 +142,7 @@ def test_a_fault_that_passes_every_vector_is_found_shrunk_and_saved_as_a_case_th
 def test_the_first_divergence_is_the_same_whatever_the_number_of_processes() -> None:
     firsts = []
     for jobs in (1, 2):
-        result = run_campaign(f"{PLANTED} duplicates-dropped", 30, Settings(seed=2, scripts=10, jobs=jobs, shrink_budget=30))
+        result = run_campaign(f"{PLANTED} duplicates-dropped", 30, Settings(seed=7, scripts=10, jobs=jobs, shrink_budget=30))
         firsts.append([(f.first.number, f.difference.signature, f.shrunk.actions if f.shrunk else None) for f in result.found])
     assert firsts[0] == firsts[1] and len(firsts[0]) == 1
 
@@ -119,7 +150,7 @@ def test_the_first_divergence_is_the_same_whatever_the_number_of_processes() -> 
 @pytest.mark.spec("FUZZ-5", "FUZZ-7")
 def test_crashes_and_garbage_are_faults_never_divergences() -> None:
     # The broken adapter exits on SetTools and writes garbage on Dispose; it also drops user messages' meta (a divergence).
-    status, report = fuzz("--adapter", BROKEN_ADAPTER, "--scripts", "25", "--keep-going", "--timeout", "5", "--shrink-budget", "30")
+    status, report = fuzz("--adapter", BROKEN_ADAPTER, "--scripts", "25", "--seed", "1", "--keep-going", "--timeout", "5", "--shrink-budget", "30")
     assert report["faults"], "SetTools and Dispose are drawn in 25 scripts"
     messages = [fault["message"] for fault in report["faults"]]
     assert any("SetTools is not implemented" in m for m in messages) and any("protocol error" in m for m in messages)
@@ -131,12 +162,12 @@ def test_crashes_and_garbage_are_faults_never_divergences() -> None:
 @pytest.mark.spec("FUZZ-6")
 def test_a_baseline_declares_a_known_divergence_and_a_stale_entry_fails(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     adapter = f"{PLANTED} duplicates-dropped"
-    _, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "2", "--shrink-budget", "40")
+    _, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "7", "--shrink-budget", "40")
     found = report["divergences"][0]
     baseline = tmp_path / "baseline.json"
     known = {"signature": found["signature"], "reason": "we drop duplicate prefix messages", "script": found["shrunk"]["actions"]}
     baseline.write_text(json.dumps({"divergences": [known]}), encoding="utf-8")
-    status, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "2", "--baseline", str(baseline))
+    status, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "7", "--baseline", str(baseline))
     assert status == 0 and report["divergences"][0]["known"] == known["reason"] and report["stale"] == []
     # Against an implementation without the fault the entry is stale: its script no longer diverges.
     status, report = fuzz("--adapter", MODEL_ADAPTER, "--scripts", "3", "--baseline", str(baseline))

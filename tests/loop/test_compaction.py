@@ -12,8 +12,8 @@ from prefix_model.core.headers import LlmCallConfig
 from prefix_model.core.log import EMPTY_LOG, Log
 from prefix_model.examples.streams import text_stream
 from prefix_model.loop import compaction
-from prefix_model.loop.actions import BeginStep, Compose, Dispatch, MountCompaction, PostStep, PreStep, Reply, SendPrompt
-from prefix_model.loop.compaction import Compaction, CompactPolicy, balanced_cuts, compact_if_needed, compact_region, select_range
+from prefix_model.loop.actions import BeginStep, Compose, Dispatch, MountCompaction, PlainReplace, PostStep, PreStep, Reply, SendPrompt
+from prefix_model.loop.compaction import Compaction, CompactPolicy, balanced_cuts, compact_if_needed, compact_region, corrupt_surface, select_range
 from prefix_model.loop.meter import measure, node_prices
 
 from tests.loop_scripts import LONG_PROMPT, play, start, turn, types
@@ -62,6 +62,21 @@ def test_cuts_inside_a_tool_call_and_its_result_are_unbalanced() -> None:
     # nodes: prompt, assistant tool call, tool result, assistant "done"
     assert balanced_cuts(log) == (True, True, False, True, True)
     assert balanced_cuts(EMPTY_LOG) == (True,)
+
+
+@pytest.mark.spec("CMP-4")
+def test_a_result_whose_call_a_replacement_shadowed_makes_the_surface_corrupt_for_every_balance() -> None:
+    # Found through the harness (D-20): a listener's own replacement shadows the assistant message holding the call.
+    world = play((SendPrompt(0, "again"), BeginStep(0), PreStep(0, replace=PlainReplace(1, 1, "mine"))), play(_tool_turn_world()))  # type: ignore[arg-type]
+    log = world.session("s1").log
+    result_seq = log.surface.nodes[2]
+    corrupt = f"tool-pairing balance: tool/result at surface seq {result_seq} has no matching tool-call (corrupt surface)"
+    assert corrupt_surface(log) == corrupt and corrupt_surface(play(_tool_turn_world()).session("s1").log) is None  # type: ignore[arg-type]
+    # compactRegion throws it before it writes anything, even for a range whose own cuts look balanced.
+    assert compact_region(log, 2, 0, 0, "sum", CompactPolicy(), FALLBACK, "s1") == Compaction(log, error=corrupt)
+    # Pressure throws it while it moves its cut (logged; the turn goes on), and never when the cut is the head.
+    assert compact_if_needed(log, 2, CompactPolicy(context_window=120), FALLBACK, "s1", ()) == ((), corrupt)
+    assert compact_if_needed(log, 2, CompactPolicy(context_window=120, retain_tokens=50), FALLBACK, "s1", ()) == ((), None)
 
 
 @pytest.mark.spec("CMP-4")

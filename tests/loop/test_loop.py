@@ -418,6 +418,21 @@ def test_an_idle_inject_is_a_one_shot_turn_and_the_next_prompt_is_numbered_after
     assert calls(world, "ctx") == 1  # an injection turn runs no step, so no composition either
 
 
+@pytest.mark.spec("LOOP-14")
+def test_a_tool_batch_starts_with_the_reply_and_each_later_call_starts_at_the_tools() -> None:
+    calls_ = (("c1", "echo", "{}"), ("c2", "echo", "{}"))
+    head: tuple[Action, ...] = (start(tools=(tool("echo"),)), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0))
+    replied = play((*head, Reply(0, tool_calls=calls_)))
+    before = len(events_of(play(head)))
+    assert [e.type for e in events_of(replied)[before:]] == ["assistant/chunk"] * 3 + ["assistant/message", "tool/call"]
+    first = events_of(replied)[-1]
+    assert first.field("callId") == "c1" and replied.instances[0].phase is Phase.TOOLS
+    ran = events_of(play((RunTools(0, ("r1", "r2")),), replied))[len(events_of(replied)) :]
+    assert [(e.type, e.field("callId"), e.source_event_seqs) for e in ran] == [
+        ("tool/result", "c1", (first.seq,)), ("tool/call", "c2", None), ("tool/result", "c2", (first.seq + 2,))
+    ]  # fmt: skip
+
+
 @pytest.mark.spec("LOOP-7")
 def test_an_inject_during_a_tool_batch_lands_after_every_result() -> None:
     calls_ = (("c1", "echo", "{}"), ("c2", "echo", "{}"))

@@ -33,6 +33,7 @@ __all__ = [
     "SUMMARY_CLOSE_TAG",
     "DEFAULT_SUMMARY",
     "balanced_cuts",
+    "corrupt_surface",
     "select_range",
     "frame_summary",
     "compact_region",
@@ -127,19 +128,42 @@ def balanced_cuts(log: Log) -> tuple[bool, ...]:
 
 
 @ensure(
-    lambda log, result: result is None or (result[0] == 0 and balanced_cuts(log)[result[1] + 1] and result[1] < len(log.surface.nodes) - 1),
-    "CMP-4: a head-anchored range ending at a balanced cut, leaving a tail",
+    lambda log, result: result is None or any(log.events[seq].type == TOOL_RESULT and f"surface seq {seq} " in result for seq in log.surface.nodes),
+    "CMP-4: a corrupt surface is named by a tool/result on it",
     enabled=ENABLED,
 )
-def select_range(log: Log, retain_tokens: int) -> tuple[int, int] | None:
-    """Return the surface positions [0, j] that leave a priced tail of at least ``retain_tokens`` (CB/region.ts:34-70)."""
-    prices, cuts = node_prices(log), balanced_cuts(log)
+def corrupt_surface(log: Log) -> str | None:
+    """Why no balance can be asked of the surface, or None: a ``tool/result`` with no tool call open before it (a
+    listener's own replacement can shadow the call and keep its result). The harness's balance folds the whole surface
+    and throws at the first such result, whichever cut is asked (CC/tool-pairing.ts:49-68, 77-97)."""
+    open_calls = 0
+    for seq in log.surface.nodes:
+        open_calls += _tool_call_delta(log, seq)
+        if open_calls < 0:
+            return f"tool-pairing balance: tool/result at surface seq {seq} has no matching tool-call (corrupt surface)"
+    return None
+
+
+def _priced_keep(log: Log, retain_tokens: int) -> int:
+    """The position the kept tail starts at once ``retain_tokens`` are priced from the tail, before it is moved to a balanced cut."""
+    prices = node_prices(log)
     keep, accumulated = len(prices), 0
     for index in range(len(prices) - 1, -1, -1):
         accumulated += prices[index]
         keep = index
         if accumulated >= retain_tokens:
             break
+    return keep
+
+
+@ensure(
+    lambda log, result: result is None or (result[0] == 0 and balanced_cuts(log)[result[1] + 1] and result[1] < len(log.surface.nodes) - 1),
+    "CMP-4: a head-anchored range ending at a balanced cut, leaving a tail",
+    enabled=ENABLED,
+)
+def select_range(log: Log, retain_tokens: int) -> tuple[int, int] | None:
+    """Return the surface positions [0, j] that leave a priced tail of at least ``retain_tokens`` (CB/region.ts:34-70)."""
+    keep, cuts = _priced_keep(log, retain_tokens), balanced_cuts(log)
     while keep > 0 and not cuts[keep]:
         keep -= 1
     return None if keep == 0 else (0, keep - 1)
@@ -182,6 +206,9 @@ def _summarizer_request(log: Log, shadowed: tuple[int, ...], policy: CompactPoli
 
 def _unbalanced(log: Log, i: int, j: int) -> str | None:
     nodes, cuts = log.surface.nodes, balanced_cuts(log)
+    corrupt = corrupt_surface(log)
+    if corrupt is not None:
+        return corrupt
     if not cuts[i]:
         return f"compactRegion: start seq {nodes[i]} is not a balanced boundary (would split a step's tool-call/result pair)"
     if not cuts[j + 1]:
@@ -274,6 +301,9 @@ def compact_if_needed(
     runs: list[Compaction] = []
     total = measure(log).total
     for attempt in range(policy.compaction_retries + 1):
+        corrupt = corrupt_surface(log) if _priced_keep(log, retain) > 0 else None  # the cut is moved only from past the head
+        if corrupt is not None:
+            return tuple(runs), corrupt
         positions = select_range(log, retain)
         if positions is None and not runs:
             return (), None

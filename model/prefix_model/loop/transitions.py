@@ -542,10 +542,14 @@ def _reply(world: World, action: Reply) -> World:
     if assembly.usage is not None:
         data["usage"] = assembly.usage
     world = _emit(world, sid, ASSISTANT_MESSAGE, data, APPEND, chunks)
-    instance = world.instance(instance.id)
     calls = tool_calls_of(content)
     if calls:
-        return world.with_instance(replace(instance, phase=Phase.TOOLS, pending_calls=calls, continues=True))
+        # The batch starts with the reply: nothing is awaited between the message and the first call's tool/call
+        # (L/loop.ts:812-818, L/tool-calls.ts:148-152); its body is the first seam (RunTools).
+        call_id, name, arguments = calls[0]
+        world = _emit(world, sid, TOOL_CALL, where | {"callId": call_id, "name": name, "arguments": arguments})
+        return world.with_instance(replace(world.instance(instance.id), phase=Phase.TOOLS, pending_calls=calls, continues=True))
+    instance = world.instance(instance.id)
     # Steering drained after the response continues the turn (L/loop.ts:520-521, 546-559).
     world = _drain_steering(world, instance)
     # The turn's reason is kept across its steps: a later ordinary stop does not undo a max-tokens (L/loop.ts:320, 517-518).
@@ -562,8 +566,9 @@ def _run_tools(world: World, action: RunTools) -> World:
     instance = world.instance(action.instance)
     sid, where = instance.session_id, {"turn": instance.turn, "step": instance.step}
     for index, (call_id, name, arguments) in enumerate(instance.pending_calls):
-        world = _emit(world, sid, TOOL_CALL, where | {"callId": call_id, "name": name, "arguments": arguments})
-        call_seq = len(world.session(sid).log.events) - 1
+        if index:  # the first call's tool/call came with the reply
+            world = _emit(world, sid, TOOL_CALL, where | {"callId": call_id, "name": name, "arguments": arguments})
+        call_seq = next(e.seq for e in reversed(world.session(sid).log.events) if e.type == TOOL_CALL and e.field("callId") == call_id)
         if instance.cancel is None:
             output = action.outputs[index] if index < len(action.outputs) else f"{name} done"
             result = where | {"callId": call_id, "content": [_text(output)], "isError": False}

@@ -6,9 +6,12 @@ whatever the number of adapter processes. At each point the generator lists the 
 for the model's world, picks a family by weight (the script's own *style* tilts the weights:
 some scripts are mostly inputs in odd windows, some mostly instance boundaries), and then a move:
 usually at random, sometimes (``AIM``) the one whose outcome the campaign has seen least, found by
-applying each candidate to the model and classing the transition (``explore.outcomes``). The
-chosen action goes through the same server ``prefix-model adapter`` runs, whose answer is the
-expected reply.
+applying each candidate to the model and classing the transition (``explore.outcomes``). A
+seeded fraction of steps (``HOSTILE``) is hostile instead: an action the model refuses right now,
+of a kind drawn evenly among those with one (``Grammar.hostile``, kept where
+``transitions.enabled`` is false), so an implementation that takes what the model refuses
+diverges; the script goes on after it. The chosen action goes through the same server
+``prefix-model adapter`` runs, whose answer is the expected reply.
 """
 
 from __future__ import annotations
@@ -31,27 +34,33 @@ from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.world import World
 
-__all__ = ["AIM", "LENGTHS", "Coverage", "Script", "kind_of", "draw"]
+__all__ = ["AIM", "HOSTILE", "LENGTHS", "Coverage", "Script", "kind_of", "draw", "refused_moves"]
 
 AIM = 0.15  # how often a move is chosen for the least-seen outcome rather than at random
+HOSTILE = 0.06  # how often a step draws an action the model refuses there (about one in sixteen; none in the setup)
 LENGTHS = (8, 16, 30, 50, 90, 160)  # actions after the setup; long scripts reach several instances and many turns
 _STYLES: dict[str, dict[str, float]] = {
     # weights of the families while a turn is open, then while every instance is idle
-    "plain": {DRIVE: 0.80, WINDOW: 0.10, BOUNDARY: 0.05, REFUSED: 0.02, START: 0.03},
-    "windows": {DRIVE: 0.55, WINDOW: 0.35, BOUNDARY: 0.05, REFUSED: 0.02, START: 0.03},
-    "boundaries": {DRIVE: 0.70, WINDOW: 0.08, BOUNDARY: 0.17, REFUSED: 0.02, START: 0.03},
+    "plain": {DRIVE: 0.80, WINDOW: 0.10, BOUNDARY: 0.05, START: 0.03},
+    "windows": {DRIVE: 0.55, WINDOW: 0.35, BOUNDARY: 0.05, START: 0.03},
+    "boundaries": {DRIVE: 0.70, WINDOW: 0.08, BOUNDARY: 0.17, START: 0.03},
 }
-_IDLE = {START: 0.55, WINDOW: 0.15, BOUNDARY: 0.25, REFUSED: 0.05, DRIVE: 0.0}
+_IDLE = {START: 0.55, WINDOW: 0.15, BOUNDARY: 0.25, DRIVE: 0.0}
 
 
 @dataclass
 class Coverage:
-    """What a campaign has reached: action kinds, outcome classes and requirement IDs, with counts."""
+    """What a campaign has reached: action kinds, outcome classes and requirement IDs, and refusals per action, with counts."""
 
     actions: Counter[str] = field(default_factory=Counter)
     outcomes: Counter[str] = field(default_factory=Counter)
     requirements: Counter[str] = field(default_factory=Counter)
-    refused: int = 0
+    refusals: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def refused(self) -> int:
+        """The refused actions of every kind."""
+        return sum(self.refusals.values())
 
     def add(self, kind: str, found: Sequence[str]) -> None:
         self.actions[kind] += 1
@@ -105,7 +114,7 @@ def draw(seed: int, number: int, coverage: Coverage, offered: frozenset[str] | N
             if failed.error["code"] != "refused":
                 raise
             reply = None
-            coverage.refused += 1
+            coverage.refusals[type(move.action).__name__] += 1
         actions.append(plain)
         replies.append(reply)
         if reply is not None:
@@ -127,11 +136,24 @@ def draw(seed: int, number: int, coverage: Coverage, offered: frozenset[str] | N
         if not moves:
             break
         busy = any(i.turn_open for i in world.instances)
-        if rng.random() < AIM:  # aimed: over every family, the move reaching the least-seen outcome
+        refused = refused_moves(grammar, world) if rng.random() < HOSTILE else {}
+        if refused:
+            take(rng.choice(refused[rng.choice(sorted(refused))]))
+        elif rng.random() < AIM:  # aimed: over every family, the move reaching the least-seen outcome
             take(_aimed(moves, world, coverage, semantics))
         else:
             take(rng.choice(_pick_family(rng, moves, style if busy else _IDLE)))
     return Script(seed, number, tuple(actions), tuple(replies))
+
+
+def refused_moves(grammar: Grammar, world: World) -> dict[str, list[Move]]:
+    """The grammar's hostile actions that the model refuses in ``world`` (and a campaign draws), by action kind."""
+    kinds: dict[str, list[Move]] = {}
+    for action in grammar.hostile(world):
+        kind = type(action).__name__
+        if (grammar.offered is None or kind in grammar.offered) and not enabled(world, action) and out_of_domain(world, action) is None:
+            kinds.setdefault(kind, []).append(Move(action, REFUSED))
+    return kinds
 
 
 def _aimed(pool: Sequence[Move], world: World, coverage: Coverage, semantics: Semantics) -> Move:

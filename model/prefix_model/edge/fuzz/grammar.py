@@ -6,9 +6,10 @@ streamed replies with usage, tool batches, failures with and without retry, max-
 in every window (prompts, injects with sources and meta, steering, cancel, dispose, system and
 tool changes, listener mutations), and the instance boundaries (create, resume, fork, new
 listeners, a new compaction policy). Each candidate is tagged with its *family*, which the
-generator weighs. A few deliberately misplaced moves (``refused``) test that an implementation
-refuses what the model refuses. The grammar states no rule: whether a move is enabled, and what it
-does, is for ``transitions.enabled`` and ``transitions.apply`` to say.
+generator weighs. ``Grammar.hostile`` lists actions of every kind aimed where a guard may refuse
+them (family ``refused``), which test that an implementation refuses what the model refuses. The
+grammar states no rule: whether a move is enabled, and what it does, is for ``transitions.enabled``
+and ``transitions.apply`` to say.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ from prefix_model.loop.world import (
 
 __all__ = ["DRIVE", "START", "WINDOW", "BOUNDARY", "REFUSED", "Move", "Grammar", "out_of_domain"]
 
-# Families of moves: the generator's weights are per family.
+# Families of moves: the generator's weights are per family; ``refused`` is a hostile step's (FUZZ-10), drawn apart.
 DRIVE, START, WINDOW, BOUNDARY, REFUSED = "drive", "start", "window", "boundary", "refused"
 
 AGENTS = ("main", "aux", "ops")
@@ -303,7 +304,7 @@ class Grammar:
     # --- every family ---
 
     def candidates(self, world: World) -> list[Move]:
-        """Return moves for ``world``, each tagged with its family (some are refused by the guards: the point of REFUSED)."""
+        """Return moves for ``world``, each tagged with its family (a few may still be refused: ``hostile`` aims at those)."""
         moves: list[Move] = []
         live = [inst for inst in world.instances if not inst.disposed or inst.turn_open]
         for instance in live:
@@ -335,7 +336,6 @@ class Grammar:
             mutated = near if near and self.rng.random() < 0.5 else self.messages(listener.name + "*", self._tag())
             moves.append(Move(MutateContribution(listener.name, mutated), WINDOW))
         moves += self._boundaries(world)
-        moves += self._refused(world)
         return [m for m in moves if self.offered is None or type(m.action).__name__ in self.offered]
 
     def create(self, world: World) -> Create | None:
@@ -370,22 +370,52 @@ class Grammar:
                 moves.append(Move(ForkDrive(session.id, free[0], boundary, agent, system=self.text("Forked. "), tools=self.tools()), BOUNDARY))
         return moves
 
-    def _refused(self, world: World) -> list[Move]:
-        """Moves the model refuses (or may): a step segment out of its phase, a taken id, a busy session, a gone instance."""
-        if not world.instances:
-            return [Move(BeginStep(0), REFUSED)]
-        instance = self.rng.choice(world.instances)
-        i = instance.id
-        wrong = [a for a in (BeginStep(i), Compose(i), PreStep(i), Dispatch(i), Reply(i, text="x"), RunTools(i), PostStep(i))]
-        moves = [Move(self.rng.choice(wrong), REFUSED)]
-        if _held(world, instance.session_id):  # an empty session no live instance drives is gone from the store (D-21)
-            moves.append(Move(Create(instance.agent, instance.session_id), REFUSED))
-        if world.listeners:
-            moves.append(Move(Register(Listener(world.listeners[0].name, None, (Prepend((text_message("dup"),)),))), REFUSED))
-        if instance.turn_open:
-            moves.append(Move(Resume(instance.session_id, instance.agent), REFUSED))
-        moves.append(Move(ForkDrive("nowhere", "s9", None, "main"), REFUSED))
-        moves.append(Move(Inject(len(world.instances), "to no one"), REFUSED))
-        moves.append(Move(SendPrompt(i, "allowed", block_reason="a reason with no block"), REFUSED))
-        return moves
+    # --- hostile actions (FUZZ-10) ---
 
+    def _target(self, world: World) -> int:
+        """An instance to aim at: any one, or the id one past the last (no such instance)."""
+        return self.rng.randrange(len(world.instances) + 1)
+
+    def _gone(self, world: World) -> int:
+        """An instance no input can reach: a disposed one, or the id one past the last."""
+        return self.rng.choice([i.id for i in world.instances if i.disposed] + [len(world.instances)])
+
+    def hostile(self, world: World) -> list[Action]:
+        """Actions of every kind aimed where a guard may refuse them: a segment out of its phase, compaction positions past
+        the surface, an input to a disposed or unknown instance, a taken or unknown session, a busy session, a fork at no
+        turn's end, a listener registered twice or unknown. The grammar does not know which are refused: the generator
+        keeps those ``transitions.enabled`` refuses in ``world`` (FUZZ-10)."""
+        i = self._target(world)
+        past = len(world.log_of(i).surface.nodes) if i < len(world.instances) else 0  # a position past the last node
+        actions: list[Action] = [
+            BeginStep(self._target(world)),
+            Compose(self._target(world)),
+            PreStep(self._target(world)),
+            PreStep(i, compact=(past, past)),
+            Dispatch(self._target(world)),
+            Reply(self._target(world), text=self.text("early ")),
+            RunTools(self._target(world)),
+            PostStep(self._target(world)),
+            PostStep(i, (past, past)),
+            SendPrompt(self._gone(world), self.text("prompt ")),
+            SendPrompt(self._target(world), self.text("allowed "), block_reason="a reason with no block"),
+            Inject(self._gone(world), self.text("inject "), self.source(), self.meta()),
+            Steer(self._gone(world), self.text("steer ")),
+            Cancel(self._gone(world)),
+            Dispose(self._gone(world)),
+            SetSystem(self._gone(world), self.text("system ")),
+            SetTools(self._gone(world), self.tools()),
+            Resume("s9", self.rng.choice(AGENTS)),
+            ForkDrive("nowhere", "s9", None, self.rng.choice(AGENTS)),
+            MutateContribution(self.rng.choice(("nobody", *LISTENERS)), self.messages("nobody", self._tag())),
+        ]
+        free = [s for s in SESSIONS if s not in {x.id for x in world.sessions}]
+        for session in world.sessions:
+            agent = self.rng.choice(AGENTS)
+            actions += [Create(agent, session.id, tools=self.tools()), Resume(session.id, agent, tools=self.tools())]
+            others = [e.seq for e in session.log.events if e.type != TURN_END] + [len(session.log.events)]
+            actions.append(ForkDrive(session.id, free[0] if free else "s9", self.rng.choice(others), agent, system=self.text("Forked. ")))
+            actions.append(ForkDrive(session.id, self.rng.choice([x.id for x in world.sessions]), None, agent))
+        if world.listeners:
+            actions.append(Register(self.listener(self.rng.choice(world.listeners).name)))
+        return actions

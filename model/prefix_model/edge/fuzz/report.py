@@ -121,6 +121,7 @@ def as_json(result: Result, adapter: str) -> dict[str, Any]:
             "outcomesKnown": len(OUTCOMES),
             "requirements": dict(sorted(coverage.requirements.items())),
             "refusedActions": coverage.refused,
+            "refusals": dict(sorted(coverage.refusals.items())),
         },
         "divergences": divergences,
         "faults": [{"script": f.script, "message": f.message} for f in result.faults],
@@ -136,7 +137,7 @@ def as_text(result: Result, adapter: str) -> str:
              f"({report['scriptsPerSecond']} scripts/s, {report['actionsPerSecond']} actions/s)", _ORACLES[result.settings.compare]]  # fmt: skip
     unreached = [o for o, n in cov["outcomes"].items() if not n and o in OUTCOMES]
     lines.append(f"coverage: {len(cov['actions'])} action kinds, {cov['outcomesReached']}/{cov['outcomesKnown']} outcome classes, "
-                 f"{len(cov['requirements'])} requirement IDs, {cov['refusedActions']} refused actions" + (f"; not reached: {', '.join(unreached)}" if unreached else ""))  # fmt: skip
+                 f"{len(cov['requirements'])} requirement IDs, {cov['refusedActions']} refused actions of {len(cov['refusals'])} kinds" + (f"; not reached: {', '.join(unreached)}" if unreached else ""))  # fmt: skip
     for found, entry in zip(result.found, report["divergences"]):
         label = "KNOWN" if found.known is not None else "DIVERGENCE"
         lines.append(f"{label} {found.difference.signature}  ({found.count} script{'s' if found.count != 1 else ''}, first #{found.first.number} at {found.seconds:.1f} s)")
