@@ -25,10 +25,10 @@ from prefix_model.conformance.plain import Known
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.json_values import MAX_DEPTH, FrozenMap, thaw
 from prefix_model.edge.formats.events_jsonl import LogReadError
+from prefix_model.edge.formats.frames import plain_lines
 from prefix_model.formats import rules
 from prefix_model.formats.event_lines import parse_json_line
 from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members
-from prefix_model.formats.rules import MAX_LINE_BYTES
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -104,8 +104,11 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _named(value: Mapping[str, object]) -> tuple[Mapping[str, object], int | None, int | None, bool, str | None, str | None]:
-    """Return what a schema-valid line (frozen or plain) names: request fields, turn, step, loop or not, session, instance."""
+def _named(value: dict[str, object]) -> tuple[Mapping[str, object], int | None, int | None, bool, str | None, str | None]:
+    """Return what a schema-valid line names: request fields, turn, step, loop or not, session, instance.
+
+    ``value`` is the line's own fresh value: the bare form's step members are taken out of it in place (no copy per line).
+    """
     if "request" in value:
         request, capture = value["request"], value["capture"]
         assert isinstance(request, Mapping) and isinstance(capture, Mapping)
@@ -117,9 +120,9 @@ def _named(value: Mapping[str, object]) -> tuple[Mapping[str, object], int | Non
         session = session if isinstance(session, str) else request.get("sessionId")
         instance = capture.get("instance")
     else:
-        request = {k: v for k, v in value.items() if k not in _STEP_KEYS}
-        turn, step = _int_or_none(value.get("turn")), _int_or_none(value.get("step"))
-        flag = value.get("agentLoopRequest")
+        request = value
+        named, numbered, flag = (request.pop(key, None) for key in _STEP_KEYS)
+        turn, step = _int_or_none(named), _int_or_none(numbered)
         # Without the flag, a request naming an auxiliary purpose (compaction, title) is not the loop's.
         loop = flag if isinstance(flag, bool) else "purpose" not in request
         session = request.get("sessionId")
@@ -152,11 +155,11 @@ def _bodies(path: str | Path) -> Iterator[tuple[int, bytes]]:
     _schema_document()
     try:
         with open(path, "rb") as handle:
-            for index, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 2), b"")):
-                body = raw[:-1] if raw.endswith(b"\n") else raw
-                if len(body) > MAX_LINE_BYTES:
-                    raise LogReadError.of(name, index + 1, rules.capture_line(rules.line_too_long().reason))
-                yield index, body
+            # The log's line splitter (blocks split in C; a readline per line cost more), its FMT-5 bound a CAP-1 error here.
+            for line in plain_lines(handle, name):
+                yield line.number - 1, line.raw
+    except LogReadError as error:
+        raise LogReadError.of(name, error.line, rules.capture_line(error.reason)) from None
     except OSError as error:
         raise LogReadError.of(name, None, rules.capture_line(error.strerror or str(error))) from None
 
