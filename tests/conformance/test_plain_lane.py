@@ -33,7 +33,7 @@ from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.persisted_writer import write_persisted
 from prefix_model.edge.formats.session_jsonl import LogStream
 from prefix_model.formats.event_lines import event_to_line, parse_event, parse_json_line
-from prefix_model.formats.plain_envelope import envelope_event
+from prefix_model.formats.plain_envelope import envelope_event, envelope_events
 from prefix_model.formats.plain_events import plain_event
 from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members
 from prefix_model.formats.session_lines import ROW_TYPES, expand_chunk_row, pack_chunk_runs, plain_row_events
@@ -220,6 +220,39 @@ def test_the_msgspec_lane_declines_numbers_it_cannot_keep_and_reads_the_models_l
     for event in model_events():
         fast = envelope_event(event_to_line(event).encode())
         assert fast is not None and to_event(fast) == event, event  # the lane reads every model event
+
+
+def _run_line(seq: int, data: str, member: str = '"surfaceOp":"append"') -> bytes:
+    return f'{{"type":"t","seq":{seq},"time":0,{member},"data":{data}}}'.encode("utf-8", "surrogatepass")
+
+
+@pytest.mark.spec("CHK-2", "JSON-1", "JSON-2", "JSON-3", "JSON-7", "LOG-1")
+@given(st.lists(st.tuples(json_lines(), st.sampled_from(['"surfaceOp":"append"', '"sourceEventSeqs":[0]', '"x":1'])), min_size=1, max_size=4))
+def test_a_run_msgspec_decodes_at_once_is_its_lines_read_one_by_one(items: list[tuple[str, str]]) -> None:
+    lines = [_run_line(seq, data, member) for seq, (data, member) in enumerate(items)]
+    run = envelope_events(lines)  # its contract compares it with envelope_event line by line, itself tied to the spec's reader
+    one_by_one = [envelope_event(line) for line in lines]
+    assert run is None or run == one_by_one
+    assert run is not None or None in one_by_one or len(lines) == 0  # declined only where a line is declined
+
+
+@pytest.mark.spec("CHK-2", "JSON-3")
+def test_a_run_is_declined_where_a_value_could_straddle_lines_or_a_line_needs_a_look() -> None:
+    model = [event_to_line(event).encode() for event in model_events()]
+    assert envelope_events(model) == [envelope_event(line) for line in model] and None not in envelope_events(model)
+    assert envelope_events([_run_line(0, "1"), _run_line(1, "[{}]")]) is not None  # the lines below, undamaged, are taken
+    straddling = [_run_line(0, "[{}")[:-1], b"{}]}"]  # each begins with { and ends with }: one value over two lines, no comma
+    assert envelope_events(straddling) is None
+    assert envelope_events([_run_line(0, "1") + _run_line(1, "1"), _run_line(2, "1")]) is None  # two values on one line
+    assert envelope_events([_run_line(0, "1"), _run_line(1, "[1234567890123456]")]) is None  # a number to look at
+    assert envelope_events([_run_line(0, "1"), _run_line(1, "1") + b" "]) is None  # not the compact form
+    import icontract
+
+    from proofs.bugs_detected import broken_twin
+
+    shifted = broken_twin(envelope_events, lambda lines: [envelope_event(line) for line in lines[1:]] + [envelope_event(lines[0])])
+    with pytest.raises(icontract.ViolationError, match="a run of lines the msgspec lane takes at once is read line by line"):
+        shifted([_run_line(0, "1"), _run_line(1, "2")])
 
 
 @pytest.mark.spec("CHK-2", "LOG-5", "LOG-6", "LOG-11", "LOG-13", "LOG-14", "LOG-15", "SURF-7", "DER-2", "DER-3", "DER-4", "DER-5")

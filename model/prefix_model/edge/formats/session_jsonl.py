@@ -18,7 +18,7 @@ Envelope rules (LOG-1..LOG-3, SURF-3, SURF-7), contiguous seqs and the legacy vo
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from io import BufferedReader
 from itertools import chain
@@ -34,7 +34,7 @@ from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.frames import Frames, Line, LineFilter, plain_lines, split_lines, zstd_chunks
 from prefix_model.formats import rules
 from prefix_model.formats.event_lines import json_int, parse_event, parse_json_line
-from prefix_model.formats.plain_envelope import envelope_event
+from prefix_model.formats.plain_envelope import envelope_event, envelope_events
 from prefix_model.formats.plain_events import plain_event
 from prefix_model.formats.plain_json import NotPlain, plain_loads
 from prefix_model.formats.session_lines import (
@@ -58,6 +58,33 @@ _READ_SIZE = 1 << 16
 _SPEC_READ = frozenset((*ROW_TYPES, *LEGACY_TYPES))  # lines the in-memory fast loop leaves to the general path
 
 # --- lines to events ----------------------------------------------------------------------------
+
+_RUN_BYTES = 1 << 16  # the in-memory lines decoded in one call: about a read block's worth (a longer line is read alone)
+
+
+def _batches(lines: Iterator[Line]) -> Iterator[Sequence[Line]]:
+    """Group ``lines`` into runs of about ``_RUN_BYTES``; a line that cannot be read ends the run before it, its error after."""
+    batch: list[Line] = []
+    size = 0
+    try:
+        for line in lines:
+            if len(line.raw) >= _RUN_BYTES:
+                if batch:
+                    yield batch
+                yield (line,)
+                batch, size = [], 0
+                continue
+            batch.append(line)
+            size += len(line.raw)
+            if size >= _RUN_BYTES:
+                yield batch
+                batch, size = [], 0
+    except LogReadError:
+        if batch:
+            yield batch
+        raise
+    if batch:
+        yield batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,53 +290,64 @@ class LogStream:
 
     def _memory(self, first: Line, rest: Iterator[Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent | Unread]]:
         unread, last_unread = 0, 0  # lines in a row that were no event, and the last of them (the fast lane resets nothing)
-        for line in chain((first,), rest):
-            if plain:
-                # The fast lane's common case, inline (this loop runs once per event): a plain event line,
-                # decoded into its envelope by msgspec, else by the json scanner.
-                fast = envelope_event(line.raw)
-                if fast is not None and fast.seq == self.events_read and fast.type not in _SPEC_READ:
-                    self.events_read += 1
-                    yield line.number, fast
-                    continue
-                try:
-                    value, bound = plain_loads(line.raw)
-                except NotPlain:
-                    value = None
-                if type(value) is dict and value.get("type") not in _SPEC_READ:
-                    fast = plain_event(value, bound)
-                    if fast is not None and fast.seq == self.events_read:
+        lines = chain((first,), rest)
+        for batch in _batches(lines) if plain else ((line,) for line in lines):
+            # The fast lane's commonest case: a run of plain event lines, decoded in one call, taken while in seq order.
+            run = envelope_events([line.raw for line in batch]) if len(batch) > 1 else None
+            taken = 0
+            for line, read in zip(batch, run or ()):
+                if read.seq != self.events_read or read.type in _SPEC_READ:
+                    break  # this line and the rest of the run go line by line
+                self.events_read += 1
+                taken += 1
+                yield line.number, read
+            for line in batch[taken:] if taken else batch:
+                if plain:
+                    # The fast lane's common case, inline (this loop runs once per event): a plain event line,
+                    # decoded into its envelope by msgspec, else by the json scanner.
+                    fast = envelope_event(line.raw)
+                    if fast is not None and fast.seq == self.events_read and fast.type not in _SPEC_READ:
                         self.events_read += 1
                         yield line.number, fast
                         continue
-            try:
-                event = self._memory_event(line)
-                if event.seq != self.events_read:
-                    gap = seq_gap(event.seq, self.events_read)
+                    try:
+                        value, bound = plain_loads(line.raw)
+                    except NotPlain:
+                        value = None
+                    if type(value) is dict and value.get("type") not in _SPEC_READ:
+                        fast = plain_event(value, bound)
+                        if fast is not None and fast.seq == self.events_read:
+                            self.events_read += 1
+                            yield line.number, fast
+                            continue
+                try:
+                    event = self._memory_event(line)
+                    if event.seq != self.events_read:
+                        gap = seq_gap(event.seq, self.events_read)
+                        if not self._go_on:
+                            raise self._fail(line.number, gap)
+                        if event.seq < self.events_read:
+                            late = self._late(event.seq)
+                            if late is None:  # it collides with an event already read
+                                yield line.number, Unread(gap, final=True)
+                                return
+                            if late[1]:  # the first line of the gap: one finding for the lines out of order
+                                yield line.number, Unread(rules.lines_out_of_order(late[0], event.seq), early=late[0])
+                            continue  # not folded: its place in the log is taken
+                        self._gap = (self.events_read, event.seq, self.events_read)  # the events between are missing, or come later
+                        self.events_read = event.seq  # the checker reports the gap
+                    item = self._emit(line.number, event, plain)
+                except LogReadError as error:
                     if not self._go_on:
-                        raise self._fail(line.number, gap)
-                    if event.seq < self.events_read:
-                        late = self._late(event.seq)
-                        if late is None:  # it collides with an event already read
-                            yield line.number, Unread(gap, final=True)
-                            return
-                        if late[1]:  # the first line of the gap: one finding for the lines out of order
-                            yield line.number, Unread(rules.lines_out_of_order(late[0], event.seq), early=late[0])
-                        continue  # not folded: its place in the log is taken
-                    self._gap = (self.events_read, event.seq, self.events_read)  # the events between are missing, or come later
-                    self.events_read = event.seq  # the checker reports the gap
-                item = self._emit(line.number, event, plain)
-            except LogReadError as error:
-                if not self._go_on:
-                    raise
-                # The next event may take the numbering up where this line left it (the checker resynchronises).
-                yield line.number, Unread(Rejection(error.rule, error.reason))
-                unread, last_unread = unread + 1 if last_unread == line.number - 1 else 1, line.number
-                if unread == vacuity.MAX_UNREAD_RUN:  # a run this long is no damaged log but no log: bounded time and findings
-                    yield line.number, Unread(vacuity.unread_run(unread), final=True)
-                    return
-                continue
-            yield item
+                        raise
+                    # The next event may take the numbering up where this line left it (the checker resynchronises).
+                    yield line.number, Unread(Rejection(error.rule, error.reason))
+                    unread, last_unread = unread + 1 if last_unread == line.number - 1 else 1, line.number
+                    if unread == vacuity.MAX_UNREAD_RUN:  # a run this long is no damaged log but no log: bounded time and findings
+                        yield line.number, Unread(vacuity.unread_run(unread), final=True)
+                        return
+                    continue
+                yield item
 
     def _late(self, seq: int) -> tuple[int, bool] | None:
         """Return (the seq read early, whether ``seq`` is its gap's first) where ``seq`` fills the last gap in order; else None."""
