@@ -25,7 +25,7 @@ from prefix_model.conformance.plain import Known
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.json_values import MAX_DEPTH, FrozenMap, thaw
 from prefix_model.edge.formats.events_jsonl import LogReadError
-from prefix_model.edge.formats.frames import plain_lines
+from prefix_model.edge.formats.frames import plain_runs
 from prefix_model.formats import rules
 from prefix_model.formats.event_lines import parse_json_line
 from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members
@@ -156,8 +156,8 @@ def _bodies(path: str | Path) -> Iterator[tuple[int, bytes]]:
     try:
         with open(path, "rb") as handle:
             # The log's line splitter (blocks split in C; a readline per line cost more), its FMT-5 bound a CAP-1 error here.
-            for line in plain_lines(handle, name):
-                yield line.number - 1, line.raw
+            for run in plain_runs(handle, name):
+                yield from enumerate(run.bodies, run.number)
     except LogReadError as error:
         raise LogReadError.of(name, error.line, rules.capture_line(error.reason)) from None
     except OSError as error:

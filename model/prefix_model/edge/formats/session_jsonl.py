@@ -18,10 +18,10 @@ Envelope rules (LOG-1..LOG-3, SURF-3, SURF-7), contiguous seqs and the legacy vo
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BufferedReader
-from itertools import chain
+from itertools import chain, islice
 from pathlib import Path
 from typing import Literal, cast, overload
 
@@ -31,7 +31,7 @@ from prefix_model.core.contracts import Rejection
 from prefix_model.core.events import TURN_END, Event, is_safe_seq, seq_gap
 from prefix_model.core.json_values import FrozenMap, json_text
 from prefix_model.edge.formats.events_jsonl import LogReadError
-from prefix_model.edge.formats.frames import Frames, Line, LineFilter, plain_lines, split_lines, zstd_chunks
+from prefix_model.edge.formats.frames import Frames, Line, LineFilter, Run, plain_runs, split_runs, zstd_chunks
 from prefix_model.formats import rules
 from prefix_model.formats.event_lines import json_int, parse_event, parse_json_line
 from prefix_model.formats.plain_envelope import envelope_event, envelope_events
@@ -58,34 +58,6 @@ _READ_SIZE = 1 << 16
 _SPEC_READ = frozenset((*ROW_TYPES, *LEGACY_TYPES))  # lines the in-memory fast loop leaves to the general path
 
 # --- lines to events ----------------------------------------------------------------------------
-
-_RUN_BYTES = 1 << 16  # the in-memory lines decoded in one call: about a read block's worth (a longer line is read alone)
-
-
-def _batches(lines: Iterator[Line]) -> Iterator[Sequence[Line]]:
-    """Group ``lines`` into runs of about ``_RUN_BYTES``; a line that cannot be read ends the run before it, its error after."""
-    batch: list[Line] = []
-    size = 0
-    try:
-        for line in lines:
-            if len(line.raw) >= _RUN_BYTES:
-                if batch:
-                    yield batch
-                yield (line,)
-                batch, size = [], 0
-                continue
-            batch.append(line)
-            size += len(line.raw)
-            if size >= _RUN_BYTES:
-                yield batch
-                batch, size = [], 0
-    except LogReadError:
-        if batch:
-            yield batch
-        raise
-    if batch:
-        yield batch
-
 
 @dataclass(frozen=True, slots=True)
 class _Hole:
@@ -181,7 +153,8 @@ class LogStream:
         self._reset()
         try:
             with open(self.path, "rb") as handle:
-                first = next(self._lines(handle), None)
+                run = next(self._runs(handle), None)
+                first = None if run is None else next(run.lines())
                 if first is None:
                     raise self._fail(None, rules.empty_file())
                 self._detect_form(first)
@@ -194,12 +167,12 @@ class LogStream:
         header = self.read_header()
         return None if header is None else header.id
 
-    def _lines(self, handle: BufferedReader) -> Iterator[Line]:
+    def _runs(self, handle: BufferedReader) -> Iterator[Run]:
         # Peek, not read: a plain log may come from a pipe; only zstd needs a seekable file.
         self.compressed = handle.peek(len(ZSTD_MAGIC))[: len(ZSTD_MAGIC)] == ZSTD_MAGIC
         if self.compressed:
-            return split_lines(zstd_chunks(handle, self.name, self._frames), self.name, self._only)
-        return plain_lines(handle, self.name, self._only)
+            return split_runs(zstd_chunks(handle, self.name, self._frames), self.name, self._only)
+        return plain_runs(handle, self.name, self._only)
 
     def _detect_form(self, first: Line) -> None:
         if self._is_header(first):
@@ -215,15 +188,17 @@ class LogStream:
     def _read(self, plain: bool) -> Iterator[tuple[int, Event | PlainEvent | Unread]]:
         try:
             with open(self.path, "rb") as handle:
-                lines = self._lines(handle)
-                first = next(lines, None)
-                if first is None:
+                runs = self._runs(handle)
+                run = next(runs, None)
+                if run is None:
                     raise self._fail(None, rules.empty_file())
+                lines = run.lines()
+                first = next(lines)
                 self._detect_form(first)
                 if self.form == PERSISTED:
-                    yield from self._persisted(first, lines, plain)
+                    yield from self._persisted(first, chain(lines, chain.from_iterable(r.lines() for r in runs)), plain)
                 else:
-                    yield from self._memory(first, lines, plain)
+                    yield from self._memory(chain((run,), runs), plain)
         except OSError as error:
             raise self._fail(None, rules.unreadable(error.strerror or str(error))) from None
         except RecursionError:  # a hostile line in a scan that does not freeze values
@@ -288,20 +263,19 @@ class LogStream:
 
     # -- the in-memory form: every line an event with the next seq ------------------------------
 
-    def _memory(self, first: Line, rest: Iterator[Line], plain: bool) -> Iterator[tuple[int, Event | PlainEvent | Unread]]:
+    def _memory(self, runs: Iterator[Run], plain: bool) -> Iterator[tuple[int, Event | PlainEvent | Unread]]:
         unread, last_unread = 0, 0  # lines in a row that were no event, and the last of them (the fast lane resets nothing)
-        lines = chain((first,), rest)
-        for batch in _batches(lines) if plain else ((line,) for line in lines):
-            # The fast lane's commonest case: a run of plain event lines, decoded in one call, taken while in seq order.
-            run = envelope_events([line.raw for line in batch]) if len(batch) > 1 else None
+        for run in runs:
+            # The fast lane's commonest case: a block's plain event lines, decoded in one call, taken while in seq order.
+            read = envelope_events(run.bodies) if plain and len(run.bodies) > 1 else None
             taken = 0
-            for line, read in zip(batch, run or ()):
-                if read.seq != self.events_read or read.type in _SPEC_READ:
-                    break  # this line and the rest of the run go line by line
+            for number, ready in enumerate(read or (), run.number + 1):
+                if ready.seq != self.events_read or ready.type in _SPEC_READ:
+                    break  # this line and the rest of the block go line by line
                 self.events_read += 1
                 taken += 1
-                yield line.number, read
-            for line in batch[taken:] if taken else batch:
+                yield number, ready
+            for line in islice(run.lines(), taken, None) if taken else run.lines():
                 if plain:
                     # The fast lane's common case, inline (this loop runs once per event): a plain event line,
                     # decoded into its envelope by msgspec, else by the json scanner.
