@@ -251,7 +251,7 @@ def test_a_run_is_declined_where_a_value_could_straddle_lines_or_a_line_needs_a_
     from proofs.bugs_detected import broken_twin
 
     shifted = broken_twin(envelope_events, lambda lines: [envelope_event(line) for line in lines[1:]] + [envelope_event(lines[0])])
-    with pytest.raises(icontract.ViolationError, match="a run of lines the msgspec lane takes at once is read line by line"):
+    with pytest.raises(icontract.ViolationError, match="each event line the msgspec lane takes is one the spec.s reader reads to the same event"):
         shifted([_run_line(0, "1"), _run_line(1, "2")])
 
 
