@@ -40,7 +40,6 @@ __all__ = ["iter_capture", "read_line", "CAPTURE_SCHEMA_PATH", "capture_schema"]
 # Package data (spec/schema/capture.schema.json links to it), so an installed wheel has it too; the
 # path importlib.resources.files names for an installed package, without importing it (start-up).
 CAPTURE_SCHEMA_PATH: Traversable = Path(prefix_model.__file__).parent / "spec" / "schema" / "capture.schema.json"
-_STEP_KEYS = ("turn", "step", "agentLoopRequest")
 _MAX_REASON = 240
 
 
@@ -121,8 +120,8 @@ def _named(value: dict[str, object]) -> tuple[Mapping[str, object], int | None, 
         instance = capture.get("instance")
     else:
         request = value
-        named, numbered, flag = (request.pop(key, None) for key in _STEP_KEYS)
-        turn, step = _int_or_none(named), _int_or_none(numbered)
+        take = request.pop
+        turn, step, flag = _int_or_none(take("turn", None)), _int_or_none(take("step", None)), take("agentLoopRequest", None)
         # Without the flag, a request naming an auxiliary purpose (compaction, title) is not the loop's.
         loop = flag if isinstance(flag, bool) else "purpose" not in request
         session = request.get("sessionId")
