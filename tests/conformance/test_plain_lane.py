@@ -35,7 +35,7 @@ from prefix_model.edge.formats.session_jsonl import LogStream
 from prefix_model.formats.event_lines import event_to_line, parse_event, parse_json_line
 from prefix_model.formats.plain_envelope import envelope_event, envelope_events
 from prefix_model.formats.plain_events import plain_event
-from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members
+from prefix_model.formats.plain_json import NotPlain, Seen, plain_loads, plain_members
 from prefix_model.formats.session_lines import ROW_TYPES, expand_chunk_row, pack_chunk_runs, plain_row_events
 from prefix_model.loop.semantics import HARNESS
 from prefix_model.loop.transitions import run
@@ -115,6 +115,34 @@ def test_members_read_a_compact_object_with_each_members_own_text(value: dict[st
     assert {k: text[a:b] for k, (a, b) in own.items()} == {k: json.dumps(v, ensure_ascii=False, separators=(",", ":")) for k, v in value.items()}
     with pytest.raises(NotPlain):
         plain_members((json.dumps(line_value, separators=(", ", ": ")) if line_value else "{ }").encode(), "request")
+
+
+@pytest.mark.spec("CHK-2")
+@given(st.lists(st.dictionaries(st.sampled_from(["system", "tools", "n", "request"]), plain_json_values(max_leaves=4), max_size=4), min_size=2, max_size=4),
+       st.booleans())  # fmt: skip
+def test_members_remembered_from_earlier_lines_read_as_each_line_alone(values: list[dict[str, object]], nest: bool) -> None:
+    seen: Seen = {}
+    for value in values:  # lines that repeat members of earlier ones, or change them (to a longer or a shorter text)
+        text = json.dumps({"request": value, "z": 1} if nest else value, ensure_ascii=False, separators=(",", ":"))
+        raw = text.encode("utf-8", "surrogatepass")
+        try:
+            alone = plain_members(raw, "request")
+        except NotPlain:
+            with pytest.raises(NotPlain):
+                plain_members(raw, "request", seen=seen)
+            continue
+        assert plain_members(raw, "request", seen=seen) == alone  # (the next test shows a member taken from memory)
+
+
+@pytest.mark.spec("CHK-2")
+def test_a_remembered_member_is_taken_only_where_its_whole_text_is_the_lines() -> None:
+    seen: Seen = {}
+    plain_members(b'{"tools":[1,2],"system":"ab"}', seen=seen)
+    assert plain_members(b'{"tools":[1,2],"system":"ab"}', seen=seen)[1]["tools"] is seen["tools"][1]  # taken, not decoded
+    for line, tools in ((b'{"tools":[1,2,3],"system":"ab"}', [1, 2, 3]), (b'{"tools":[1],"system":"abc"}', [1])):
+        assert plain_members(line, seen=seen)[1]["tools"] == tools
+    plain_members(b'{"turn":12,"step":true}', seen=seen)
+    assert plain_members(b'{"turn":123,"step":true}', seen=seen)[1] == {"turn": 123, "step": True}  # "12" begins "123": no number remembered
 
 
 def lossless(values: list[object]) -> list[object]:

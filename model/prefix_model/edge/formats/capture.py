@@ -28,7 +28,7 @@ from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.frames import plain_runs
 from prefix_model.formats import rules
 from prefix_model.formats.event_lines import parse_json_line
-from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members
+from prefix_model.formats.plain_json import NotPlain, Seen, plain_loads, plain_members
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -180,11 +180,12 @@ def iter_capture(path: str | Path, known: Callable[[], Known | None] | None = No
     """
     name = str(path)
     validator = _validator()
+    seen: Seen = {}  # the members' texts and values last read: a request repeats its system and tools
     for index, body in _bodies(path):
         text, spans = "", {}
         value: object = None
         try:
-            text, value, outer, inner = plain_members(body, "request", known)
+            text, value, outer, inner = plain_members(body, "request", known, seen)
             spans = inner if "request" in value else outer
         except NotPlain:
             try:
