@@ -165,7 +165,8 @@ class Captured:
     turn: int | None = None
     step: int | None = None
     source: str = "<capture>"
-    shallow: bool = True  # its text nests at most MAX_DEPTH levels; else only ``exact`` can tell JSON-7
+    # Its text nests at most MAX_DEPTH levels (else only ``exact`` can tell JSON-7); None: not counted yet (``read_whole`` counts).
+    shallow: bool | None = True
     text: str = ""  # the capture line, when read from one
     spans: Spans = field(default_factory=dict)  # where each field's value sits in ``text`` (a compact line)
     instance: str | None = None  # the loop instance that sent it, where the capture names one (INST-1..3)
@@ -196,6 +197,8 @@ class Captured:
     # no contract: it returns nothing and judges through exact, which carries its own
     def read_whole(self) -> None:
         """Check what the reader left to the fold: JSON-7 for a value its text may nest too deep."""
+        if self.shallow is None:  # a reader leaves the count to the few requests read whole (most are compared by text)
+            self.shallow = self.text.count("[") + self.text.count("{") <= MAX_DEPTH
         if not self.shallow:
             self.exact()
 
@@ -338,6 +341,7 @@ class LogChecker:
     _pieces: list[str | None] = field(default_factory=list)  # per node: its message's text and a comma ("" for none); None until needed
     _filled: int = 0  # every piece before this position is known
     _head: tuple[_Expectation, int, int, str] | None = None  # the last messages head written: for whom, generation, boundary
+    _known: tuple[_Expectation, int, int, list[object]] | None = None  # the last guessed messages: for whom, generation, boundary
     _deep_nodes: int = 0
     _generation: int = 0
     _header: EpochHeader | None = None
@@ -727,8 +731,15 @@ class LogChecker:
         if expected is None:
             return None
         boundary = last[2] if last is not None and last[0] is expected and last[1] == self._generation else len(self._nodes)
+        # The last guess's messages, while its nodes are still the surface's first (no replacement since, the same header).
+        known = self._known
+        if known is not None and known[0] is expected and known[1] == self._generation and known[2] <= boundary:
+            start, covered = known[3], known[2]
+        else:
+            start, covered = expected.prefix_items, 0
         messages = self._messages
-        items = expected.prefix_items + [m for m in (messages[s] for s in self._nodes[:boundary]) if m is not None]
+        items = start + [m for m in (messages[s] for s in self._nodes[covered:boundary]) if m is not None]  # a new list: none is written to
+        self._known = (expected, self._generation, boundary, items)
         return self._messages_head(expected, boundary), items
 
     @ensure(
