@@ -27,12 +27,12 @@ $(UV):
 
 # Both stamps install into the one .venv: after make test, make run finds everything there already.
 $(RUN_STAMP): pyproject.toml | $(UV)
-	$(UV) pip install --quiet --python $(BIN)/python -e .
+	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e .
 	$(BIN)/python -m compileall -q model/prefix_model
 	touch $@
 
-# uv writes no bytecode unless asked, and the editable model lives outside site-packages, which is all
-# --compile-bytecode compiles: compileall writes the model's own .pyc, so a start reads bytecode as one from a
+# uv writes no bytecode unless asked (both stamps ask), and the editable model lives outside site-packages, which is
+# all --compile-bytecode compiles: compileall writes the model's own .pyc, so a start reads bytecode as one from a
 # wheel does, even where PYTHONDONTWRITEBYTECODE keeps Python from writing it (bench/startup_bench.py).
 $(STAMP): pyproject.toml | $(UV)
 	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'

@@ -8,6 +8,8 @@ expected findings are read off that change.
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import cache
@@ -173,6 +175,20 @@ def test_a_request_no_step_takes_is_still_read_whole() -> None:
     deep = Captured(0, 1, {"messages": nested}, 9, 9, shallow=False)
     with pytest.raises(RejectedError):
         check_events(_numbered(_events("s3")), (deep,), "s3")
+
+
+@pytest.mark.spec("JSON-7", "CAP-1")
+def test_a_request_its_reader_left_uncounted_is_counted_when_read_whole() -> None:
+    nested: object = "leaf"
+    for _ in range(MAX_DEPTH + 1):
+        nested = [nested]
+    fields: dict[str, object] = {"messages": nested}
+    deep = Captured(0, 1, fields, 9, 9, shallow=None, text=json.dumps(fields, separators=(",", ":")))  # as the capture reader leaves it
+    with pytest.raises(RejectedError):
+        check_events(_numbered(_events("s3")), (deep,), "s3")
+    flat = Captured(0, 1, {"messages": []}, 9, 9, shallow=None, text='{"messages":[]}')
+    flat.read_whole()
+    assert flat.shallow is True
 
 
 @pytest.mark.spec("CHK-2", "REC-1", "REC-2")

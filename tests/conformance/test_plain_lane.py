@@ -33,9 +33,9 @@ from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.persisted_writer import write_persisted
 from prefix_model.edge.formats.session_jsonl import LogStream
 from prefix_model.formats.event_lines import event_to_line, parse_event, parse_json_line
-from prefix_model.formats.plain_envelope import envelope_event
+from prefix_model.formats.plain_envelope import envelope_event, envelope_events
 from prefix_model.formats.plain_events import plain_event
-from prefix_model.formats.plain_json import NotPlain, plain_loads, plain_members
+from prefix_model.formats.plain_json import NotPlain, Seen, plain_loads, plain_members
 from prefix_model.formats.session_lines import ROW_TYPES, expand_chunk_row, pack_chunk_runs, plain_row_events
 from prefix_model.loop.semantics import HARNESS
 from prefix_model.loop.transitions import run
@@ -115,6 +115,34 @@ def test_members_read_a_compact_object_with_each_members_own_text(value: dict[st
     assert {k: text[a:b] for k, (a, b) in own.items()} == {k: json.dumps(v, ensure_ascii=False, separators=(",", ":")) for k, v in value.items()}
     with pytest.raises(NotPlain):
         plain_members((json.dumps(line_value, separators=(", ", ": ")) if line_value else "{ }").encode(), "request")
+
+
+@pytest.mark.spec("CHK-2")
+@given(st.lists(st.dictionaries(st.sampled_from(["system", "tools", "n", "request"]), plain_json_values(max_leaves=4), max_size=4), min_size=2, max_size=4),
+       st.booleans())  # fmt: skip
+def test_members_remembered_from_earlier_lines_read_as_each_line_alone(values: list[dict[str, object]], nest: bool) -> None:
+    seen: Seen = {}
+    for value in values:  # lines that repeat members of earlier ones, or change them (to a longer or a shorter text)
+        text = json.dumps({"request": value, "z": 1} if nest else value, ensure_ascii=False, separators=(",", ":"))
+        raw = text.encode("utf-8", "surrogatepass")
+        try:
+            alone = plain_members(raw, "request")
+        except NotPlain:
+            with pytest.raises(NotPlain):
+                plain_members(raw, "request", seen=seen)
+            continue
+        assert plain_members(raw, "request", seen=seen) == alone  # (the next test shows a member taken from memory)
+
+
+@pytest.mark.spec("CHK-2")
+def test_a_remembered_member_is_taken_only_where_its_whole_text_is_the_lines() -> None:
+    seen: Seen = {}
+    plain_members(b'{"tools":[1,2],"system":"ab"}', seen=seen)
+    assert plain_members(b'{"tools":[1,2],"system":"ab"}', seen=seen)[1]["tools"] is seen["tools"][1]  # taken, not decoded
+    for line, tools in ((b'{"tools":[1,2,3],"system":"ab"}', [1, 2, 3]), (b'{"tools":[1],"system":"abc"}', [1])):
+        assert plain_members(line, seen=seen)[1]["tools"] == tools
+    plain_members(b'{"turn":12,"step":true}', seen=seen)
+    assert plain_members(b'{"turn":123,"step":true}', seen=seen)[1] == {"turn": 123, "step": True}  # "12" begins "123": no number remembered
 
 
 def lossless(values: list[object]) -> list[object]:
@@ -220,6 +248,40 @@ def test_the_msgspec_lane_declines_numbers_it_cannot_keep_and_reads_the_models_l
     for event in model_events():
         fast = envelope_event(event_to_line(event).encode())
         assert fast is not None and to_event(fast) == event, event  # the lane reads every model event
+
+
+def _run_line(seq: int, data: str, member: str = '"surfaceOp":"append"') -> bytes:
+    return f'{{"type":"t","seq":{seq},"time":0,{member},"data":{data}}}'.encode("utf-8", "surrogatepass")
+
+
+@pytest.mark.spec("CHK-2", "JSON-1", "JSON-2", "JSON-3", "JSON-7", "LOG-1")
+@given(st.lists(st.tuples(json_lines(), st.sampled_from(['"surfaceOp":"append"', '"sourceEventSeqs":[0]', '"x":1'])), min_size=1, max_size=4))
+def test_a_run_msgspec_decodes_at_once_is_its_lines_read_one_by_one(items: list[tuple[str, str]]) -> None:
+    lines = [_run_line(seq, data, member) for seq, (data, member) in enumerate(items)]
+    run = envelope_events(lines)  # its contract compares it with envelope_event line by line, itself tied to the spec's reader
+    one_by_one = [envelope_event(line) for line in lines]
+    assert run is None or run == one_by_one
+    assert run is not None or None in one_by_one or len(lines) == 0  # declined only where a line is declined
+
+
+@pytest.mark.spec("CHK-2", "JSON-3")
+def test_a_run_is_declined_where_a_value_could_straddle_lines_or_a_line_needs_a_look() -> None:
+    model = [event_to_line(event).encode() for event in model_events()]
+    read = envelope_events(model)
+    assert read is not None and read == [envelope_event(line) for line in model]  # the lane reads every model event line
+    assert envelope_events([_run_line(0, "1"), _run_line(1, "[{}]")]) is not None  # the lines below, undamaged, are taken
+    straddling = [_run_line(0, "[{}")[:-1], b"{}]}"]  # each begins with { and ends with }: one value over two lines, no comma
+    assert envelope_events(straddling) is None
+    assert envelope_events([_run_line(0, "1") + _run_line(1, "1"), _run_line(2, "1")]) is None  # two values on one line
+    assert envelope_events([_run_line(0, "1"), _run_line(1, "[1234567890123456]")]) is None  # a number to look at
+    assert envelope_events([_run_line(0, "1"), _run_line(1, "1") + b" "]) is None  # not the compact form
+    import icontract
+
+    from proofs.bugs_detected import broken_twin
+
+    shifted = broken_twin(envelope_events, lambda lines: [envelope_event(line) for line in lines[1:]] + [envelope_event(lines[0])])
+    with pytest.raises(icontract.ViolationError, match="each event line the msgspec lane takes is one the spec.s reader reads to the same event"):
+        shifted([_run_line(0, "1"), _run_line(1, "2")])
 
 
 @pytest.mark.spec("CHK-2", "LOG-5", "LOG-6", "LOG-11", "LOG-13", "LOG-14", "LOG-15", "SURF-7", "DER-2", "DER-3", "DER-4", "DER-5")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from prefix_model.conformance.findings import MISSING
 from prefix_model.core.json_values import freeze, json_text, thaw
 from prefix_model.core.requests import request_to_json
-from prefix_model.edge.formats import capture
+from prefix_model.edge.formats import frames
 from prefix_model.edge.formats.capture import CAPTURE_SCHEMA_PATH, capture_schema, iter_capture
 from prefix_model.edge.checker import check_log
 from prefix_model.edge.formats.events_jsonl import LogReadError
@@ -143,7 +143,7 @@ def test_unreadable_capture_files_are_one_cap_1_error(tmp_path: Path, monkeypatc
     (tmp_path / "bad.jsonl").write_bytes(json.dumps(REQUEST).encode() + b"\n\xff\n")
     assert capture_error(tmp_path / "bad.jsonl").line == 2
     assert capture_error(tmp_path / "missing.jsonl").line is None
-    monkeypatch.setattr(capture, "MAX_LINE_BYTES", 100)
+    monkeypatch.setattr(frames, "MAX_LINE_BYTES", 100)  # the line splitter the capture shares with the log bounds its lines
     error = capture_error(write(tmp_path / "long.jsonl", REQUEST))
     assert error.line == 1 and "longer" in error.reason
     # A long reason (a huge wrong value) is cut to one short line.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from prefix_model.formats.plain import Spans, plain_text
 from prefix_model.core.contracts import ENABLED, Rejection, RejectedError, ensure, require  # RejectedError: Captured.exact's ``:raises:``
-from prefix_model.core.json_values import FrozenMap, freeze, is_json_value, json_text, thaw
+from prefix_model.core.json_values import MAX_DEPTH, FrozenMap, freeze, is_json_value, json_text, thaw
 
 __all__ = ["Captured", "captured_request"]
 
@@ -33,7 +33,8 @@ class Captured:
     turn: int | None = None
     step: int | None = None
     source: str = "<capture>"
-    shallow: bool = True  # its text nests at most MAX_DEPTH levels; else only ``exact`` can tell JSON-7
+    # Its text nests at most MAX_DEPTH levels (else only ``exact`` can tell JSON-7); None: not counted yet (``read_whole`` counts).
+    shallow: bool | None = True
     text: str = ""  # the capture line, when read from one
     spans: Spans = field(default_factory=dict)  # where each field's value sits in ``text`` (a compact line)
     instance: str | None = None  # the loop instance that sent it, where the capture names one (INST-1..3)
@@ -64,6 +65,8 @@ class Captured:
     # no contract: it returns nothing and judges through exact, which carries its own
     def read_whole(self) -> None:
         """Check what the reader left to the fold: JSON-7 for a value its text may nest too deep."""
+        if self.shallow is None:  # a reader leaves the count to the few requests read whole (most are compared by text)
+            self.shallow = self.text.count("[") + self.text.count("{") <= MAX_DEPTH
         if not self.shallow:
             self.exact()
 

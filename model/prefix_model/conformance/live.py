@@ -123,5 +123,12 @@ def known(state: FoldState) -> Known | None:
         return None
     boundary = last[2] if last is not None and last[0] is expected and last[1] == state.generation else len(state.nodes)
     messages = state.messages
-    items = expected.prefix_items + [m for m in (messages[s] for s in state.nodes[:boundary]) if m is not None]
+    # The last guess's messages, while its nodes are still the surface's first (no replacement since, the same header).
+    guess = state.known
+    if guess is not None and guess[0] is expected and guess[1] == state.generation and guess[2] <= boundary:
+        start, covered = guess[3], guess[2]
+    else:
+        start, covered = expected.prefix_items, 0
+    items = start + [m for m in (messages[s] for s in state.nodes[covered:boundary]) if m is not None]  # a new list: none is written to
+    state.known = (expected, state.generation, boundary, items)
     return messages_head(state, expected, boundary), items

@@ -51,16 +51,16 @@ def _spec_accepts(event: PlainEvent) -> bool:
 @ensure(lambda event, result: not result or _spec_accepts(event), "CHK-2: a plainly fine envelope is one check_event and check_header_event accept", enabled=ENABLED)
 def envelope_ok(event: PlainEvent) -> bool:
     """Return True only if ``check_event`` and ``check_header_event`` find nothing (LOG-5, LOG-6, LOG-11, LOG-13..15)."""
-    kind, data, seq, time = event.type, event.data, event.seq, event.time
+    kind, seq, time, data, op, sources = event[:6]  # one slice, not six attribute reads: a screen of every event
     if kind in _SPEC_ONLY or type(seq) is not int or type(time) is not int or not (0 <= seq <= MAX_SAFE_INTEGER and 0 <= time <= MAX_SAFE_INTEGER):
         return False  # data is lossless by construction: the fast lane's hooks, or thawed from a spec event
     if kind in _SURFACE:
-        if event.surface_op is None or type(data) is not dict or type(data.get("content")) is not list:
+        if op is None or type(data) is not dict or type(data.get("content")) is not list:
             return False
         if kind == TOOL_RESULT:
             return type(data.get("callId")) is str and type(data.get("isError")) is bool
         return kind != ASSISTANT_MESSAGE or type(data.get("provenance")) is dict
-    if event.surface_op is not None or event.source_event_seqs is not None:
+    if op is not None or sources is not None:
         return False
     if kind in _KNOWN and type(data) is not dict:
         return False

@@ -140,6 +140,7 @@ class FoldState:
     pieces: list[str | None] = field(default_factory=list)  # per node: its message's text and a comma ("" for none); None until needed
     filled: int = 0  # every piece before this position is known
     last_head: tuple[Expectation, int, int, str] | None = None  # the last messages head written: for whom, generation, boundary
+    known: tuple[Expectation, int, int, list[object]] | None = None  # the last guessed messages: for whom, generation, boundary
     deep_nodes: int = 0
     generation: int = 0
     # --- the folded header (conformance.record: CMP-1, HDR-9, HDR-15, PFX-3, PFX-6) ---

@@ -308,6 +308,7 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
     checker = LogChecker(named, captured, seed_length=seed_length)
     with _no_cycle_collection():
         # Going on past a line that is no event: it is a finding, and the lines after it are still read (CHK-4).
+        feed = checker.feed  # bound once: this loop runs once per event
         for line, event in stream.plain_events(go_on=True):
             if isinstance(event, Unread):
                 if event.early is not None:
@@ -318,7 +319,7 @@ def _check(stream: LogStream, log_path: Path, requests_path: Path | None, sessio
                     report.stopped = (line, event.rejection)
                     break
                 continue
-            checker.feed(line, event)
+            feed(line, event)
             if progress is not None and checker.events % PROGRESS_EVERY == 0:
                 progress(PROGRESS_EVERY)
         if progress is not None:

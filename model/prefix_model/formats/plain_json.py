@@ -24,7 +24,7 @@ from prefix_model.core.contracts import ENABLED, Rejection, ensure
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER, freeze, json_text
 from prefix_model.formats.event_lines import parse_json_line
 
-__all__ = ["NotPlain", "Scanner", "float_hook", "needs_int_hook", "plain_loads", "plain_members"]
+__all__ = ["NotPlain", "Scanner", "Seen", "float_hook", "needs_int_hook", "plain_loads", "plain_members"]
 
 
 class NotPlain(Exception):
@@ -65,7 +65,10 @@ _scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scan
 # (say, a long digit run in a string) is read with the hook.
 _ZEROS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_RUN = b"0" * 16
-_NEGATIVE_ZERO = re.compile(rb"(?<![0-9A-Za-z])-0(?:\.0*)?(?![.0-9])")
+# A -0 number token, but for the character before it (not a letter or digit: checked per match). Begun by its literal,
+# the search skips ahead in C; a look-behind first tried at every byte cost a millisecond per 64 KiB (bench/, a log whose
+# call ids read "c12-0").
+_NEGATIVE_ZERO = re.compile(rb"-0(?:\.0*)?(?![.0-9])")
 
 
 def _decoded(raw: bytes) -> str:
@@ -77,7 +80,10 @@ def _decoded(raw: bytes) -> str:
 
 def needs_int_hook(raw: bytes) -> bool:
     """Return whether a line's bytes may hold an integer a decoder without the hook would not keep exactly."""
-    return _LONG_RUN in raw.translate(_ZEROS) or (b"-0" in raw and _NEGATIVE_ZERO.search(raw) is not None)
+    # rfind, not ``in``: on digits turned to zeros its search backs off less (half the time on a block of event lines)
+    if raw.translate(_ZEROS).rfind(_LONG_RUN) >= 0:
+        return True
+    return any(m.start() == 0 or not raw[m.start() - 1 : m.start()].isalnum() for m in _NEGATIVE_ZERO.finditer(raw))
 
 
 float_hook = _float
@@ -127,7 +133,13 @@ def plain_loads(raw: bytes, check_depth: bool = True) -> tuple[object, int]:
     return value, bound
 
 
-def plain_members(raw: bytes, descend: str | None = None, known: Callable[[], Known | None] | None = None) -> tuple[str, dict[str, object], Spans, Spans]:
+Seen = dict[str, tuple[str, object]]
+"""Per member name, the text and value last read for it (``plain_members``' own memory over a file's lines)."""
+
+
+def plain_members(
+    raw: bytes, descend: str | None = None, known: Callable[[], Known | None] | None = None, seen: Seen | None = None
+) -> tuple[str, dict[str, object], Spans, Spans]:
     """Return a compact JSON object line's plain value, its members' spans, and those of member ``descend``.
 
     For a line written without whitespace (``JSON.stringify``'s form) this reads the top-level
@@ -141,15 +153,25 @@ def plain_members(raw: bytes, descend: str | None = None, known: Callable[[], Kn
     (a request repeats the previous one's history and adds to it). A wrong guess costs one
     string comparison; the value read is the same either way. Each integer decoded is checked as
     it is read: with most of a line not decoded, a screen of all its bytes would cost more.
+
+    ``seen`` does the same for every other member holding an array, object or string: when the
+    line holds, where the member's value begins, the text last read for that name, that text is
+    the value's whole text (such a value ends at its own closing bracket or quote; what follows
+    is checked as after any member), so the value last read for it is taken (a request repeats
+    its system and tools, often the longest part of a line). The caller passes one dict for a
+    file; the values taken are shared between lines, as the guessed messages are: nobody writes
+    to a value read.
     """
     text = _decoded(raw)
-    value, spans, inner, end = _members(text, 0, descend, known, _scan_ints)
+    value, spans, inner, end = _members(text, 0, descend, known, _scan_ints, seen)
     if end != len(text):
         raise NotPlain
     return text, value, spans, inner
 
 
-def _members(text: str, start: int, descend: str | None, known: Callable[[], Known | None] | None, scan: Scanner) -> tuple[dict[str, object], Spans, Spans, int]:
+def _members(
+    text: str, start: int, descend: str | None, known: Callable[[], Known | None] | None, scan: Scanner, seen: Seen | None = None
+) -> tuple[dict[str, object], Spans, Spans, int]:
     if not text.startswith("{", start):
         raise NotPlain
     value: dict[str, object] = {}
@@ -167,11 +189,15 @@ def _members(text: str, start: int, descend: str | None, known: Callable[[], Kno
                 raise NotPlain
             member: object
             if key == descend and text.startswith("{", index + 1):
-                member, inner, _, end = _members(text, index + 1, None, known, scan)
+                member, inner, _, end = _members(text, index + 1, None, known, scan, seen)
             elif key == "messages" and known is not None and (guess := known()) is not None and (found := _extend(text, index + 1, guess, scan)) is not None:
                 member, end = found
+            elif seen is not None and (last := seen.get(key)) is not None and text.startswith(last[0], index + 1):
+                member, end = last[1], index + 1 + len(last[0])
             else:
                 member, end = scan(text, index + 1)
+                if seen is not None and type(member) in _REMEMBERED:
+                    seen[key] = (text[index + 1 : end], member)
             value[key] = member  # a repeated key: the last value, at the first place (JSON.parse)
             spans[key] = (index + 1, end)
             if text[end] == "}":
@@ -181,6 +207,10 @@ def _members(text: str, start: int, descend: str | None, known: Callable[[], Kno
             index = end + 1
     except (IndexError, StopIteration, ValueError, RecursionError):
         raise NotPlain from None
+
+
+# Not numbers, booleans and null: their text is short, turn and step change every line, and "12" begins "123".
+_REMEMBERED = (str, list, dict)
 
 
 def _extend(text: str, start: int, known: Known, scan: Scanner) -> tuple[list[object], int] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import partial
+from itertools import chain, count, repeat
 from typing import IO, NamedTuple, cast
 
 from prefix_model.edge.formats.events_jsonl import LogReadError
@@ -17,7 +18,7 @@ from prefix_model.formats import rules
 from prefix_model.formats.event_lines import MAX_LINE_BYTES
 from prefix_model.formats.session_lines import ZSTD_MAGIC
 
-__all__ = ["Chunk", "Line", "Frames", "LineFilter", "plain_lines", "zstd_chunks", "split_lines"]
+__all__ = ["Chunk", "Line", "Run", "Frames", "LineFilter", "plain_lines", "plain_runs", "zstd_chunks", "split_lines", "split_runs"]
 
 _READ_SIZE = 1 << 16
 
@@ -53,12 +54,17 @@ _new_line = tuple.__new__
 _BLOCK = 1 << 16
 
 
-def plain_lines(handle: IO[bytes], name: str, only: LineFilter | None = None) -> Iterator[Line]:
-    """Yield the lines of an uncompressed file, never holding more than one bounded line (FMT-5).
+def plain_runs(handle: IO[bytes], name: str, only: LineFilter | None = None) -> Iterator[Run]:
+    """Yield the lines of an uncompressed file as runs, never holding more than a block and one bounded line (FMT-5).
 
     Read in blocks split in C (a readline per line costs twice as much).
     """
-    return split_lines((Chunk(block, False) for block in iter(partial(handle.read, _BLOCK), b"")), name, only)
+    return split_runs((Chunk(block, False) for block in iter(partial(handle.read, _BLOCK), b"")), name, only)
+
+
+def plain_lines(handle: IO[bytes], name: str, only: LineFilter | None = None) -> Iterator[Line]:
+    """Yield the lines of an uncompressed file (``plain_runs``, line by line)."""
+    return chain.from_iterable(run.lines() for run in plain_runs(handle, name, only))
 
 
 def _frame_end(handle: IO[bytes], start: int, size: int, name: str) -> int | None:
@@ -174,8 +180,22 @@ class LineFilter:
         self.needles: tuple[bytes, ...] | None = None
 
 
-def split_lines(chunks: Iterable[Chunk], name: str, only: LineFilter | None = None) -> Iterator[Line]:
-    """Yield the lines of a byte stream, never holding more than one line (FMT-5 beyond the cap).
+class Run(NamedTuple):
+    """Lines in a row from one block: ``bodies`` are lines ``number + 1`` on, each ending in a newline but perhaps the last."""
+
+    number: int
+    bodies: list[bytes]
+    terminated: bool  # the last body ends in a newline (a final line without one is a torn record)
+    framed: bool  # their newlines were decoded from a complete zstd frame
+
+    def lines(self) -> Iterator[Line]:
+        """The run's lines, built in C (no Python step per line)."""
+        ends = repeat(True) if self.terminated else chain(repeat(True, len(self.bodies) - 1), (False,))
+        return map(_new_line, repeat(Line), zip(count(self.number + 1), self.bodies, ends, repeat(self.framed)))
+
+
+def split_runs(chunks: Iterable[Chunk], name: str, only: LineFilter | None = None) -> Iterator[Run]:
+    """Yield the lines of a byte stream as runs, one per block, never holding more than a block and one line (FMT-5 beyond the cap).
 
     Each chunk is split in C; a line that runs past the bound is refused before more of it is
     held. A line is ``framed`` when its newline came from a complete zstd frame.
@@ -197,7 +217,7 @@ def split_lines(chunks: Iterable[Chunk], name: str, only: LineFilter | None = No
                 if len(body) > MAX_LINE_BYTES:
                     raise LogReadError.of(name, number, rules.line_too_long())
                 if any(n in body for n in needles):
-                    yield _new_line(Line, (number, body, True, framed))
+                    yield Run(number - 1, [body], True, framed)
             last = rest.rfind(b"\n")
             number += rest.count(b"\n")
             tail = rest[last + 1 :] if last >= 0 else rest
@@ -210,13 +230,21 @@ def split_lines(chunks: Iterable[Chunk], name: str, only: LineFilter | None = No
             if pending:
                 lines[0] = b"".join(pending) + lines[0]
             tail = lines.pop()
-            for body in lines:
-                number += 1
-                if len(body) > MAX_LINE_BYTES:
-                    raise LogReadError.of(name, number, rules.line_too_long())
-                yield _new_line(Line, (number, body, True, framed))
+            # Only the first line can be longer than a block shorter than the bound (the rest of a line begun before it).
+            if len(lines[0]) > MAX_LINE_BYTES or (len(data) > MAX_LINE_BYTES and max(map(len, lines)) > MAX_LINE_BYTES):
+                long = next(n for n, body in enumerate(lines) if len(body) > MAX_LINE_BYTES)
+                if long:
+                    yield Run(number, lines[:long], True, framed)  # the lines before it are read first, as line by line
+                raise LogReadError.of(name, number + long + 1, rules.line_too_long())
+            yield Run(number, lines, True, framed)
+            number += len(lines)
             pending, pending_size = ([tail], len(tail)) if tail else ([], 0)
         if pending_size > MAX_LINE_BYTES:
             raise LogReadError.of(name, number + 1, rules.line_too_long())
     if pending:
-        yield _new_line(Line, (number + 1, b"".join(pending), False, False))
+        yield Run(number, [b"".join(pending)], False, False)
+
+
+def split_lines(chunks: Iterable[Chunk], name: str, only: LineFilter | None = None) -> Iterator[Line]:
+    """Yield the lines of a byte stream, never holding more than a block and one line (``split_runs``, line by line)."""
+    return chain.from_iterable(run.lines() for run in split_runs(chunks, name, only))
