@@ -12,7 +12,8 @@ generated files (``bench/check_bench.py``'s shapes), two fresh processes per rou
 Their CPU times (user + system of the child) are taken in alternating order, check first on even
 rounds, so drift in the machine's load hits both alike; each round's ratio divides by that round's
 loop, and the median of the ratios is printed beside the median seconds, with ``python -c pass``
-(the interpreter's own start-up) for the floor under both. Usage:
+(the interpreter's own start-up) for the floor under both, and a process that only imports what the
+check imports before it reads a line (its start-up; the capture's schema library included). Usage:
 
     python bench/process_bench.py [--sizes 10000,100000,1000000] [--rounds 5] [--shape turns|compactions]
 
@@ -37,6 +38,9 @@ from bench.startup_bench import entry_point, environment  # noqa: E402
 
 LOOP = "import json, sys\nfor name in sys.argv[1:]:\n    with open(name, 'rb') as handle:\n        for line in handle:\n            json.loads(line)\n"
 FLOOR = (sys.executable, "-c", "pass")
+# What the check imports before it reads a line (the capture's schema library included), run by itself as the entry
+# point runs it (contracts off, the cycle collector off while importing): start-up's share.
+IMPORTS = "import gc, os; os.environ.setdefault('PREFIX_MODEL_CONTRACTS', '0'); gc.disable(); import prefix_model.edge.cli, jsonschema_rs"
 
 
 def cpu_seconds(argv: Sequence[str], env: dict[str, str]) -> float:
@@ -57,20 +61,22 @@ def _spread(values: Sequence[float], digits: int) -> str:
     return f"{statistics.median(values):.{digits}f} [{min(values):.{digits}f}..{max(values):.{digits}f}]"
 
 
-def measure(log: Path, capture: Path, rounds: int) -> tuple[list[float], list[float], list[float]]:
-    """Return the check's, the loop's and ``python -c pass``'s CPU seconds over ``rounds`` interleaved rounds."""
+def measure(log: Path, capture: Path, rounds: int) -> tuple[list[float], list[float], list[float], list[float]]:
+    """Return the check's, the loop's, its imports' and ``python -c pass``'s CPU seconds over ``rounds`` interleaved rounds."""
     env = environment()
     check, loop = check_command(log, capture), [sys.executable, "-c", LOOP, str(log), str(capture)]
     subprocess.run(check, check=True, capture_output=True, env=env)  # must conform (exit 0) before it is timed
     checks: list[float] = []
     loops: list[float] = []
     floors: list[float] = []
+    imports: list[float] = []
     for round_ in range(rounds):
         pair = [(check, checks), (loop, loops)]
         for argv, into in pair if round_ % 2 == 0 else reversed(pair):
             into.append(cpu_seconds(argv, env))
         floors.append(cpu_seconds(FLOOR, env))
-    return checks, loops, floors
+        imports.append(cpu_seconds([sys.executable, "-c", IMPORTS], env))
+    return checks, loops, imports, floors
 
 
 def main() -> None:
@@ -79,16 +85,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per size (default 5)")
     parser.add_argument("--shape", choices=sorted(SHAPES), default="turns")
     args = parser.parse_args()
-    print(f"{'size':>8} {'events':>8} {'MB':>6}  {'loop CPU s':<24} {'check CPU s':<24} {'python -c pass s':<22} check/loop (median of rounds)")
+    print(f"{'size':>8} {'events':>8} {'MB':>6}  {'loop CPU s':<24} {'check CPU s':<24} {'its imports s':<22} {'python -c pass s':<22} check/loop (median of rounds)")
     with tempfile.TemporaryDirectory(prefix="prefix-process-") as temporary:
         for size in (int(s) for s in args.sizes.split(",")):
             print(f"generating {args.shape} {size}", file=sys.stderr)
             log, capture = SHAPES[args.shape](Path(temporary), size)
             events = sum(1 for _ in log.open("rb"))
             megabytes = (log.stat().st_size + capture.stat().st_size) / 1e6
-            checks, loops, floors = measure(log, capture, args.rounds)
+            checks, loops, imports, floors = measure(log, capture, args.rounds)
             ratios = [c / p for c, p in zip(checks, loops, strict=True)]
-            print(f"{size:>8} {events:>8} {megabytes:>6.1f}  {_spread(loops, 3):<24} {_spread(checks, 3):<24} {_spread(floors, 3):<22} {_spread(ratios, 2)}", flush=True)
+            print(f"{size:>8} {events:>8} {megabytes:>6.1f}  {_spread(loops, 3):<24} {_spread(checks, 3):<24} {_spread(imports, 3):<22} {_spread(floors, 3):<22} {_spread(ratios, 2)}", flush=True)
             log.unlink()
             capture.unlink()
 
