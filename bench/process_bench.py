@@ -15,7 +15,11 @@ loop, and the median of the ratios is printed beside the median seconds, with ``
 (the interpreter's own start-up) for the floor under both, and a process that only imports what the
 check imports before it reads a line (its start-up; the capture's schema library included). Usage:
 
-    python bench/process_bench.py [--sizes 10000,100000,1000000] [--rounds 5] [--shape turns|compactions]
+    python bench/process_bench.py [--sizes 10000,100000,1000000] [--rounds 5] [--shape turns|compactions] [--base REV]
+
+``--base REV`` times that committed revision's check too, in the same rounds (its ``model/``
+exported with ``git archive`` and compiled, as an installed wheel is): before and after, on the
+same files, under the same load.
 
 Figures, not a test: nothing here judges them.
 """
@@ -34,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.check_bench import SHAPES  # noqa: E402
-from bench.startup_bench import entry_point, environment  # noqa: E402
+from bench.startup_bench import compiled_export, entry_point, environment  # noqa: E402
 
 LOOP = "import json, sys\nfor name in sys.argv[1:]:\n    with open(name, 'rb') as handle:\n        for line in handle:\n            json.loads(line)\n"
 FLOOR = (sys.executable, "-c", "pass")
@@ -51,9 +55,9 @@ def cpu_seconds(argv: Sequence[str], env: dict[str, str]) -> float:
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def check_command(log: Path, capture: Path) -> list[str]:
-    """The installed ``prefix-model check LOG --requests CAPTURE``, as its entry point runs it."""
-    module, function = entry_point().split(":")
+def check_command(log: Path, capture: Path, entry: str) -> list[str]:
+    """The installed ``prefix-model check LOG --requests CAPTURE``, as its entry point ``entry`` runs it."""
+    module, function = entry.split(":")
     return [sys.executable, "-c", f"import sys; from {module} import {function}; sys.exit({function}())", "check", str(log), "--requests", str(capture)]
 
 
@@ -61,22 +65,18 @@ def _spread(values: Sequence[float], digits: int) -> str:
     return f"{statistics.median(values):.{digits}f} [{min(values):.{digits}f}..{max(values):.{digits}f}]"
 
 
-def measure(log: Path, capture: Path, rounds: int) -> tuple[list[float], list[float], list[float], list[float]]:
-    """Return the check's, the loop's, its imports' and ``python -c pass``'s CPU seconds over ``rounds`` interleaved rounds."""
-    env = environment()
-    check, loop = check_command(log, capture), [sys.executable, "-c", LOOP, str(log), str(capture)]
-    subprocess.run(check, check=True, capture_output=True, env=env)  # must conform (exit 0) before it is timed
-    checks: list[float] = []
-    loops: list[float] = []
-    floors: list[float] = []
-    imports: list[float] = []
+Variant = tuple[list[str], dict[str, str]]  # a process's argv and environment
+
+
+def measure(variants: dict[str, Variant], rounds: int) -> dict[str, list[float]]:
+    """Return each variant's CPU seconds over ``rounds`` rounds, the order reversed every round; each must succeed first."""
+    for argv, env in variants.values():
+        subprocess.run(argv, check=True, capture_output=True, env=env)  # a check must conform (exit 0) before it is timed
+    times: dict[str, list[float]] = {label: [] for label in variants}
     for round_ in range(rounds):
-        pair = [(check, checks), (loop, loops)]
-        for argv, into in pair if round_ % 2 == 0 else reversed(pair):
-            into.append(cpu_seconds(argv, env))
-        floors.append(cpu_seconds(FLOOR, env))
-        imports.append(cpu_seconds([sys.executable, "-c", IMPORTS], env))
-    return checks, loops, imports, floors
+        for label in list(variants) if round_ % 2 == 0 else list(reversed(variants)):
+            times[label].append(cpu_seconds(*variants[label]))
+    return times
 
 
 def main() -> None:
@@ -84,17 +84,34 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated sizes (events, or nodes for --shape compactions)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per size (default 5)")
     parser.add_argument("--shape", choices=sorted(SHAPES), default="turns")
+    parser.add_argument("--base", help="also time this committed revision's check (exported, compiled), interleaved: before and after")
     args = parser.parse_args()
-    print(f"{'size':>8} {'events':>8} {'MB':>6}  {'loop CPU s':<24} {'check CPU s':<24} {'its imports s':<22} {'python -c pass s':<22} check/loop (median of rounds)")
+    env = environment()
     with tempfile.TemporaryDirectory(prefix="prefix-process-") as temporary:
+        folder = Path(temporary)
+        base = None if args.base is None else compiled_export(args.base, folder)
         for size in (int(s) for s in args.sizes.split(",")):
             print(f"generating {args.shape} {size}", file=sys.stderr)
-            log, capture = SHAPES[args.shape](Path(temporary), size)
+            log, capture = SHAPES[args.shape](folder, size)
             events = sum(1 for _ in log.open("rb"))
             megabytes = (log.stat().st_size + capture.stat().st_size) / 1e6
-            checks, loops, imports, floors = measure(log, capture, args.rounds)
-            ratios = [c / p for c, p in zip(checks, loops, strict=True)]
-            print(f"{size:>8} {events:>8} {megabytes:>6.1f}  {_spread(loops, 3):<24} {_spread(checks, 3):<24} {_spread(imports, 3):<22} {_spread(floors, 3):<22} {_spread(ratios, 2)}", flush=True)
+            variants: dict[str, Variant] = {
+                "check": (check_command(log, capture, entry_point()), env),
+                "loop": ([sys.executable, "-c", LOOP, str(log), str(capture)], env),
+                "its imports": ([sys.executable, "-c", IMPORTS], env),
+                "python -c pass": (list(FLOOR), env),
+            }
+            if base is not None:
+                model, entry = base
+                variants[f"base {args.base} check"] = (check_command(log, capture, entry), environment(model, write_bytecode=False))
+            times = measure(variants, args.rounds)
+            print(f"{args.shape} {size}: {events} events, {megabytes:.1f} MB, {args.rounds} rounds; CPU seconds of whole processes, median [min..max]")
+            for label, values in times.items():
+                print(f"  {label:<28} {_spread(values, 3)}")
+            for label in [name for name in times if name.endswith("check")]:
+                ratios = [c / p for c, p in zip(times[label], times["loop"], strict=True)]
+                print(f"  {label + ' / loop':<28} {_spread(ratios, 2)}  (median of the rounds' ratios)")
+            sys.stdout.flush()
             log.unlink()
             capture.unlink()
 
