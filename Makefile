@@ -11,7 +11,7 @@ HYPOTHESIS_PROFILE ?= ci
 TEST_WORKERS ?= 2
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run-setup run vectors-bundle test typecheck unit proofs proofs-deep explore-deep explore-million mutation mutation-vectors bench bench-compare bench-workspace thorough thorough-long conform-harness fuzz fuzz-harness clean
+.PHONY: setup run-setup run vectors-bundle test typecheck unit proofs proofs-deep explore-deep explore-million mutation mutation-vectors bench bench-compare bench-process bench-workspace thorough thorough-long conform-harness fuzz fuzz-harness clean
 
 ## setup: .venv with the package (editable), the plot extra and the test and proof toolchain (what make test uses)
 setup: $(STAMP)
@@ -113,6 +113,11 @@ bench: setup
 	$(BIN)/python bench/check_bench.py --sizes 10000,100000
 	PREFIX_MODEL_CONTRACTS=0 $(BIN)/python bench/check_bench.py --shape compactions --sizes 5000,10000,20000,40000 --repeat 3
 	$(BIN)/python bench/startup_bench.py
+
+## bench-process: issue 35's figure, start-up included: CPU of a whole `prefix-model check LOG --requests CAPTURE` process
+## against a whole `python -c` json.loads loop over both files, interleaved (ROUNDS; SIZES; SHAPE=compactions SIZES=40000)
+bench-process: setup
+	$(BIN)/python bench/process_bench.py --sizes $(SIZES) --rounds $(ROUNDS) --shape $(SHAPE)
 
 ## bench-workspace: check over a generated workspace of SESSIONS sessions (harness layout, captures paired by name),
 ## --jobs 1 against 2: sessions/s and events/s, medians of interleaved runs (not a test; prints figures)

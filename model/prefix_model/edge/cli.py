@@ -632,15 +632,29 @@ def _run_demo(json_actions: bool) -> int:
     return EXIT_OK if not violations else EXIT_VIOLATIONS
 
 
+def _names_many(word: str) -> bool:
+    from prefix_model.edge.workspace import names_many
+
+    return names_many(word)
+
+
+@ensure(lambda word, result: result == _names_many(word), "the screen agrees with names_many")
+def _may_name_many(word: str) -> bool:
+    """Whether the one LOG argument ``word`` names a workspace: ``names_many``, screened by a cheaper test.
+
+    A regular file is one log (``names_many`` says so too: it is no folder, and it exists), and
+    the common case; only for anything else is the workspace module imported (start-up).
+    """
+    return not os.path.isfile(word) and _names_many(word)
+
+
 def _run_check(args: argparse.Namespace) -> int:
     junit = None if args.junit is None else _writable(args.junit)
     try:
         if args.example:
             log, requests = _example_pair(args.requests)
             return _print_check(check_log(log, requests, args.session or EXAMPLE_SESSION_ID), args, junit)
-        from prefix_model.edge.workspace import names_many  # light: the workspace's heavy parts are imported when one is checked
-
-        if len(args.log) > 1 or names_many(args.log[0]):
+        if len(args.log) > 1 or _may_name_many(args.log[0]):
             return _run_workspace(args, junit)
         return _print_check(_check_one(args), args, junit)
     except (LogReadError, Unusable) as error:
