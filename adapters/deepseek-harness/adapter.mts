@@ -91,6 +91,13 @@ function release(inst: Inst, kind: GateKind, payload: Json = {}): void {
 
 function instOf(agent: any): Inst | undefined { return byAgent.get(agent) }
 
+/** Whether the positions `[i, j]` (or none) name nodes of the instance's surface now. */
+function fits(inst: Inst, pair: [number, number] | null | undefined): boolean {
+  if (pair == null) return true
+  const [i, j] = pair
+  return 0 <= i && i <= j && j < legacy.seqs(inst.agent.session).length
+}
+
 function text(t: string): ContentBlock { return { type: 'text', text: t } as ContentBlock }
 
 function configOf(c: Json): Json {
@@ -588,7 +595,12 @@ async function applyLoop(a: Json): Promise<void> {
       if (!legacy.bankCompose(inst, inst.gate?.kind)) release(inst, 'compose') // LEGACY: diagnostic mode only
       return
     }
-    case 'PreStep': release(instance(a.instance), 'pre-step', a); return
+    case 'PreStep': {
+      const inst = instance(a.instance)
+      // The action names positions of the surface it finds (the model's guard, LOOP's action language): a range past it is no action.
+      if (!fits(inst, a.compact) || (a.replace != null && !fits(inst, [a.replace.start, a.replace.end]))) throw new Refused('positions past the surface')
+      release(inst, 'pre-step', a); return
+    }
     case 'Dispatch':
       legacy.checkConfig(a.config) // LEGACY: no-counterpart effort
       release(instance(a.instance), 'dispatch', a); return
@@ -600,7 +612,11 @@ async function applyLoop(a: Json): Promise<void> {
       return
     }
     case 'RunTools': release(instance(a.instance), 'tools', a); return
-    case 'PostStep': release(instance(a.instance), 'post-step', a); return
+    case 'PostStep': {
+      const inst = instance(a.instance)
+      if (!fits(inst, a.compact)) throw new Refused('positions past the surface') // as PreStep; pressure may still leave fewer (postCompact)
+      release(inst, 'post-step', a); return
+    }
     case 'Inject': {
       const inst = live(a.instance)
       inst.agent.inject([text(a.text)], legacy.injectOptions({ ...a.source == null ? {} : { source: a.source }, ...a.meta == null ? {} : { meta: a.meta } })) // LEGACY
