@@ -16,7 +16,7 @@ from prefix_model.core.events import APPEND, COMPACT_END, COMPACT_START, COMPACT
 from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, freeze, json_text
 from prefix_model.core.log import EMPTY_LOG
 from prefix_model.loop.actions import Action, BeginStep, Cancel, Compose, Create, Dispatch, Dispose, ForkDrive, Inject, MountCompaction
-from prefix_model.loop.actions import MutateContribution, PlainReplace, PostStep, PreStep, PromptContext, Register, Reply, Resume, RunTools, SendPrompt
+from prefix_model.loop.actions import MutateContribution, PlainReplace, PostStep, PreStep, PromptContext, Register, Reply, Resume, RunTools, SendPrompt, Steer
 from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.transitions import enabled, next_turn, run
 from prefix_model.loop.variants import semantics_of
@@ -268,6 +268,16 @@ def test_a_session_whose_drivers_are_all_disposed_cannot_be_forked_until_a_resum
     resumed = run((Resume("s1", "main"),), world=busy)
     assert enabled(resumed, ForkDrive("s1", "s2", None, "main"))
     assert enabled(run((Create("main", "s1"),)), ForkDrive("s1", "s2", None, "main"))  # live and empty: forks to an empty child
+
+
+@pytest.mark.spec("LOOP-6")
+def test_a_dispose_in_a_turn_drops_the_steering_waiting_for_a_checkpoint() -> None:
+    """Found by prefix-model fuzz through the real harness (seed 11, script 2778): disposal clears the inbox, steering
+    included (L/agent.ts:496-497), so the turn winds down with no steering/message."""
+    world = run((Create("main", "s1"), SendPrompt(0, "go"), BeginStep(0), Steer(0, "late"), Dispose(0)))
+    assert world.instance(0).disposed and world.instance(0).turn_open and world.instance(0).steering == ()
+    ended = run((Compose(0),), world=world)
+    assert "steering/message" not in types(ended) and events_of(ended)[-1].type == TURN_END
 
 
 @pytest.mark.spec("FORK-9", "LOOP-1")

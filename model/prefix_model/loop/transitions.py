@@ -642,7 +642,8 @@ def _cancel(world: World, instance: Instance) -> World:
 def _dispose(world: World, action: Dispose) -> World:
     instance = world.instance(action.instance)
     if instance.turn_open:
-        return _set(world, instance.id, disposed=True, cancel="disposed")
+        # Disposal clears the inbox, steering included, before the turn winds down (L/agent.ts:496-497).
+        return _set(world, instance.id, disposed=True, cancel="disposed", queued=(), steering=())
     return _set(world, instance.id, disposed=True, phase=Phase.DISPOSED)
 
 
