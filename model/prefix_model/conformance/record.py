@@ -13,8 +13,8 @@ from prefix_model.formats.plain import PlainEvent, plain_text, to_event
 from prefix_model.conformance.screens import DEEP
 from prefix_model.conformance.state import Expectation, FoldState
 from prefix_model.core.events import Event
-from prefix_model.core.headers import CHANGE, INITIAL, EpochHeader, canonical_header, check_header_event, header_equals, header_of
-from prefix_model.core.json_values import FrozenMap, json_text, thaw
+from prefix_model.core.headers import CHANGE, INITIAL, EpochHeader, canonical_header, check_header_event, header_equals, header_of, is_canonical_header
+from prefix_model.core.json_values import json_text, thaw
 from prefix_model.core.requests import build_request, request_to_json
 
 __all__ = ["compaction_starts", "compaction_ends", "header"]
@@ -44,10 +44,10 @@ def header(state: FoldState, line: int, event: PlainEvent) -> None:
 
 def _record(state: FoldState, line: int, event: PlainEvent, frozen: Event) -> None:
     """HDR-9, HDR-15, PFX-3, PFX-6: what the record rule leaves in the log."""
-    header = canonical_header(header_of(frozen))
+    written = header_of(frozen)
+    header = canonical_header(written)
     reason = frozen.field("reason")
-    raw = frozen.field("header")
-    if isinstance(raw, FrozenMap) and any(raw.get(k) in ("", ()) for k in ("system", "tools", "messagePrefix")):
+    if not is_canonical_header(written):  # HDR-3's predicate: an empty field written where absence is canonical
         state.find("PFX-6", "the snapshot writes an empty system, tools or messagePrefix", event, line)
     if (reason == INITIAL) != (state.header is None):
         state.find("HDR-9", f"reason {json_text(reason)} with {'no' if state.header is None else 'a'} header earlier in the log", event, line)
