@@ -316,7 +316,7 @@ def _requests(capture: Path, report: Report, events: _Events, findings_of: Count
     in_order = {match.request: (match.turn, match.step) for match in report.in_order}
     placed = []
     for request in iter_capture(capture):
-        named = request.turn is not None and request.step is not None
+        named = request.named  # MATCH-1: the capture names the step (Captured.named, its one expression)
         key = (request.turn, request.step) if named else in_order.get(request.index, (None, None))
         seq = step_at.get(key)
         messages = request.fields.get("messages")
