@@ -114,22 +114,28 @@ class AdapterProcess:
     def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send one request and return its result; raise the error as ``AdapterError``, anything else as ``AdapterFailure``."""
         process = self._process
-        if process is None or process.stdin is None or process.poll() is not None:
+        if process is None or process.stdin is None:
             raise AdapterFailure("the adapter is not running", self._tail())
         self._next += 1
+        closed: OSError | None = None
         try:
             # ASCII, every other character escaped: Node's readline also ends a line at U+2028 and U+2029 (and a
             # lone surrogate has no UTF-8), so a raw one would split the request in two.
             process.stdin.write(json.dumps(request(self._next, method, params)) + "\n")
             process.stdin.flush()
-        except OSError as error:
-            raise AdapterFailure(f"{method}: the adapter closed its input ({error.strerror or error})", self._tail()) from None
+        except (OSError, ValueError) as error:
+            # Not judged yet: whether the write meets a live process, a dead one or a closed pipe is a race, so what
+            # the adapter printed before it went away decides, and the verdict is the same on a busy machine.
+            closed = error if isinstance(error, OSError) else OSError(str(error))
         try:
             line = self._lines.get(timeout=self.timeout)
         except queue.Empty:
             self._kill(process)
+            if closed is not None:
+                raise AdapterFailure(f"{method}: the adapter closed its input ({closed.strerror or closed})", self._tail()) from None
             raise AdapterFailure(f"{method}: no response within {self.timeout:g} s", self._tail()) from None
         if line is None:
+            self._lines.put(None)  # the end stays seen: a later call on this process fails at once, not after a timeout
             process.wait()
             raise AdapterFailure(f"{method}: the adapter exited (status {process.returncode}) without a response", self._tail())
         if len(line) > MAX_LINE:
