@@ -207,11 +207,11 @@ def test_a_run_that_tests_nothing_is_exit_2_with_json_never_a_pass(generated: tu
 @pytest.mark.spec("VEC-5")
 def test_after_a_hang_is_killed_the_next_case_runs_on_a_fresh_adapter(generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     # steering/mid-turn hangs the broken adapter; the cases after it in manifest order must not be charged with the kill.
-    args = ["conform", "--adapter", BROKEN_ADAPTER, "--vectors", str(generated[0]), "--only", "st*", "--timeout", "2", "--json"]
+    args = ["conform", "--adapter", BROKEN_ADAPTER, "--vectors", str(generated[0]), "--only", "st*", "--timeout", "5", "--json"]
     assert main(args) == 1
     cases = json.loads(capsys.readouterr().out)["cases"]
     hung = [c["id"] for c in cases].index("steering/mid-turn")
-    assert "no response within 2 s" in cases[hung]["problems"][0]["message"]
+    assert "no response within 5 s" in cases[hung]["problems"][0]["message"]
     assert len(cases) > hung + 1 and all(c["status"] == "pass" for c in cases[hung + 1 :]), cases[hung + 1 :]
 
 
