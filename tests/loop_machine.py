@@ -200,18 +200,27 @@ def listeners(name: str) -> st.SearchStrategy[Listener]:
     return st.builds(Listener, st.just(name), scope, script)
 
 
-def _tool_calls() -> st.SearchStrategy[tuple[tuple[str, str, str], ...]]:
-    names = [str(t["name"]) for t in TOOL_POOL if isinstance(t, FrozenMap)]
-    call = st.tuples(st.sampled_from(names), st.sampled_from(('{"x":1}', "{}")))
+_POOL_NAMES = tuple(str(t["name"]) for t in TOOL_POOL if isinstance(t, FrozenMap))
+
+
+def _tool_names(world: World, instance: int) -> tuple[str, ...]:
+    """The names of the tools the instance holds now (a call to another is answered unknown, LOOP-14)."""
+    return tuple(str(t["name"]) for t in world.instance(instance).tools if isinstance(t, FrozenMap))
+
+
+def _tool_calls(names: tuple[str, ...]) -> st.SearchStrategy[tuple[tuple[str, str, str], ...]]:
+    # Mostly the instance's own tools, so batches run bodies; now and then any pool tool, which may be unknown to it.
+    name = st.sampled_from(names) if names else st.nothing()
+    call = st.tuples(st.one_of(name, name, name, st.sampled_from(_POOL_NAMES)), st.sampled_from(('{"x":1}', "{}")))
     return st.lists(call, min_size=1, max_size=2).map(lambda cs: tuple((f"c{k}", n, a) for k, (n, a) in enumerate(cs)))
 
 
-def _reply(instance: int, form: str) -> st.SearchStrategy[Reply]:
+def _reply(instance: int, form: str, names: tuple[str, ...] = ()) -> st.SearchStrategy[Reply]:
     text = st.sampled_from(REPLIES)
     forms: dict[str, st.SearchStrategy[Reply]] = {
         "text": st.builds(Reply, st.just(instance), text),
         "empty": st.just(Reply(instance, "")),  # an assistant message with no content
-        "tool-calls": st.builds(Reply, st.just(instance), st.sampled_from(("",) + REPLIES), _tool_calls()),
+        "tool-calls": st.builds(Reply, st.just(instance), st.sampled_from(("",) + REPLIES), _tool_calls(names)),
         "max-tokens": st.builds(Reply, st.just(instance), text, max_tokens=st.just(True)),
         "failure": st.just(Reply(instance, failure="overloaded")),
         "failure-retry": st.just(Reply(instance, failure="overloaded", retry=True)),
@@ -308,7 +317,7 @@ def _next_segment(world: World, instance_id: int) -> st.SearchStrategy[Action]:
     if phase is Phase.IDLE:  # a blocked prompt ends its turn at once: its own rule draws it
         return st.sampled_from(("plain", "contexts", "prompt-prefix", "both")).flatmap(lambda form: _prompt(instance_id, form))
     if phase is Phase.STREAM:
-        return st.sampled_from(REPLY_FORMS).flatmap(lambda form: _reply(instance_id, form))
+        return st.sampled_from(REPLY_FORMS).flatmap(lambda form: _reply(instance_id, form, _tool_names(world, instance_id)))
     if phase is Phase.REQUEST:
         configured = configs.map(lambda c: Dispatch(instance_id, c))
         return st.booleans().flatmap(lambda change: configured if change else st.just(Dispatch(instance_id)))
@@ -992,7 +1001,7 @@ _TARGETED: dict[str, Guard] = {
 # passes its turn to one that often has one; a rule that ends a turn (a failure, a cancel) comes
 # after those that need an open one.
 _TARGETED_TURNS = (
-    "resume_without_drift", "pressure_to_post_step", "streamed_reply_to_post_step", "cancel_after_composition", "inject_before_header",
+    "inject_before_header", "resume_without_drift", "pressure_to_post_step", "streamed_reply_to_post_step", "cancel_after_composition",
     "cancel_while_composing", "fork_after_requests", "interrupt_mid_stream", "reply_failure", "dispose_while_composing",
     "resume_with_drift", "inject_behind_tools", "change_system_after_request", "reply_failure_with_retry",
 )  # fmt: skip
@@ -1080,7 +1089,7 @@ class LoopMachine(RuleBasedStateMachine):
         prompted = False
         while (phase := self.world.instance(i).phase) is not target and (phase in _STEP or (phase is Phase.IDLE and not prompted)):
             prompted = prompted or phase is Phase.IDLE
-            segment = _reply(i, "tool-calls") if phase is Phase.STREAM else _next_segment(self.world, i)
+            segment = _reply(i, "tool-calls", _tool_names(self.world, i)) if phase is Phase.STREAM else _next_segment(self.world, i)
             self._then(data.draw(segment))
         return i
 
@@ -1366,7 +1375,8 @@ class LoopMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     @_counted
     def reply_with_tool_calls(self, data: st.DataObject) -> None:
-        action = data.draw(_reply(_instance(data, _enabling(self.world, Reply)), "tool-calls"))
+        i = _instance(data, _enabling(self.world, Reply))
+        action = data.draw(_reply(i, "tool-calls", _tool_names(self.world, i)))
         note(repr(action))
         self.world = self._apply(action)
 

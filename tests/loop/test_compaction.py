@@ -16,7 +16,7 @@ from prefix_model.loop.actions import BeginStep, Compose, Dispatch, MountCompact
 from prefix_model.loop.compaction import Compaction, CompactPolicy, balanced_cuts, compact_if_needed, compact_region, corrupt_surface, select_range
 from prefix_model.loop.meter import measure, node_prices
 
-from tests.loop_scripts import LONG_PROMPT, play, start, turn, types
+from tests.loop_scripts import LONG_PROMPT, play, start, tool, turn, types
 
 FALLBACK = LlmCallConfig("mock", "mock-model")
 
@@ -52,7 +52,7 @@ def _tool_turn_world() -> tuple[object, ...]:
     from prefix_model.loop.actions import RunTools
 
     echo = ("c1", "echo", '{"text":"ping"}')
-    return (start(), SendPrompt(0, LONG_PROMPT), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, tool_calls=(echo,)), RunTools(0, ("pong",)), PostStep(0),
+    return (start(tools=(tool("echo"),)), SendPrompt(0, LONG_PROMPT), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, tool_calls=(echo,)), RunTools(0, ("pong",)), PostStep(0),
             BeginStep(0), PreStep(0), Dispatch(0), Reply(0, text="done"), PostStep(0))  # fmt: skip
 
 

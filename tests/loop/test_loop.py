@@ -433,6 +433,52 @@ def test_a_tool_batch_starts_with_the_reply_and_each_later_call_starts_at_the_to
     ]  # fmt: skip
 
 
+def _unknown(call_id: str, name: str) -> tuple[str, str, bool, str]:
+    return ("tool/result", call_id, True, f'Error: unknown tool "{name}"')
+
+
+def _results(world: World, since: int) -> list[tuple[str, str, bool, str]]:
+    """The tool/call and tool/result events after ``since``: type, call id, isError, the result's text."""
+    shown = [e for e in events_of(world)[since:] if e.type in ("tool/call", "tool/result")]
+    content = [e.field("content") if e.type == "tool/result" else () for e in shown]
+    text = ["".join(str(b.get("text")) for b in c if isinstance(b, FrozenMap)) if isinstance(c, tuple) else "" for c in content]
+    return [(e.type, str(e.field("callId")), e.field("isError") is True, t) for e, t in zip(shown, text, strict=True)]
+
+
+@pytest.mark.spec("LOOP-14")
+def test_a_call_whose_tool_a_set_tools_dropped_before_the_reply_is_answered_unknown_with_it() -> None:
+    # Found through the harness (D-20 (d)): the registry is read as each call starts, not at assembly.
+    calls_ = (("c1", "read", "{}"), ("c2", "echo", "{}"))
+    head: tuple[Action, ...] = (start(tools=(tool("read"), tool("echo"))), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0))
+    dropped = play((*head, SetTools(0, (tool("echo"),)), Reply(0, tool_calls=calls_)))
+    since = len(events_of(play(head)))
+    assert _results(dropped, since) == [("tool/call", "c1", False, ""), _unknown("c1", "read"), ("tool/call", "c2", False, "")]
+    result = next(e for e in events_of(dropped) if e.type == "tool/result")
+    assert json_text(result.field("error")) == '{"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"}'
+    assert dropped.instances[0].phase is Phase.TOOLS  # c2's body is the seam, and takes the first output
+    ran = play((RunTools(0, ("r2",)),), dropped)
+    assert _results(ran, len(events_of(dropped))) == [("tool/result", "c2", False, "r2")]
+    # None held: the batch ends with the reply, and there is no RunTools.
+    gone = play((*head, SetTools(0, ()), Reply(0, tool_calls=calls_)))
+    assert _results(gone, since)[-2:] == [("tool/call", "c2", False, ""), _unknown("c2", "echo")]
+    assert gone.instances[0].phase is Phase.POST_STEP and not enabled(gone, RunTools(0))
+
+
+@pytest.mark.spec("LOOP-14")
+def test_a_later_call_whose_tool_a_set_tools_dropped_while_the_first_ran_is_answered_unknown() -> None:
+    calls_ = (("c1", "echo", "{}"), ("c2", "read", "{}"), ("c3", "echo", "{}"))
+    script: tuple[Action, ...] = (
+        start(tools=(tool("read"), tool("echo"))), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0),
+        Reply(0, tool_calls=calls_), SetTools(0, (tool("echo"),)),
+    )  # fmt: skip
+    replied = play(script)
+    ran = play((RunTools(0, ("r1", "r3")),), replied)
+    assert _results(ran, len(events_of(replied))) == [
+        ("tool/result", "c1", False, "r1"), ("tool/call", "c2", False, ""), _unknown("c2", "read"),
+        ("tool/call", "c3", False, ""), ("tool/result", "c3", False, "r3"),
+    ]  # fmt: skip
+
+
 @pytest.mark.spec("LOOP-7")
 def test_an_inject_during_a_tool_batch_lands_after_every_result() -> None:
     calls_ = (("c1", "echo", "{}"), ("c2", "echo", "{}"))

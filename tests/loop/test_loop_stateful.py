@@ -41,7 +41,12 @@ the floors are measured again the same way (the ci run and seeds 1 to 9, about h
 in nine runs, and their floor is 1 (the ci run reaches each ten times or more); "resume without
 drift" is reached in nine, but not in the ci run, whose one restart without drift ends both its
 prompted turns at a refused compaction before a loop request, so its floor is 0 (the rule still
-fires, under ``RULE_FLOOR``).
+fires, under ``RULE_FLOOR``). Since a call whose tool is gone is answered unknown (LOOP-14) and a reply's
+calls are drawn mostly from the instance's own tools, the ci run changed again and reached "inject
+before header" in no example; ``inject_before_header`` now comes first in the targeted union's turns,
+and the floors were measured again the same way (the ci run and seeds 1 to 9): every rule fires in
+the ci run, and the windows reached in eight or nine of the ten runs have floor 1 (the ci run reaches
+each at least once).
 """
 
 from __future__ import annotations
@@ -71,59 +76,59 @@ IDS = ("PFX-1", "PFX-2", "PFX-3", "PFX-4", "PFX-5", "PFX-6", "PFX-7", "PFX-8", "
 
 # Every window, reached at least this often (ci count, lowest over ten runs).
 WINDOW_FLOORS = {
-    "composition cancelled": 30,  # 84, 31
-    "composition disposed": 9,  # 33, 9
-    "resume with drift": 10,  # 15, 10
-    "resume without drift": 0,  # 0, 0; reached in 9 of the ten runs; not in the ci run, so no floor
-    "compaction mid-turn": 2,  # 6, 2
-    "refused compaction": 70,  # 136, 72
-    "pressure compaction": 5,  # 5, 5
-    "listener replace": 35,  # 67, 38
-    "inject while composing": 50,  # 96, 50
-    "cancel while composing": 1,  # 34, 0; reached in 9 of the ten runs
-    "inject before header": 3,  # 18, 3
-    "inject behind tools": 5,  # 6, 5
-    "one-shot injection turn": 10,  # 12, 12
-    "fork then drive": 10,  # 32, 12
-    "throwing listener": 30,  # 56, 30
-    "empty composition": 10,  # 28, 11
-    "non-empty prefix sent": 90,  # 91, 91
-    "blocked prompt": 10,  # 15, 13
-    "retry": 6,  # 6, 6
-    "request failure": 5,  # 17, 5
-    "change snapshot": 5,  # 5, 5
-    "config change": 15,  # 19, 19
-    "cancel after composition": 25,  # 40, 25
-    "second turn without recomposition": 55,  # 55, 55
-    "streamed reply": 6,  # 6, 6
-    "interrupted mid-stream": 1,  # 10, 0; reached in 9 of the ten runs
-    "usage-anchored pressure": 6,  # 6, 6
-    "queued prompt opens a turn": 15,  # 32, 16
-    "undrained steering opens a turn": 1,  # 22, 0; reached in 9 of the ten runs
-    "idle steer or cancel": 7,  # 47, 7
+    "composition cancelled": 50,  # 83, 51
+    "composition disposed": 20,  # 46, 20
+    "resume with drift": 10,  # 14, 11
+    "resume without drift": 1,  # 7, 0; reached in 8 of the ten runs
+    "compaction mid-turn": 4,  # 14, 4
+    "refused compaction": 55,  # 81, 55
+    "pressure compaction": 1,  # 21, 1
+    "listener replace": 25,  # 49, 28
+    "inject while composing": 25,  # 68, 26
+    "cancel while composing": 5,  # 5, 5
+    "inject before header": 1,  # 12, 0; reached in 9 of the ten runs
+    "inject behind tools": 1,  # 6, 0; reached in 8 of the ten runs
+    "one-shot injection turn": 10,  # 19, 12
+    "fork then drive": 8,  # 19, 8
+    "throwing listener": 30,  # 34, 32
+    "empty composition": 15,  # 16, 16
+    "non-empty prefix sent": 80,  # 167, 82
+    "blocked prompt": 15,  # 44, 15
+    "retry": 1,  # 13, 1
+    "request failure": 3,  # 19, 3
+    "change snapshot": 10,  # 41, 14
+    "config change": 30,  # 55, 33
+    "cancel after composition": 20,  # 36, 23
+    "second turn without recomposition": 55,  # 100, 58
+    "streamed reply": 6,  # 23, 6
+    "interrupted mid-stream": 2,  # 10, 2
+    "usage-anchored pressure": 3,  # 22, 3
+    "queued prompt opens a turn": 3,  # 16, 3
+    "undrained steering opens a turn": 1,  # 1, 0; reached in 9 of the ten runs
+    "idle steer or cancel": 20,  # 24, 21
 }
 
 # Every property, judging at least this many subjects summed over the final worlds of a run's
 # examples (ci count, lowest over ten runs): requests for REC-1, 'measured' marks for TOK-1, ...
 SUBJECT_FLOORS = {
-    "PFX-1": 80,  # 113, 84
-    "PFX-11": 80,  # PFX-1's subjects: the compositions with a message
-    "REC-1": 125,  # 126, 126
-    "REC-2": 125,  # 126, 126
-    "PFX-2": 105,  # 141, 108
-    "PFX-3": 90,  # 94, 94
-    "LOOP-3": 255,  # 256, 255
-    "PFX-4": 40,  # 117, 44
-    "PFX-5": 85,  # 89, 88
-    "PFX-6": 110,  # 112, 112
-    "PFX-7": 125,  # 126, 126
-    "PFX-12": 125,  # PFX-7's subjects: the loop requests
-    "PFX-8": 105,  # 141, 108
-    "CMP-1": 105,  # 155, 107
-    "FORK-8": 30,  # 69, 31
-    "TOK-1": 65,  # 69, 69
-    "REC-3": 30,  # 32, 30
-    "HDR-15": 5,  # 5, 5
+    "PFX-1": 65,  # 98, 69
+    "PFX-11": 65,  # PFX-1's subjects: the compositions with a message
+    "REC-1": 130,  # 180, 133
+    "REC-2": 130,  # 180, 133
+    "PFX-2": 105,  # 114, 106
+    "PFX-3": 100,  # 146, 103
+    "LOOP-3": 210,  # 260, 210
+    "PFX-4": 70,  # 129, 74
+    "PFX-5": 85,  # 105, 85
+    "PFX-6": 115,  # 164, 117
+    "PFX-7": 130,  # 180, 133
+    "PFX-12": 130,  # PFX-7's subjects: the loop requests
+    "PFX-8": 105,  # 114, 106
+    "CMP-1": 65,  # 105, 66
+    "FORK-8": 20,  # 51, 21
+    "TOK-1": 55,  # 84, 58
+    "REC-3": 30,  # 41, 32
+    "HDR-15": 15,  # 44, 15
 }
 
 # Every rule, fired at least this often; for a single-segment rule (``SEGMENT_RULES``), its action

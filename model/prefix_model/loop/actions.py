@@ -186,7 +186,7 @@ class Reply:
 
 @dataclass(frozen=True, slots=True)
 class RunTools:
-    """Run the reply's tool batch; ``outputs[k]`` is call k's result text."""
+    """Run the reply's tool batch; ``outputs[k]`` is the result text of the k-th call whose body runs."""
 
     instance: int
     outputs: tuple[str, ...] = ()

@@ -11,6 +11,7 @@ steer, cancel, dispose, assembly changes — are their own actions, enabled in t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from prefix_model.core.contracts import ENABLED, ensure, require
@@ -545,10 +546,12 @@ def _reply(world: World, action: Reply) -> World:
     calls = tool_calls_of(content)
     if calls:
         # The batch starts with the reply: nothing is awaited between the message and the first call's tool/call
-        # (L/loop.ts:812-818, L/tool-calls.ts:148-152); its body is the first seam (RunTools).
-        call_id, name, arguments = calls[0]
-        world = _emit(world, sid, TOOL_CALL, where | {"callId": call_id, "name": name, "arguments": arguments})
-        return world.with_instance(replace(world.instance(instance.id), phase=Phase.TOOLS, pending_calls=calls, continues=True))
+        # (L/loop.ts:812-818, L/tool-calls.ts:148-152); the first body that runs is the first seam (RunTools). A call
+        # whose tool is not registered has no body: it is answered at once, and the next call starts.
+        world, pending = _start_calls(world, world.instance(instance.id), calls)
+        if pending:
+            return world.with_instance(replace(world.instance(instance.id), phase=Phase.TOOLS, pending_calls=pending, continues=True))
+        return _end_batch(world, world.instance(instance.id))
     instance = world.instance(instance.id)
     # Steering drained after the response continues the turn (L/loop.ts:520-521, 546-559).
     world = _drain_steering(world, instance)
@@ -562,23 +565,64 @@ _ABORTED = ("Error: tool call aborted", "ABORTED")
 _SKIPPED = ("Error: tool call aborted before dispatch", "ABORTED_BEFORE_DISPATCH")
 
 
+def _registered(instance: Instance, name: str) -> bool:
+    """Whether the instance's tool set holds a tool called ``name`` now: the registry is read as each call starts."""
+    return any(isinstance(tool, FrozenMap) and tool.get("name") == name for tool in instance.tools)
+
+
+def _failed_call(where: Mapping[str, int], call_id: str, text: str, name: str, code: str) -> dict[str, object]:
+    # The registry's error result: the message in the `Error: ` envelope, {name, code} as its durable info
+    # (packages/core/tools/src/index.ts:554-556, 1494-1501; L/tool-calls.ts:244-251).
+    return {**where, "callId": call_id, "content": [_text(text)], "isError": True, "error": {"name": name, "code": code}}
+
+
+def _unknown(where: Mapping[str, int], call_id: str, name: str) -> dict[str, object]:
+    # ToolNotFoundError, thrown before the body when the registry has no such tool (index.ts:420-423, 1176-1177).
+    return _failed_call(where, call_id, f'Error: unknown tool "{name}"', "ToolNotFoundError", "UNKNOWN_TOOL")
+
+
+def _call_seq(world: World, sid: str, call_id: str) -> int:
+    return next(e.seq for e in reversed(world.session(sid).log.events) if e.type == TOOL_CALL and e.field("callId") == call_id)
+
+
+def _start_calls(world: World, instance: Instance, calls: tuple[tuple[str, str, str], ...]) -> tuple[World, tuple[tuple[str, str, str], ...]]:
+    """Start the calls in order until one has a body to run; return the world and the calls left, that one first.
+
+    Each call's tool/call is appended as it starts; one whose tool is gone is answered at once (no body, no seam).
+    """
+    sid, where = instance.session_id, {"turn": instance.turn, "step": instance.step}
+    for index, (call_id, name, arguments) in enumerate(calls):
+        world = _emit(world, sid, TOOL_CALL, where | {"callId": call_id, "name": name, "arguments": arguments})
+        if _registered(instance, name):
+            return world, calls[index:]
+        world = _emit(world, sid, TOOL_RESULT, _unknown(where, call_id, name), APPEND, (_call_seq(world, sid, call_id),))
+    return world, ()
+
+
 def _run_tools(world: World, action: RunTools) -> World:
     instance = world.instance(action.instance)
     sid, where = instance.session_id, {"turn": instance.turn, "step": instance.step}
+    bodies = 0  # outputs go to the calls whose body runs, in call order
     for index, (call_id, name, arguments) in enumerate(instance.pending_calls):
-        if index:  # the first call's tool/call came with the reply
+        if index:  # the first call's tool/call came with the reply (or with the unknown calls before it)
             world = _emit(world, sid, TOOL_CALL, where | {"callId": call_id, "name": name, "arguments": arguments})
-        call_seq = next(e.seq for e in reversed(world.session(sid).log.events) if e.type == TOOL_CALL and e.field("callId") == call_id)
-        if instance.cancel is None:
-            output = action.outputs[index] if index < len(action.outputs) else f"{name} done"
-            result = where | {"callId": call_id, "content": [_text(output)], "isError": False}
-        else:  # the registry's tools run one at a time: the first call had started when the cancel came
+        if instance.cancel is not None:  # the registry's tools run one at a time: the first call had started when the cancel came
             text, code = _SKIPPED if index else _ABORTED
-            result = where | {"callId": call_id, "content": [_text(text)], "isError": True, "error": {"name": "AbortError", "code": code}}
-        world = _emit(world, sid, TOOL_RESULT, result, APPEND, (call_seq,))
+            result = _failed_call(where, call_id, text, "AbortError", code)
+        elif index and not _registered(instance, name):  # the first was looked up as it started; a later one now
+            result = _unknown(where, call_id, name)
+        else:
+            output = action.outputs[bodies] if bodies < len(action.outputs) else f"{name} done"
+            bodies += 1
+            result = where | {"callId": call_id, "content": [_text(output)], "isError": False}
+        world = _emit(world, sid, TOOL_RESULT, result, APPEND, (_call_seq(world, sid, call_id),))
+    return _end_batch(world, world.instance(instance.id))
+
+
+def _end_batch(world: World, instance: Instance) -> World:
     # Contexts accepted during the batch land after all of its results (L/agent.ts:371-384).
     for data in instance.deferred:
-        world = _emit(world, sid, USER_MESSAGE, data, APPEND)
+        world = _emit(world, instance.session_id, USER_MESSAGE, data, APPEND)
     world = _drain_steering(_set(world, instance.id, deferred=(), pending_calls=()), world.instance(instance.id))
     # Tool calls continue the turn; a cancel met by the batch ends it after post-step (L/loop.ts:519-541).
     return _set(world, instance.id, continues=True, phase=Phase.POST_STEP)

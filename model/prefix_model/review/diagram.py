@@ -10,6 +10,7 @@ SPEC.md embeds the mermaid form and a test compares the two.
 
 from __future__ import annotations
 
+from prefix_model.core.json_values import FrozenMap
 from prefix_model.loop.actions import (
     Action,
     BeginStep,
@@ -57,7 +58,7 @@ def _key(instance: Instance) -> tuple[object, ...]:
 
 def _start() -> World:
     world = apply(World(), Register(Listener("opener", None, (Prepend((text_message("<skill opener>"),)),))), HARNESS)
-    return apply(world, Create("main", "s"), HARNESS)
+    return apply(world, Create("main", "s", tools=(FrozenMap({"name": "echo"}),)), HARNESS)  # the tool its replies call
 
 
 def transition_table() -> tuple[Edge, ...]:

@@ -72,6 +72,7 @@ DRIVE, START, WINDOW, BOUNDARY, REFUSED = "drive", "start", "window", "boundary"
 
 AGENTS = ("main", "aux", "ops")
 SESSIONS = ("s1", "s2", "s3", "s4", "s5", "s6")
+UNHELD = "fetch"  # a tool no drawn set holds: a call to it is answered unknown (LOOP-14)
 LISTENERS = ("rules", "docs", "skills", "memory", "tools")  # registered in a drawn order, so name order tells nothing
 ROLES = ("user", "user", "user", "assistant", "system")
 _LONG = "carry the plan out step by step, checking each result; "  # repeated: long enough that a summary is smaller
@@ -84,24 +85,11 @@ def _held(world: World, session_id: str) -> bool:
     return bool(world.session(session_id).log.events) or any(i.session_id == session_id and not i.disposed for i in world.instances)
 
 
-def _called(chunk: JsonValue) -> Iterator[str]:
-    """The tool names a streamed chunk carries (a tool-call delta's, a tool-call block's)."""
-    if isinstance(chunk, FrozenMap):
-        if chunk.get("type") in ("tool-call", "tool-call-delta") and isinstance(chunk.get("name"), str) and chunk.get("name"):
-            yield str(chunk.get("name"))
-        for value in chunk.values():
-            yield from _called(value)
-
-
 def out_of_domain(world: World, action: Action) -> str | None:
-    """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a reply calling a
-    tool the step's set lacks, a tool list naming one tool twice, a Create reusing the id of an empty session no live
-    instance drives. A shrink keeps no candidate that holds one."""
+    """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a tool list naming
+    one tool twice, a Create reusing the id of an empty session no live instance drives. A shrink keeps no candidate
+    that holds one."""
     match action:
-        case Reply(instance=i, tool_calls=calls, stream=stream) if 0 <= i < len(world.instances):
-            known = {str(t.get("name")) for t in world.instances[i].assembled[1] if isinstance(t, FrozenMap)}
-            named = {name for _, name, _ in calls} | {n for chunk in stream or () for n in _called(chunk)}
-            return f"a call to a tool the step lacks: {sorted(named - known)}" if named - known else None
         case Create(session_id=sid) if sid in {x.id for x in world.sessions} and not _held(world, sid):
             return "a session id the harness's store has let go (an empty session no live instance drives), created again"
         case Create(tools=tools) | ForkDrive(tools=tools) | Resume(tools=tools) | SetTools(tools=tools):
@@ -135,6 +123,12 @@ class Grammar:
     def _tag(self) -> int:
         self._made += 1
         return self._made
+
+    def _call(self, names: list[str]) -> tuple[str, str]:
+        """A call's id and tool: one of ``names``, or for one call in ten (by its tag, so the draws are those of a
+        campaign without it) a tool no set holds."""
+        tag, name = self._tag(), self.rng.choice(names)
+        return f"c{tag}", UNHELD if tag % 10 == 9 else name
 
     def text(self, stem: str = "t") -> str:
         """A short text, or now and then a long one (a compaction then has something to shrink)."""
@@ -240,7 +234,7 @@ class Grammar:
     # --- a turn's segments ---
 
     def reply(self, instance: Instance) -> Reply:
-        """A reply; its tool calls name tools of the step's own set (a call to another is outside the domain, D-20)."""
+        """A reply; its tool calls name tools of the step's own set, and one call in ten a tool no set holds (LOOP-14)."""
         i, roll = instance.id, self.rng.random()
         names = sorted({str(t.get("name")) for t in instance.assembled[1] if isinstance(t, FrozenMap)})
         if not names and 0.30 <= roll < 0.80:
@@ -248,7 +242,7 @@ class Grammar:
         if roll < 0.30:
             return Reply(i, text=self.text("answer "))
         if roll < 0.50:
-            calls = tuple((f"c{self._tag()}", self.rng.choice(names), json_text(FrozenMap({"text": self.text("arg")}))) for _ in range(self.rng.randint(1, 3)))
+            calls = tuple((*self._call(names), json_text(FrozenMap({"text": self.text("arg")}))) for _ in range(self.rng.randint(1, 3)))
             return Reply(i, text=self.text("calling ") if self.rng.random() < 0.3 else "", tool_calls=calls)
         if roll < 0.62:
             usage = {"inputTokens": self.rng.choice((10, 200, 700, 3000)), "outputTokens": self.rng.choice((3, 40))}
@@ -256,9 +250,9 @@ class Grammar:
                 usage |= {"cacheReadTokens": self.rng.choice((0, 50, 400)), "cacheWriteTokens": self.rng.choice((0, 30))}
             return Reply(i, stream=text_stream(self.text("streamed "), usage=usage, pieces=self.rng.randint(1, 3)))
         if roll < 0.72:
-            return Reply(i, stream=tool_call_stream(f"c{self._tag()}", self.rng.choice(names), json_text(FrozenMap({"text": self.text("s")})), pieces=self.rng.randint(1, 3)))
+            return Reply(i, stream=tool_call_stream(*self._call(names), json_text(FrozenMap({"text": self.text("s")})), pieces=self.rng.randint(1, 3)))
         if roll < 0.80:
-            return Reply(i, text=self.text("cut "), max_tokens=True, tool_calls=((f"c{self._tag()}", self.rng.choice(names), "{}"),) if self.rng.random() < 0.4 else ())
+            return Reply(i, text=self.text("cut "), max_tokens=True, tool_calls=((*self._call(names), "{}"),) if self.rng.random() < 0.4 else ())
         failure = self.rng.choice(("overloaded", "rate_limited", "network"))
         return Reply(i, failure=failure, failure_message=f"{failure} {self._tag()}", retry=self.rng.random() < 0.5)
 
