@@ -77,6 +77,7 @@ ROLES = ("user", "user", "user", "assistant", "system")
 _LONG = "carry the plan out step by step, checking each result; "  # repeated: long enough that a summary is smaller
 _SOURCES = (FrozenMap({"kind": "plugin", "plugin": "notes"}), FrozenMap({"kind": "plugin", "plugin": "rules"}), FrozenMap({"kind": "user"}))
 _EFFORTS = ("low", "high", "max")
+_PREAMBLE = CompactPolicy().preamble
 
 
 def _held(world: World, session_id: str) -> bool:
@@ -96,8 +97,13 @@ def _called(chunk: JsonValue) -> Iterator[str]:
 def out_of_domain(world: World, action: Action) -> str | None:
     """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a reply calling a
     tool the step's set lacks, a tool list naming one tool twice, a Create reusing the id of an empty session no live
-    instance drives. A shrink keeps no candidate that holds one."""
+    instance drives, a compaction policy framing with a preamble other than the default. A shrink keeps no candidate
+    that holds one."""
     match action:
+        # The harness's preamble is fixed prose; only the default has its length, so only it prices a framed summary as
+        # the harness does (D-15). A shrink that shortens it mixes that difference into the one it shrinks.
+        case MountCompaction(policy=policy) if policy.preamble != _PREAMBLE:
+            return "a checkpoint preamble other than the default, which alone is priced as the harness's fixed one is"
         case Reply(instance=i, tool_calls=calls, stream=stream) if 0 <= i < len(world.instances):
             known = {str(t.get("name")) for t in world.instances[i].assembled[1] if isinstance(t, FrozenMap)}
             named = {name for _, name, _ in calls} | {n for chunk in stream or () for n in _called(chunk)}
