@@ -280,7 +280,8 @@ def test_under_d20_the_model_drains_a_steer_sent_before_the_first_begin_step_at_
 @pytest.mark.spec("D-20")
 def test_d20_a_campaigns_domain_leaves_out_what_the_harness_refuses_outright() -> None:
     from prefix_model.edge.fuzz.grammar import out_of_domain
-    from prefix_model.loop.actions import BeginStep, Compose, Create, Dispose, PreStep, Reply, SetTools
+    from prefix_model.loop.actions import BeginStep, Compose, Create, Dispose, MountCompaction, PreStep, Reply, SetTools
+    from prefix_model.loop.compaction import CompactPolicy
     from prefix_model.loop.transitions import run
 
     tool = freeze({"name": "echo", "description": "d", "parameters": {"type": "object"}})
@@ -290,3 +291,7 @@ def test_d20_a_campaigns_domain_leaves_out_what_the_harness_refuses_outright() -
     assert "twice" in str(out_of_domain(world, SetTools(0, (tool, tool))))
     released = run((Create("main", "s2"), Dispose(0)))
     assert out_of_domain(released, Create("main", "s2")) is not None and out_of_domain(world, Create("main", "s1")) is None
+    # The harness's preamble is fixed (D-15): a shrink that shortened the policy's mixed a framed summary priced 29
+    # tokens by the model and 104 by the harness into seed 11 script 1773's divergence (D-20 (b)).
+    assert out_of_domain(world, MountCompaction(CompactPolicy(120))) is None
+    assert "preamble" in str(out_of_domain(world, MountCompaction(CompactPolicy(120, preamble="x"))))

@@ -78,6 +78,7 @@ ROLES = ("user", "user", "user", "assistant", "system")
 _LONG = "carry the plan out step by step, checking each result; "  # repeated: long enough that a summary is smaller
 _SOURCES = (FrozenMap({"kind": "plugin", "plugin": "notes"}), FrozenMap({"kind": "plugin", "plugin": "rules"}), FrozenMap({"kind": "user"}))
 _EFFORTS = ("low", "high", "max")
+_PREAMBLE = CompactPolicy().preamble
 
 
 def _held(world: World, session_id: str) -> bool:
@@ -87,9 +88,13 @@ def _held(world: World, session_id: str) -> bool:
 
 def out_of_domain(world: World, action: Action) -> str | None:
     """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a tool list naming
-    one tool twice, a Create reusing the id of an empty session no live instance drives. A shrink keeps no candidate
-    that holds one."""
+    one tool twice, a Create reusing the id of an empty session no live instance drives, a compaction policy framing
+    with a preamble other than the default. A shrink keeps no candidate that holds one."""
     match action:
+        # The harness's preamble is fixed prose; only the default has its length, so only it prices a framed summary as
+        # the harness does (D-15). A shrink that shortens it mixes that difference into the one it shrinks.
+        case MountCompaction(policy=policy) if policy.preamble != _PREAMBLE:
+            return "a checkpoint preamble other than the default, which alone is priced as the harness's fixed one is"
         case Create(session_id=sid) if sid in {x.id for x in world.sessions} and not _held(world, sid):
             return "a session id the harness's store has let go (an empty session no live instance drives), created again"
         case Create(tools=tools) | ForkDrive(tools=tools) | Resume(tools=tools) | SetTools(tools=tools):
