@@ -401,8 +401,9 @@ def test_a_rewrite_drops_the_fixed_renames_the_renamed_keeps_reasons_and_the_res
     status, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "7", "--baseline", str(baseline), "--compare", "all")
     assert report["divergences"][0]["known"] == "renamed one" and [s["signature"] for s in report["stale"]] == ["Compose: no script to replay"]
     # Rewritten again, nothing changes: the same bytes.
-    before = baseline.read_bytes()
+    before, stamp = baseline.read_bytes(), baseline.stat().st_mtime_ns
     assert rewrite("--adapter", adapter, "--baseline", str(baseline))[0] == 0 and baseline.read_bytes() == before
+    assert baseline.stat().st_mtime_ns == stamp  # not even replaced by the same bytes
 
 
 @pytest.mark.spec("FUZZ-11")
@@ -459,7 +460,7 @@ def test_the_baseline_is_replaced_whole_or_not_at_all(tmp_path: Path, monkeypatc
     baseline.chmod(0o640)
     link = tmp_path / "link.json"
     link.symlink_to(baseline.name)
-    rebaseline.write_atomically(link, {"divergences": [{"signature": "s", "reason": "r"}]})
+    assert rebaseline.write_atomically(link, {"divergences": [{"signature": "s", "reason": "r"}]})
     assert link.is_symlink() and json.loads(baseline.read_text())["divergences"] == [{"signature": "s", "reason": "r"}]
     assert baseline.stat().st_mode & 0o777 == 0o640
     before = baseline.read_bytes()

@@ -180,14 +180,17 @@ def rewrite(
     return done
 
 
-def write_atomically(path: Path, value: dict[str, Any]) -> None:
+def write_atomically(path: Path, value: dict[str, Any]) -> bool:
     """Replace ``path`` (through a symbolic link, its target) by ``value`` as indented JSON: a reader or a crash
-    sees the old file or the new one, never half of one. The mode of the old file is kept.
+    sees the old file or the new one, never half of one. The mode of the old file is kept. A file that already
+    holds those bytes is left alone (its time too, for make and for editors): return whether it was replaced.
 
     :raises OSError: the folder cannot take the temporary file, or the rename fails
     """
     target = path.resolve()
     text = json.dumps(value, indent=1, ensure_ascii=False) + "\n"
+    if target.read_bytes() == text.encode("utf-8"):
+        return False
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -199,3 +202,4 @@ def write_atomically(path: Path, value: dict[str, Any]) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    return True
