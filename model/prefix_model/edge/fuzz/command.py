@@ -57,8 +57,8 @@ example:
   prefix-model fuzz --adapter './adapter' --replay found/fuzz/dispatch-1a2b3c4d5e/case.json
   prefix-model conform --adapter './adapter' --vectors found/                (the saved cases as vectors)
   prefix-model fuzz --adapter './adapter' --baseline known.json --rewrite-baseline     (drop the fixed, rename)
-  prefix-model fuzz --adapter './adapter' --baseline known.json --rewrite-baseline --scripts 500 \
-      --accept-new 'issue 42: we trim the prefix on purpose'                (and declare what a campaign finds)
+  prefix-model fuzz --adapter './adapter' --baseline known.json --rewrite-baseline --scripts 500 \\
+      --accept-new 'issue 42: by design'             (and add what a campaign finds, with that reason)
 
 exit status: 0 no new divergence; 1 a new divergence or a stale baseline entry; 2 the adapter is
 unusable (will not start, speak the protocol or run scenarios; faults on every script), a fault
