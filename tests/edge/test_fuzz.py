@@ -493,3 +493,16 @@ def test_a_rewrite_s_unreadable_input_is_one_line_and_exit_2_and_the_file_untouc
         assert main(["fuzz", "--adapter", MODEL_ADAPTER, *args]) == 2
         err = capsys.readouterr().err
         assert said in err and err.count("\n") == 1, err
+
+
+@pytest.mark.spec("FUZZ-11")
+def test_a_fault_while_rewriting_leaves_the_baseline_as_it_was(tmp_path: Path) -> None:
+    create = {"action": "Create", "agent": "main", "options": {"model": "x", "provider": "x"}, "sessionId": "s1", "system": "x", "tools": []}
+    # The broken adapter answers Dispose with a line that is not JSON: a fault, which must not read as "fixed".
+    entry = {"signature": "Dispose: the implementation answered an error", "reason": "r", "script": [create, {"action": "Dispose", "instance": 0}]}
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"divergences": [entry]}), encoding="utf-8")
+    before = baseline.read_bytes()
+    status, verdict, err = rewrite("--adapter", BROKEN_ADAPTER, "--baseline", str(baseline), "--timeout", "5")
+    assert status == 2 and not verdict["written"] and verdict["fixed"] == [] and "prefix-model fuzz: fault: Dispose" in err, err
+    assert baseline.read_bytes() == before
