@@ -359,3 +359,150 @@ def test_a_flag_input_that_cannot_be_read_is_one_line_and_exit_2(capsys: pytest.
         assert main(["fuzz", "--adapter", MODEL_ADAPTER, *args]) == 2, args
         err = capsys.readouterr().err
         assert said in err and err.count("\n") == 1, (args, err)
+
+
+def rewrite(*args: str) -> tuple[int, dict[str, Any], str]:
+    """``fuzz --rewrite-baseline`` in its own process: its status, its JSON verdict and its stderr (one line per change)."""
+    command = [sys.executable, "-m", "prefix_model.edge.cli", "fuzz", "--rewrite-baseline", *args, "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=HANG, env=os.environ | {"PREFIX_MODEL_CONTRACTS": "0"})
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+def _found(adapter: str, *args: str) -> dict[str, Any]:
+    """The first divergence a short campaign shows, shrunk."""
+    _, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "7", "--shrink-budget", "40", *args)
+    found: dict[str, Any] = report["divergences"][0]
+    return found
+
+
+@pytest.mark.spec("FUZZ-11")
+def test_a_rewrite_drops_the_fixed_renames_the_renamed_keeps_reasons_and_the_rest_untouched(tmp_path: Path) -> None:
+    adapter = f"{PLANTED} duplicates-dropped"
+    found = _found(adapter)
+    script = found["shrunk"]["actions"]
+    entries = [
+        {"signature": "Dispatch: an older wording of the same divergence", "reason": "renamed one", "script": script},
+        {"signature": found["signature"], "reason": "fixed one", "script": script[:1]},  # its first action alone shows nothing
+        {"signature": "Compose: no script to replay", "reason": "unchecked one"},
+        {"signature": "Dispatch: replies differ at /sent", "reason": "the other oracle's", "oracle": "requests"},
+    ]
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"cases": [{"id": "x/y", "reason": "conform's"}], "divergences": entries}), encoding="utf-8")
+    status, verdict, err = rewrite("--adapter", adapter, "--baseline", str(baseline))
+    assert status == 0 and verdict["written"] and verdict["outOfScope"] == 1 and verdict["unchecked"] == ["Compose: no script to replay"]
+    assert verdict["fixed"] == [{"signature": found["signature"], "reason": "fixed one"}]
+    assert verdict["renamed"] == [{"from": entries[0]["signature"], "to": found["signature"], "reason": "renamed one"}]
+    assert f"prefix-model fuzz: fixed: {found['signature']} (fixed one)\n" in err and "prefix-model fuzz: renamed: Dispatch: an older" in err
+    written = json.loads(baseline.read_text(encoding="utf-8"))
+    assert written == {"cases": [{"id": "x/y", "reason": "conform's"}], "divergences": [entries[0] | {"signature": found["signature"]}, *entries[2:]]}
+    assert baseline.read_text(encoding="utf-8") == json.dumps(written, indent=1, ensure_ascii=False) + "\n"  # the repository's layout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json"]  # only the file named; no temporary left
+    # The rewritten baseline is one the campaign agrees with: its entry known (and not judged stale), nothing new.
+    status, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "7", "--baseline", str(baseline), "--compare", "all")
+    assert report["divergences"][0]["known"] == "renamed one" and [s["signature"] for s in report["stale"]] == ["Compose: no script to replay"]
+    # Rewritten again, nothing changes: the same bytes.
+    before, stamp = baseline.read_bytes(), baseline.stat().st_mtime_ns
+    assert rewrite("--adapter", adapter, "--baseline", str(baseline))[0] == 0 and baseline.read_bytes() == before
+    assert baseline.stat().st_mtime_ns == stamp  # not even replaced by the same bytes
+
+
+@pytest.mark.spec("FUZZ-11")
+def test_a_campaign_s_new_divergence_joins_the_baseline_only_with_accept_new(tmp_path: Path) -> None:
+    adapter = f"{PLANTED} duplicates-dropped"
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"divergences": [{"signature": "Compose: a script-less entry", "reason": "gone"}]}), encoding="utf-8")
+    campaign = ("--adapter", adapter, "--baseline", str(baseline), "--scripts", "10", "--seed", "7", "--shrink-budget", "40")
+    status, verdict, err = rewrite(*campaign)
+    assert status == 1 and len(verdict["new"]) == 1 and verdict["added"] == [] and "new, not added (--accept-new REASON adds it)" in err
+    assert verdict["fixed"] == [{"signature": "Compose: a script-less entry", "reason": "gone"}]  # the campaign did not show it
+    assert json.loads(baseline.read_text(encoding="utf-8")) == {"divergences": []}  # never silently added
+    new = verdict["new"]
+    status, verdict, err = rewrite(*campaign, "--accept-new", "we drop duplicate prefix messages")
+    assert status == 0 and verdict["added"] == new and verdict["new"] == [] and f"prefix-model fuzz: added: {new[0]}" in err
+    [entry] = json.loads(baseline.read_text(encoding="utf-8"))["divergences"]
+    assert entry["signature"] == new[0]
+    assert entry["reason"] == "we drop duplicate prefix messages" and len(entry["script"]) <= 10 and "oracle" not in entry
+    status, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "7", "--baseline", str(baseline))
+    assert status == 0 and report["divergences"][0]["known"] == entry["reason"] and report["stale"] == []
+
+
+@pytest.mark.spec("FUZZ-6", "FUZZ-9", "FUZZ-11")
+def test_a_baseline_entry_belongs_to_its_oracle_and_the_other_leaves_it_alone(tmp_path: Path) -> None:
+    layout = f"{PLANTED} own-layout"  # its events differ by design, its requests do not
+    found = _found(layout)
+    assert found["signature"].split(": ", 1)[1].startswith("replies differ at /appended")
+    baseline = tmp_path / "baseline.json"
+    entry = {"signature": found["signature"], "reason": "our log layout", "script": found["shrunk"]["actions"]}
+    baseline.write_text(json.dumps({"divergences": [entry]}), encoding="utf-8")
+    status, report = fuzz("--adapter", layout, "--scripts", "10", "--seed", "7", "--baseline", str(baseline))
+    assert status == 0 and report["divergences"][0]["known"] == "our log layout" and report["outOfScope"] == 0
+    # The weaker oracle never sees an event: the entry is out of its scope, not stale.
+    status, report = fuzz("--adapter", layout, "--scripts", "10", "--seed", "7", "--baseline", str(baseline), "--compare", "requests")
+    assert status == 0 and report["stale"] == [] and report["outOfScope"] == 1, report["stale"]
+    # Nor does a rewrite by it call the entry fixed; it writes it back as it was.
+    status, verdict, _ = rewrite("--adapter", layout, "--baseline", str(baseline), "--compare", "requests")
+    assert status == 0 and verdict["fixed"] == [] and verdict["outOfScope"] == 1
+    assert json.loads(baseline.read_text(encoding="utf-8")) == {"divergences": [entry]}
+    # An entry of the requests oracle is the events oracle's business no more: judged only under --compare requests.
+    baseline.write_text(json.dumps({"divergences": [entry | {"oracle": "requests"}]}), encoding="utf-8")
+    status, report = fuzz("--adapter", layout, "--scripts", "10", "--seed", "7", "--baseline", str(baseline), "--compare", "requests")
+    assert status == 1 and [s["signature"] for s in report["stale"]] == [entry["signature"]]
+    status, report = fuzz("--adapter", MODEL_ADAPTER, "--scripts", "2", "--baseline", str(baseline))
+    assert status == 0 and report["stale"] == [] and report["outOfScope"] == 1
+
+
+@pytest.mark.spec("FUZZ-11")
+def test_the_baseline_is_replaced_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefix_model.edge.fuzz import rebaseline
+
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{"divergences": []}', encoding="utf-8")
+    baseline.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(baseline.name)
+    assert rebaseline.write_atomically(link, {"divergences": [{"signature": "s", "reason": "r"}]})
+    assert link.is_symlink() and json.loads(baseline.read_text())["divergences"] == [{"signature": "s", "reason": "r"}]
+    assert baseline.stat().st_mode & 0o777 == 0o640
+    before = baseline.read_bytes()
+
+    def broken(source: object, target: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(OSError):
+        rebaseline.write_atomically(baseline, {"divergences": []})
+    assert baseline.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json", "link.json"]
+
+
+@pytest.mark.spec("FUZZ-11", "FUZZ-7")
+def test_a_rewrite_s_unreadable_input_is_one_line_and_exit_2_and_the_file_untouched(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    for text, args, said in (
+        ('{"divergences": [{"signature": "s", "reason": "r", "oracle": "logs"}]}', [], "/divergences/0/oracle: one of 'events', 'requests'"),
+        ('{"divergences": [', [], "not a baseline (not JSON"),
+        ('{"divergences": [{"signature": "s", "reason": "r", "script": [{"action": "Nonesuch"}]}]}', [], "/divergences/0/script: the model cannot apply it"),
+        ('{"divergences": []}', ["--accept-new", "why"], "--accept-new REASON adds what a campaign finds"),
+        ('{"divergences": []}', ["--scripts", "1", "--accept-new", " "], "a non-empty REASON"),
+        ('{"divergences": []}', ["--replay", str(baseline)], "takes no --replay"),
+    ):
+        baseline.write_text(text, encoding="utf-8")
+        assert main(["fuzz", "--adapter", MODEL_ADAPTER, "--baseline", str(baseline), "--rewrite-baseline", *args]) == 2, text
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1 and baseline.read_text(encoding="utf-8") == text, (text, err)
+    for args, said in ((["--rewrite-baseline"], "give --baseline FILE"), (["--accept-new", "why"], "give --rewrite-baseline")):
+        assert main(["fuzz", "--adapter", MODEL_ADAPTER, *args]) == 2
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1, err
+
+
+@pytest.mark.spec("FUZZ-11")
+def test_a_fault_while_rewriting_leaves_the_baseline_as_it_was(tmp_path: Path) -> None:
+    create = {"action": "Create", "agent": "main", "options": {"model": "x", "provider": "x"}, "sessionId": "s1", "system": "x", "tools": []}
+    # The broken adapter answers Dispose with a line that is not JSON: a fault, which must not read as "fixed".
+    entry = {"signature": "Dispose: the implementation answered an error", "reason": "r", "script": [create, {"action": "Dispose", "instance": 0}]}
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"divergences": [entry]}), encoding="utf-8")
+    before = baseline.read_bytes()
+    status, verdict, err = rewrite("--adapter", BROKEN_ADAPTER, "--baseline", str(baseline), "--timeout", "5")
+    assert status == 2 and not verdict["written"] and verdict["fixed"] == [] and "prefix-model fuzz: fault: Dispose" in err, err
+    assert baseline.read_bytes() == before

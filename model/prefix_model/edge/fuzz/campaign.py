@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from prefix_model.edge.fuzz.generate import Coverage, Script, draw
 from prefix_model.edge.fuzz.lockstep import Difference, OutOfDomain, lockstep, model_replies
 from prefix_model.edge.fuzz.shrink import Shrunk, shrink
-from prefix_model.edge.runner.baseline import KnownDivergence
+from prefix_model.edge.runner.baseline import KnownDivergence, oracle_of
 from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
 from prefix_model.edge.runner.consumer import JsonObject
 
-__all__ = ["Fault", "Found", "Settings", "Result", "Unusable", "run_campaign", "replay_script"]
+__all__ = ["Fault", "Found", "Settings", "Result", "Unusable", "run_campaign", "replay_script", "oracle", "offered_actions"]
 
 _CONSECUTIVE_FAULTS = 5  # this many faults in a row and the adapter is unusable
 
@@ -67,6 +67,16 @@ class Settings:
     baseline: tuple[KnownDivergence, ...] = ()
     compare: str = "all"  # the oracle (lockstep.COMPARES): every reply whole, or only the requests sent and the refusals
 
+    @property
+    def in_scope(self) -> tuple[KnownDivergence, ...]:
+        """The baseline entries of this campaign's oracle: the only ones it can show, so the only ones it judges."""
+        return tuple(k for k in self.baseline if k.oracle == oracle_of(self.compare))
+
+    @property
+    def out_of_scope(self) -> int:
+        """How many baseline entries belong to the other oracle: neither matched nor called stale."""
+        return len(self.baseline) - len(self.in_scope)
+
 
 @dataclass
 class Result:
@@ -91,7 +101,7 @@ class Result:
 Progress = Callable[[Result], None]
 
 
-def _offered(adapter: AdapterProcess) -> frozenset[str]:
+def offered_actions(adapter: AdapterProcess) -> frozenset[str]:
     if "scenario" not in adapter.hello.get("kinds", ()):
         raise Unusable("the adapter runs no scenario cases (its hello offers no kind 'scenario'), so nothing can be compared")
     offered = frozenset(str(a) for a in adapter.hello.get("actions", ()))
@@ -128,7 +138,7 @@ def run_campaign(command: str, timeout: float, settings: Settings, progress: Pro
     except AdapterFailure as failure:
         raise Unusable(str(failure)) from None
     try:
-        offered = _offered(adapters[0])
+        offered = offered_actions(adapters[0])
         result = Result(str(adapters[0].hello.get("implementation", "?")), settings)
         _run(adapters, offered, settings, result, progress)
         _shrink_all(adapters[0], result, settings)
@@ -227,7 +237,8 @@ def _record(result: Result, script: Script, outcome: Difference | Fault | None, 
         group.count += 1
 
 
-def _oracle(adapter: AdapterProcess, compare: str) -> Callable[[Sequence[JsonObject]], Difference | None]:
+def oracle(adapter: AdapterProcess, compare: str) -> Callable[[Sequence[JsonObject]], Difference | None]:
+    """A shrink's oracle: a candidate replayed from a reset on both sides, a fault or an input outside the domain read as no difference."""
     def replay(actions: Sequence[JsonObject]) -> Difference | None:
         try:
             return lockstep(adapter, actions, model_replies(actions), compare)
@@ -245,19 +256,19 @@ def _shrink_all(adapter: AdapterProcess, result: Result, settings: Settings) -> 
     if not adapter.alive():
         adapter.restart()
     for group in result.found:
-        group.known = next((k.reason for k in settings.baseline if k.signature == group.difference.signature), None)
+        group.known = next((k.reason for k in settings.in_scope if k.signature == group.difference.signature), None)
         if group.known is None:
-            group.shrunk = shrink(group.first.actions, group.difference, _oracle(adapter, settings.compare), settings.shrink_budget)
+            group.shrunk = shrink(group.first.actions, group.difference, oracle(adapter, settings.compare), settings.shrink_budget)
 
 
 def _judge_baseline(adapter: AdapterProcess, result: Result, settings: Settings) -> None:
     """A baseline entry is stale when no script showed it — its own script replayed too, where it has one."""
     shown = {f.difference.signature for f in result.found}
-    for known in settings.baseline:
+    for known in settings.in_scope:
         if known.signature in shown:
             continue
         if known.script is not None:
-            found = _oracle(adapter, settings.compare)(known.script)
+            found = oracle(adapter, settings.compare)(known.script)
             if found is not None and found.signature == known.signature:
                 continue
         result.stale.append(known)
@@ -275,7 +286,7 @@ def replay_script(
     except AdapterFailure as failure:
         raise Unusable(str(failure)) from None
     try:
-        actions = list(script(_offered(adapter)))
+        actions = list(script(offered_actions(adapter)))
         return str(adapter.hello.get("implementation", "?")), lockstep(adapter, actions, model_replies(actions, domain=False), compare), actions
     finally:
         adapter.stop()

@@ -11,7 +11,8 @@ from prefix_model.edge.fuzz.campaign import Result, Settings, Unusable, replay_s
 from prefix_model.edge.fuzz.generate import Coverage, draw
 from prefix_model.edge.fuzz.lockstep import COMPARES
 from prefix_model.edge.fuzz.report import as_json, as_junit, as_text, save
-from prefix_model.edge.runner.baseline import BaselineError, InputUnreadable, KnownDivergence, is_script, read_baseline, read_json_file
+from prefix_model.edge.fuzz.rebaseline import RewriteInputError, rewrite, write_atomically
+from prefix_model.edge.runner.baseline import Baseline, BaselineError, InputUnreadable, KnownDivergence, is_script, read_baseline, read_json_file
 from prefix_model.edge.runner.consumer import JsonObject
 
 __all__ = ["FUZZ_HELP", "add_arguments", "run", "BadInput", "Unusable"]
@@ -38,16 +39,31 @@ adapter is restarted), never a divergence. --baseline declares divergences an im
 knowingly shows: a JSON object {"divergences": [{"signature", "reason", "script"?}]} (the file
 conform --baseline reads, whose "cases" fuzz ignores); they are reported but do not fail the run,
 and an entry no script shows (its own script replayed, when it has one) is stale and fails it.
+An entry belongs to one oracle ("oracle": "events", the default, or "requests"): a run by the other
+neither matches it nor calls it stale, and says how many it left out of scope.
+
+--rewrite-baseline (with --baseline FILE) brings FILE up to date instead of failing on it: each
+entry of the run's oracle that has a script is replayed — dropped when it no longer diverges
+("fixed"), given its new signature when it diverges otherwise ("renamed"), its reason kept either
+way. Without --scripts or --seconds no campaign runs (entries with no script are left as
+"unchecked"); with one, an entry no script showed is fixed, and the campaign's new divergences are
+listed and left out — or added, shrunk script and all, with --accept-new REASON. Each change goes
+to stderr, the verdict to stdout (--json: one object); FILE is replaced atomically, the other
+oracle's entries and conform's "cases" untouched, and not at all when the adapter faulted.
 
 example:
   prefix-model fuzz --adapter 'prefix-model adapter' --seconds 60            (the model against itself)
   prefix-model fuzz --adapter './adapter' --scripts 2000 --jobs 2 --keep-going --save found/
   prefix-model fuzz --adapter './adapter' --replay found/fuzz/dispatch-1a2b3c4d5e/case.json
   prefix-model conform --adapter './adapter' --vectors found/                (the saved cases as vectors)
+  prefix-model fuzz --adapter './adapter' --baseline known.json --rewrite-baseline     (drop the fixed, rename)
+  prefix-model fuzz --adapter './adapter' --baseline known.json --rewrite-baseline --scripts 500 \\
+      --accept-new 'issue 42: by design'             (and add what a campaign finds, with that reason)
 
 exit status: 0 no new divergence; 1 a new divergence or a stale baseline entry; 2 the adapter is
 unusable (will not start, speak the protocol or run scenarios; faults on every script), a fault
-with no divergence, or an input cannot be read
+with no divergence, or an input cannot be read. With --rewrite-baseline: 0 written; 1 written, but a
+new divergence was left out; 2 not written (a fault, an unreadable baseline, an unusable adapter)
 """
 
 
@@ -70,6 +86,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--script", type=int, metavar="N", help="with --seed: run only script N of that campaign (as a report's reproduce line says)")
     parser.add_argument("--compare", choices=COMPARES, default="all", help="the oracle: every reply (default), or only the requests sent and the refusals")
     parser.add_argument("--shrink-budget", type=int, default=2000, metavar="N", help="replays a shrink may spend on one divergence (default 2000)")
+    parser.add_argument("--rewrite-baseline", action="store_true", help="replay the --baseline file's entries and write it anew: fixed ones dropped, renamed ones renamed (see above)")
+    parser.add_argument("--accept-new", metavar="REASON", help="with --rewrite-baseline and a campaign: add its new divergences to the baseline with REASON")
     parser.add_argument("--json", action="store_true", help="print the machine report (one JSON object)")
     parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per adapter response (default 30)")
@@ -88,12 +106,42 @@ def _read_script(path: str) -> list[JsonObject]:
 
 
 def _baseline(path: str | None) -> tuple[KnownDivergence, ...]:
-    if path is None:
-        return ()
+    return () if path is None else _read_baseline(path).divergences
+
+
+def _read_baseline(path: str) -> Baseline:
     try:
-        return read_baseline(Path(path)).divergences
+        return read_baseline(Path(path))
     except BaselineError as error:
         raise BadInput(str(error)) from None
+
+
+def _rewrite(args: argparse.Namespace) -> int:
+    if not args.rewrite_baseline:
+        raise BadInput("--accept-new adds to a baseline being rewritten: give --rewrite-baseline and --baseline FILE")
+    if args.baseline is None:
+        raise BadInput("--rewrite-baseline rewrites the file --baseline names: give --baseline FILE")
+    if args.replay is not None or args.script is not None or args.save is not None or args.junit is not None:
+        raise BadInput("--rewrite-baseline replays the baseline's own scripts: it takes no --replay, --script, --save or --junit")
+    campaign = args.scripts is not None or args.seconds is not None
+    if args.accept_new is not None and (not campaign or not args.accept_new.strip()):
+        raise BadInput("--accept-new REASON adds what a campaign finds: give a non-empty REASON and --scripts N or --seconds S")
+    baseline = _read_baseline(args.baseline)
+    raw = read_json_file(Path(args.baseline), "baseline")  # read_baseline vouched for it; kept whole, cases included
+    settings = Settings(seed=args.seed, scripts=args.scripts, seconds=args.seconds, jobs=args.jobs, shrink_budget=args.shrink_budget)
+    try:
+        done = rewrite(args.adapter, args.timeout, Path(args.baseline), raw, baseline, args.compare, settings if campaign else None, args.accept_new)
+    except RewriteInputError as error:
+        raise BadInput(str(error)) from None
+    for line in done.lines():
+        print(f"prefix-model fuzz: {line}", file=sys.stderr)
+    if done.written:
+        try:
+            write_atomically(Path(args.baseline), done.value)
+        except OSError as error:
+            raise BadInput(f"{args.baseline}: not written: {error.strerror or error}") from None
+    print(json.dumps(done.to_json(args.baseline), ensure_ascii=False) if args.json else done.summary(args.baseline))
+    return done.status()
 
 
 def _progress(result: Result) -> None:
@@ -108,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput("--jobs and --scripts take a positive count, --seconds a positive time")
     if (args.script is not None and args.script < 0) or args.shrink_budget < 0 or args.timeout <= 0:
         raise BadInput("--script and --shrink-budget take a count of 0 or more, --timeout a positive time")
+    if args.rewrite_baseline or args.accept_new is not None:
+        return _rewrite(args)
     if args.replay is not None or args.script is not None:
         return _replay(args)
     settings = Settings(

@@ -126,6 +126,7 @@ def as_json(result: Result, adapter: str) -> dict[str, Any]:
         "divergences": divergences,
         "faults": [{"script": f.script, "message": f.message} for f in result.faults],
         "stale": [{"signature": k.signature, "reason": k.reason} for k in result.stale],
+        "outOfScope": result.settings.out_of_scope,
     }
 
 
@@ -157,7 +158,8 @@ def as_text(result: Result, adapter: str) -> str:
     for known in result.stale:
         lines.append(f"STALE baseline entry no script showed: {known.signature} ({known.reason})")
     new = len(result.new)
-    lines.append(f"{new} new divergence{'s' if new != 1 else ''}, {len(result.found) - new} known, {len(result.faults)} adapter fault{'s' if len(result.faults) != 1 else ''}, {len(result.stale)} stale")
+    scope = f", {result.settings.out_of_scope} baseline entr{'ies' if result.settings.out_of_scope != 1 else 'y'} of the other oracle not judged" if result.settings.out_of_scope else ""
+    lines.append(f"{new} new divergence{'s' if new != 1 else ''}, {len(result.found) - new} known, {len(result.faults)} adapter fault{'s' if len(result.faults) != 1 else ''}, {len(result.stale)} stale{scope}")
     return "\n".join(lines)
 
 

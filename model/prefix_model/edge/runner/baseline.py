@@ -9,6 +9,11 @@ A listed case that fails, or a listed divergence that a campaign shows, is repor
 does not fail the run; a listed one that no longer fails (a case that passes, a divergence no script
 shows, its own script replayed when it has one) is *stale* and fails the run, so a fixed bug
 cannot hide a later regression behind its old entry.
+
+A divergence belongs to the oracle that saw it (``"oracle": "events"``, the default, or
+``"requests"``): ``fuzz --compare requests`` never sees an event, so an entry naming a difference
+in ``/appended`` would read as stale there though nothing was fixed. A run judges only the entries
+of its own oracle and counts the others as out of scope.
 """
 
 from __future__ import annotations
@@ -20,7 +25,15 @@ from typing import Any
 
 from prefix_model.edge.runner.consumer import read_bounded
 
-__all__ = ["InputUnreadable", "read_json_file", "BaselineError", "KnownCase", "KnownDivergence", "Baseline", "read_baseline", "is_script"]
+__all__ = ["ORACLES", "oracle_of", "InputUnreadable", "read_json_file", "BaselineError", "KnownCase", "KnownDivergence", "Baseline", "read_baseline", "is_script"]
+
+
+ORACLES = ("events", "requests")  # what a divergence entry may name as its oracle; "events" when it names none
+
+
+def oracle_of(compare: str) -> str:
+    """The baseline oracle of a ``--compare`` value: ``all`` compares events (and requests), ``requests`` requests alone."""
+    return "requests" if compare == "requests" else "events"
 
 
 class InputUnreadable(ValueError):
@@ -56,6 +69,7 @@ class KnownDivergence:
     signature: str
     reason: str
     script: tuple[dict[str, Any], ...] | None = None
+    oracle: str = "events"  # the oracle that shows it (ORACLES): a run by the other neither matches it nor calls it stale
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,17 +100,28 @@ def read_baseline(path: Path) -> Baseline:
     cases, divergences = value.get("cases", []), value.get("divergences", [])
     if not isinstance(cases, list) or not isinstance(divergences, list):
         raise BaselineError(f"{path}: cases and divergences are arrays")
+    return Baseline(_known_cases(path, cases), _known_divergences(path, divergences))
+
+
+def _known_cases(path: Path, cases: list[Any]) -> tuple[KnownCase, ...]:
     known_cases = []
     for n, entry in enumerate(cases):
         if not (isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("reason"), str)):
             raise BaselineError(f"{path}: /cases/{n}: an entry is {{id: string, reason: string}}")
         known_cases.append(KnownCase(entry["id"], entry["reason"]))
+    return tuple(known_cases)
+
+
+def _known_divergences(path: Path, divergences: list[Any]) -> tuple[KnownDivergence, ...]:
     known = []
     for n, entry in enumerate(divergences):
         script = entry.get("script") if isinstance(entry, dict) else None
+        oracle = entry.get("oracle", "events") if isinstance(entry, dict) else None
         if not (isinstance(entry, dict) and isinstance(entry.get("signature"), str) and isinstance(entry.get("reason"), str)) or not (
             script is None or is_script(script)
         ):
-            raise BaselineError(f"{path}: /divergences/{n}: an entry is {{signature: string, reason: string, script?: [action object]}}")
-        known.append(KnownDivergence(entry["signature"], entry["reason"], None if script is None else tuple(script)))
-    return Baseline(tuple(known_cases), tuple(known))
+            raise BaselineError(f"{path}: /divergences/{n}: an entry is {{signature: string, reason: string, script?: [action object], oracle?: string}}")
+        if oracle not in ORACLES:
+            raise BaselineError(f"{path}: /divergences/{n}/oracle: one of {', '.join(map(repr, ORACLES))} (the oracle that shows it), not {oracle!r}")
+        known.append(KnownDivergence(entry["signature"], entry["reason"], None if script is None else tuple(script), str(oracle)))
+    return tuple(known)
