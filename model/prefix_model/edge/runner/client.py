@@ -117,7 +117,7 @@ class AdapterProcess:
         if process is None or process.stdin is None:
             raise AdapterFailure("the adapter is not running", self._tail())
         self._next += 1
-        closed: OSError | None = None
+        closed: str | None = None  # why the write failed, judged only if the adapter printed nothing
         try:
             # ASCII, every other character escaped: Node's readline also ends a line at U+2028 and U+2029 (and a
             # lone surrogate has no UTF-8), so a raw one would split the request in two.
@@ -126,13 +126,13 @@ class AdapterProcess:
         except (OSError, ValueError) as error:
             # Not judged yet: whether the write meets a live process, a dead one or a closed pipe is a race, so what
             # the adapter printed before it went away decides, and the verdict is the same on a busy machine.
-            closed = error if isinstance(error, OSError) else OSError(str(error))
+            closed = (error.strerror if isinstance(error, OSError) else None) or str(error)
         try:
             line = self._lines.get(timeout=self.timeout)
         except queue.Empty:
             self._kill(process)
             if closed is not None:
-                raise AdapterFailure(f"{method}: the adapter closed its input ({closed.strerror or closed})", self._tail()) from None
+                raise AdapterFailure(f"{method}: the adapter closed its input ({closed})", self._tail()) from None
             raise AdapterFailure(f"{method}: no response within {self.timeout:g} s", self._tail()) from None
         if line is None:
             self._lines.put(None)  # the end stays seen: a later call on this process fails at once, not after a timeout
