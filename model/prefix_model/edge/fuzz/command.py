@@ -7,10 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from prefix_model.edge.fuzz.campaign import Result, Settings, Unusable, replay_script, run_campaign
-from prefix_model.edge.fuzz.generate import Coverage, draw
+from prefix_model.edge.fuzz.campaign import Found, Result, Settings, Unusable, replay_script, run_campaign
+from prefix_model.edge.fuzz.generate import Coverage, Script, draw
 from prefix_model.edge.fuzz.lockstep import COMPARES
-from prefix_model.edge.fuzz.report import as_json, as_junit, as_text, save
+from prefix_model.edge.fuzz.report import as_json, as_junit, as_text, reproduce_line, save_found, shrunk_json, shrunk_lines
 from prefix_model.edge.fuzz.rebaseline import RewriteInputError, rewrite, write_atomically
 from prefix_model.edge.runner.baseline import Baseline, BaselineError, InputUnreadable, KnownDivergence, is_script, read_baseline, read_json_file
 from prefix_model.edge.runner.consumer import JsonObject
@@ -144,6 +144,24 @@ def _rewrite(args: argparse.Namespace) -> int:
     return done.status()
 
 
+def _save_folder(folder: str) -> None:
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BadInput(f"--save {folder}: {error.strerror or error}") from None
+
+
+def _saved(found: list[Found], implementation: str, args: argparse.Namespace) -> list[Path]:
+    """Save ``found`` as cases under ``--save DIR``, each path said on stderr; a write that fails is exit 2."""
+    try:
+        written = save_found(found, implementation, args.compare, Path(args.save))
+    except OSError as error:
+        raise BadInput(f"{error.filename or args.save}: {error.strerror or error}") from None
+    for path in written:
+        print(f"prefix-model fuzz: saved {path}", file=sys.stderr)
+    return written
+
+
 def _progress(result: Result) -> None:
     reached = sum(1 for n in result.coverage.outcomes.values() if n)
     print(f"\r\x1b[K[{result.seconds:6.1f} s] {result.scripts} scripts, {result.actions} actions, {reached} outcome classes, "
@@ -166,20 +184,13 @@ def run(args: argparse.Namespace) -> int:
         baseline=_baseline(args.baseline), compare=args.compare,
     )  # fmt: skip
     if args.save is not None:  # a folder that cannot be made fails now, not after the campaign
-        try:
-            Path(args.save).mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise BadInput(f"--save {args.save}: {error.strerror or error}") from None
+        _save_folder(args.save)
     tty = sys.stderr.isatty()
     result = run_campaign(args.adapter, args.timeout, settings, _progress if tty else None)
     if tty:
         print("\r\x1b[K", end="", file=sys.stderr, flush=True)
     if args.save is not None:
-        try:
-            for path in save(result, Path(args.save)):
-                print(f"prefix-model fuzz: saved {path}", file=sys.stderr)
-        except OSError as error:
-            raise BadInput(f"{error.filename or args.save}: {error.strerror or error}") from None
+        _saved(result.new, result.implementation, args)
     if args.junit is not None:
         try:
             Path(args.junit).write_bytes(as_junit(result))
@@ -193,6 +204,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     script: list[JsonObject] | None = _read_script(args.replay) if args.replay is not None else None
+    if args.save is not None:
+        _save_folder(args.save)
 
     def actions(offered: frozenset[str]) -> list[JsonObject]:
         if script is not None:
@@ -202,14 +215,24 @@ def _replay(args: argparse.Namespace) -> int:
             draw(args.seed, number, coverage, offered)
         return list(draw(args.seed, args.script, coverage, offered).actions)
 
-    implementation, difference, replayed = replay_script(args.adapter, args.timeout, actions, args.compare)
+    implementation, difference, replayed, shrunk = replay_script(args.adapter, args.timeout, actions, args.compare, args.shrink_budget)
+    reproduce = reproduce_line(args.adapter, args.compare, seed=args.seed, script=args.script, replay=args.replay)
+    saved: list[str] = []
+    if args.save is not None:  # as a campaign's divergence is saved: its shrunk script as a case, and the manifest
+        number = args.script if script is None else -1  # -1: a script read from a file, no campaign's
+        found = [] if difference is None else [Found(Script(args.seed, number, tuple(replayed), ()), difference, shrunk=shrunk)]
+        saved = [str(path) for path in _saved(found, implementation, args)]
     if args.json:
-        found = None if difference is None else difference.to_json()
-        print(json.dumps({"implementation": implementation, "compare": args.compare, "actions": replayed, "difference": found}, ensure_ascii=False))
+        print(json.dumps({
+            "implementation": implementation, "compare": args.compare, "actions": replayed,
+            "difference": None if difference is None else difference.to_json(), "shrunk": shrunk_json(shrunk),
+            "reproduce": reproduce, "saved": saved,
+        }, ensure_ascii=False))  # fmt: skip
     else:
         print(f"adapter: {implementation}")
         if args.compare != "all":
             print(f"oracle: --compare {args.compare}")
         print(f"{len(replayed)} actions: " + ("no difference" if difference is None else difference.text()))
+        if difference is not None:
+            print("\n".join([*shrunk_lines(shrunk, difference.index + 1), f"    reproduce: {reproduce}"]))
     return 0 if difference is None else 1
-
