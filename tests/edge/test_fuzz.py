@@ -501,7 +501,7 @@ def test_a_rewrite_s_unreadable_input_is_one_line_and_exit_2_and_the_file_untouc
         assert said in err and err.count("\n") == 1, err
 
 
-@pytest.mark.spec("FUZZ-11")
+@pytest.mark.spec("FUZZ-11", "FUZZ-15")
 def test_a_fault_while_rewriting_leaves_the_baseline_as_it_was(tmp_path: Path) -> None:
     create = {"action": "Create", "agent": "main", "options": {"model": "x", "provider": "x"}, "sessionId": "s1", "system": "x", "tools": []}
     # The broken adapter answers Dispose with a line that is not JSON: a fault, which must not read as "fixed".
@@ -512,6 +512,12 @@ def test_a_fault_while_rewriting_leaves_the_baseline_as_it_was(tmp_path: Path) -
     status, verdict, err = rewrite("--adapter", BROKEN_ADAPTER, "--baseline", str(baseline), "--timeout", "5")
     assert status == 2 and not verdict["written"] and verdict["fixed"] == [] and "prefix-model fuzz: fault: Dispose" in err, err
     assert baseline.read_bytes() == before
+    # The same script replayed alone: a fault, exit 2 with one line (and the JSON error), never a traceback.
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(entry["script"]), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "fuzz", "--adapter", BROKEN_ADAPTER, "--replay", str(script), "--json", "--timeout", "5"],
+                          capture_output=True, text=True, timeout=HANG, env=os.environ | {"PREFIX_MODEL_CONTRACTS": "0"})  # fmt: skip
+    assert done.returncode == 2 and "a fault, not a divergence" in json.loads(done.stdout)["error"] and done.stderr.count("\n") == 1, done.stderr
 
 
 def _reasons(tmp_path: Path, reasons: object) -> str:

@@ -286,6 +286,8 @@ def replay_script(
     script, its shrink). A difference is shrunk as a campaign's is, by the same oracle, when ``shrink_budget`` is given.
 
     ``script`` makes the script from the actions the adapter offers (a campaign's script N is drawn from them).
+
+    :raises Unusable: the adapter will not start or run scenarios, or it faults on the script
     """
     try:
         adapter = AdapterProcess(command, timeout)
@@ -294,7 +296,10 @@ def replay_script(
     try:
         actions = list(script(offered_actions(adapter)))
         implementation = str(adapter.hello.get("implementation", "?"))
-        difference = lockstep(adapter, actions, model_replies(actions, domain=False), compare)
+        try:
+            difference = lockstep(adapter, actions, model_replies(actions, domain=False), compare)
+        except AdapterFailure as failure:  # a fault, not a divergence (FUZZ-5): exit 2, one line
+            raise Unusable(f"the adapter failed on the script (a fault, not a divergence): {str(failure).splitlines()[0]}") from None
         if difference is None or shrink_budget is None:
             return implementation, difference, actions, None
         return implementation, difference, actions, shrink(actions, difference, oracle(adapter, compare), shrink_budget)
