@@ -413,7 +413,7 @@ def test_a_campaign_s_new_divergence_joins_the_baseline_only_with_accept_new(tmp
     baseline.write_text(json.dumps({"divergences": [{"signature": "Compose: a script-less entry", "reason": "gone"}]}), encoding="utf-8")
     campaign = ("--adapter", adapter, "--baseline", str(baseline), "--scripts", "10", "--seed", "7", "--shrink-budget", "40")
     status, verdict, err = rewrite(*campaign)
-    assert status == 1 and len(verdict["new"]) == 1 and verdict["added"] == [] and "new, not added (--accept-new REASON adds it)" in err
+    assert status == 1 and len(verdict["new"]) == 1 and verdict["added"] == [] and "new, not added (no reason given for it: --accept-new REASON" in err
     assert verdict["fixed"] == [{"signature": "Compose: a script-less entry", "reason": "gone"}]  # the campaign did not show it
     assert json.loads(baseline.read_text(encoding="utf-8")) == {"divergences": []}  # never silently added
     new = verdict["new"]
@@ -476,7 +476,8 @@ def test_the_baseline_is_replaced_whole_or_not_at_all(tmp_path: Path, monkeypatc
 
 @pytest.mark.spec("FUZZ-11", "FUZZ-7")
 def test_a_rewrite_s_unreadable_input_is_one_line_and_exit_2_and_the_file_untouched(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    baseline = tmp_path / "baseline.json"
+    baseline, listed = tmp_path / "baseline.json", tmp_path / "listed.json"
+    listed.write_text("[]", encoding="utf-8")
     for text, args, said in (
         ('{"divergences": [{"signature": "s", "reason": "r", "oracle": "logs"}]}', [], "/divergences/0/oracle: one of 'events', 'requests'"),
         ('{"divergences": [', [], "not a baseline (not JSON"),
@@ -484,6 +485,11 @@ def test_a_rewrite_s_unreadable_input_is_one_line_and_exit_2_and_the_file_untouc
         ('{"divergences": []}', ["--accept-new", "why"], "--accept-new REASON adds what a campaign finds"),
         ('{"divergences": []}', ["--scripts", "1", "--accept-new", " "], "a non-empty REASON"),
         ('{"divergences": []}', ["--replay", str(baseline)], "takes no --replay"),
+        ('{"divergences": []}', ["--scripts", "1", "--accept-new-from", str(baseline)], "the reason for 'divergences' is not a non-empty string"),
+        ('{"divergences": []}', ["--scripts", "1", "--accept-new-from", str(listed)], "a reasons file is a JSON object"),
+        ('{"divergences": []}', ["--scripts", "1", "--accept-new-from", str(tmp_path)], "not a regular file"),
+        ('{"divergences": []}', ["--accept-new-from", str(baseline)], "--accept-new-from and --accept-known-faces add what a campaign finds"),
+        ('{"divergences": []}', ["--scripts", "1", "--accept-known-faces"], "give --compare requests"),
     ):
         baseline.write_text(text, encoding="utf-8")
         assert main(["fuzz", "--adapter", MODEL_ADAPTER, "--baseline", str(baseline), "--rewrite-baseline", *args]) == 2, text
@@ -495,7 +501,7 @@ def test_a_rewrite_s_unreadable_input_is_one_line_and_exit_2_and_the_file_untouc
         assert said in err and err.count("\n") == 1, err
 
 
-@pytest.mark.spec("FUZZ-11")
+@pytest.mark.spec("FUZZ-11", "FUZZ-15")
 def test_a_fault_while_rewriting_leaves_the_baseline_as_it_was(tmp_path: Path) -> None:
     create = {"action": "Create", "agent": "main", "options": {"model": "x", "provider": "x"}, "sessionId": "s1", "system": "x", "tools": []}
     # The broken adapter answers Dispose with a line that is not JSON: a fault, which must not read as "fixed".
@@ -506,3 +512,126 @@ def test_a_fault_while_rewriting_leaves_the_baseline_as_it_was(tmp_path: Path) -
     status, verdict, err = rewrite("--adapter", BROKEN_ADAPTER, "--baseline", str(baseline), "--timeout", "5")
     assert status == 2 and not verdict["written"] and verdict["fixed"] == [] and "prefix-model fuzz: fault: Dispose" in err, err
     assert baseline.read_bytes() == before
+    # The same script replayed alone: a fault, exit 2 with one line (and the JSON error), never a traceback.
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(entry["script"]), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "prefix_model.edge.cli", "fuzz", "--adapter", BROKEN_ADAPTER, "--replay", str(script), "--json", "--timeout", "5"],
+                          capture_output=True, text=True, timeout=HANG, env=os.environ | {"PREFIX_MODEL_CONTRACTS": "0"})  # fmt: skip
+    assert done.returncode == 2 and "a fault, not a divergence" in json.loads(done.stdout)["error"] and done.stderr.count("\n") == 1, done.stderr
+
+
+def _reasons(tmp_path: Path, reasons: object) -> str:
+    path = tmp_path / "reasons.json"
+    path.write_text(json.dumps(reasons), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.spec("FUZZ-12")
+def test_each_new_divergence_joins_with_the_reason_given_for_its_signature_and_one_none_covers_is_left_out(tmp_path: Path) -> None:
+    layout = f"{PLANTED} own-layout"  # several signatures by the events oracle in a few scripts
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{"divergences": []}', encoding="utf-8")
+    campaign = ("--adapter", layout, "--baseline", str(baseline), "--scripts", "5", "--seed", "7", "--shrink-budget", "40")
+    status, verdict, _ = rewrite(*campaign)
+    new = verdict["new"]
+    assert status == 1 and len(new) >= 3 and verdict["added"] == [], new
+    # Reasons for two of them (and one for a signature this run does not show): those two join, each with its own.
+    given = {new[0]: "reason zero", new[2]: "reason two", "Compose: never shown": "unused"}
+    status, verdict, err = rewrite(*campaign, "--accept-new-from", _reasons(tmp_path, given))
+    assert status == 1 and verdict["added"] == [new[0], new[2]] and verdict["new"] == [new[1], *new[3:]], verdict
+    assert verdict["unused"] == ["Compose: never shown"] and "unused reason (no new divergence has the signature): Compose: never shown" in err
+    written = {e["signature"]: e["reason"] for e in json.loads(baseline.read_text(encoding="utf-8"))["divergences"]}
+    assert written == {new[0]: "reason zero", new[2]: "reason two"}  # the one no reason covers is left out, never given another's
+    status, verdict, _ = rewrite(*campaign, "--accept-new-from", _reasons(tmp_path, {s: f"reason of {s}" for s in new[1:2] + new[3:]}))
+    assert status == 0 and verdict["new"] == [] and verdict["unused"] == [] and verdict["kept"] == 2
+    status, report = fuzz("--adapter", layout, "--scripts", "5", "--seed", "7", "--baseline", str(baseline), "--keep-going")
+    assert status == 0 and {d["signature"]: d["known"] for d in report["divergences"]} == {new[0]: "reason zero", new[2]: "reason two"} | {
+        s: f"reason of {s}" for s in new[1:2] + new[3:]
+    }
+
+
+@pytest.mark.spec("FUZZ-13")
+def test_entries_renamed_onto_one_signature_are_merged_into_the_first_every_reason_kept(tmp_path: Path) -> None:
+    adapter = f"{PLANTED} duplicates-dropped"
+    found = _found(adapter)
+    script, signature = found["shrunk"]["actions"], found["signature"]
+    entries = [
+        {"signature": "Dispatch: an older wording", "reason": "a", "script": script},
+        {"signature": signature, "reason": "c"},  # already the new signature, with no script
+        {"signature": "Dispatch: another older wording", "reason": "b", "script": script, "note": "kept? no: the first's members stay"},
+        {"signature": "Dispatch: a third older wording", "reason": "a", "script": script},  # a reason already there is not repeated
+        {"signature": signature, "reason": "the other oracle's", "oracle": "requests"},  # never merged with the events oracle's
+    ]
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"divergences": entries}), encoding="utf-8")
+    status, verdict, err = rewrite("--adapter", adapter, "--baseline", str(baseline))
+    assert status == 1 and verdict["written"] and len(verdict["renamed"]) == 3, verdict
+    assert verdict["merged"] == [{"signature": signature, "from": [e["signature"] for e in entries[:4]], "reasons": ["a", "c", "b", "a"]}]
+    assert f"prefix-model fuzz: merged: 4 entries now show {signature} (once Dispatch: an older wording | " in err
+    merged = f"a [merged with the entry once {signature}: c] [merged with the entry once Dispatch: another older wording: b]"
+    assert json.loads(baseline.read_text(encoding="utf-8"))["divergences"] == [entries[0] | {"signature": signature, "reason": merged}, entries[4]]
+    # A campaign reads the merged entry as known by its joined reason; rewritten again, nothing changes.
+    status, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "7", "--baseline", str(baseline))
+    assert status == 0 and report["divergences"][0]["known"] == merged and report["stale"] == []
+    before = baseline.read_bytes()
+    status, verdict, _ = rewrite("--adapter", adapter, "--baseline", str(baseline))
+    assert status == 0 and verdict["merged"] == [] and baseline.read_bytes() == before
+
+
+@pytest.mark.spec("FUZZ-14", "FUZZ-9")
+def test_a_requests_divergence_whose_script_stops_at_a_declared_events_entry_joins_as_its_face_only_when_asked(tmp_path: Path) -> None:
+    adapter = f"{PLANTED} duplicates-dropped"  # its dropped message differs in the events and in the requests sent
+    found = _found(adapter)
+    declared = {"signature": found["signature"], "reason": "we drop duplicate prefix messages", "script": found["shrunk"]["actions"]}
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"divergences": [declared]}), encoding="utf-8")
+    campaign = ("--adapter", adapter, "--baseline", str(baseline), "--compare", "requests", "--scripts", "10", "--seed", "7", "--shrink-budget", "40")
+    status, verdict, err = rewrite(*campaign)
+    [face] = verdict["faces"]
+    assert face["of"] == declared["signature"] and face["signature"].split(": ", 1)[1].startswith("replies differ at /sent"), face
+    assert status == 1 and verdict["new"] == [face["signature"]] and verdict["added"] == [] and "--accept-known-faces): " in err
+    assert json.loads(baseline.read_text(encoding="utf-8"))["divergences"] == [declared]  # shown, never added unasked
+    # A reason given for the signature comes before the face's.
+    status, verdict, _ = rewrite(*campaign, "--accept-known-faces", "--accept-new-from", _reasons(tmp_path, {face["signature"]: "our own"}))
+    assert status == 0 and json.loads(baseline.read_text(encoding="utf-8"))["divergences"][1]["reason"] == "our own"
+    baseline.write_text(json.dumps({"divergences": [declared]}), encoding="utf-8")
+    status, verdict, err = rewrite(*campaign, "--accept-known-faces")
+    assert status == 0 and verdict["added"] == [face["signature"]] and verdict["new"] == [], verdict
+    added = json.loads(baseline.read_text(encoding="utf-8"))["divergences"][1]
+    assert added["oracle"] == "requests" and added["signature"] == face["signature"] and added["script"]
+    assert added["reason"] == f"the requests face of the events-oracle entry `{declared['signature']}` (its script, replayed by the events oracle, stops there): {declared['reason']}"
+    status, report = fuzz("--adapter", adapter, "--scripts", "10", "--seed", "7", "--baseline", str(baseline), "--compare", "requests")
+    assert status == 0 and report["divergences"][0]["known"] == added["reason"] and report["stale"] == []
+    # Where the events oracle stops at no declared entry, there is no face: the divergence is left out, flag or not.
+    baseline.write_text(json.dumps({"divergences": [declared | {"signature": "Dispatch: another cause"}]}), encoding="utf-8")
+    status, verdict, _ = rewrite(*campaign, "--accept-known-faces")
+    assert status == 1 and verdict["faces"] == [] and verdict["added"] == [] and verdict["new"] == [face["signature"]]
+    # The model's own adapter shows no requests divergence: nothing is added.
+    baseline.write_text(json.dumps({"divergences": [declared]}), encoding="utf-8")
+    status, verdict, _ = rewrite(*campaign[2:], "--adapter", MODEL_ADAPTER, "--accept-known-faces")
+    assert status == 0 and verdict["faces"] == verdict["added"] == verdict["new"] == [] and verdict["outOfScope"] == 1
+
+
+@pytest.mark.spec("FUZZ-15", "FUZZ-3", "FUZZ-4")
+def test_a_divergence_found_by_replay_or_script_is_shrunk_saved_and_reproducible(tmp_path: Path) -> None:
+    adapter = f"{PLANTED} duplicates-dropped"
+    found = _found(adapter)
+    saved = tmp_path / "found"
+    status, replayed = fuzz("--adapter", adapter, "--seed", "7", "--script", str(found["firstScript"]), "--shrink-budget", "40", "--save", str(saved))
+    assert status == 1 and replayed["shrunk"]["actions"] == found["shrunk"]["actions"], replayed["shrunk"]  # the campaign's shrink, exactly
+    assert replayed["reproduce"] == found["reproduce"] and replayed["difference"]["signature"] == found["signature"]
+    [case] = replayed["saved"]
+    assert Path(case).parent.parent.parent == saved and (saved / "manifest.json").is_file()
+    assert json.loads(Path(case).read_text(encoding="utf-8"))["actions"] == found["shrunk"]["actions"]
+    assert main(["conform", "--adapter", MODEL_ADAPTER, "--vectors", str(saved)]) == 0
+    assert main(["conform", "--adapter", adapter, "--vectors", str(saved)]) == 1
+    # The whole drawn script as a file: the same shrink, and a line that replays the file.
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(replayed["actions"]), encoding="utf-8")
+    status, again = fuzz("--adapter", adapter, "--replay", str(script), "--shrink-budget", "40", "--compare", "requests")
+    assert status == 1 and again["shrunk"]["difference"]["signature"].split(": ", 1)[1].startswith("replies differ at /sent")
+    assert again["reproduce"].endswith(f"--replay {script} --compare requests") and again["saved"] == []
+    status, cut = fuzz("--adapter", adapter, "--replay", str(script), "--shrink-budget", "0")
+    assert status == 1 and cut["shrunk"]["attempts"] == 0 and cut["shrunk"]["length"] == cut["difference"]["index"] + 1
+    status, none = fuzz("--adapter", MODEL_ADAPTER, "--replay", str(script), "--save", str(tmp_path / "none"))
+    assert status == 0 and none["shrunk"] is None and none["saved"] == [] and (tmp_path / "none" / "manifest.json").is_file()

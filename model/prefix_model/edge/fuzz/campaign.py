@@ -53,6 +53,11 @@ class Found:
     known: str | None = None  # the baseline's reason, when the baseline declares this signature
     seconds: float = 0.0  # the campaign's time when its first script was settled: the time to first find
 
+    @property
+    def shown(self) -> tuple[JsonObject, ...]:
+        """The script that shows the divergence: the shrunk one, else the first script cut after its difference."""
+        return self.shrunk.actions if self.shrunk is not None else self.first.actions[: self.difference.index + 1]
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -275,11 +280,14 @@ def _judge_baseline(adapter: AdapterProcess, result: Result, settings: Settings)
 
 
 def replay_script(
-    command: str, timeout: float, script: Callable[[frozenset[str]], Sequence[JsonObject]], compare: str = "all"
-) -> tuple[str, Difference | None, list[JsonObject]]:
-    """Run one script in lockstep against ``command`` by the oracle ``compare``: (implementation, first difference, the script).
+    command: str, timeout: float, script: Callable[[frozenset[str]], Sequence[JsonObject]], compare: str = "all", shrink_budget: int | None = None
+) -> tuple[str, Difference | None, list[JsonObject], Shrunk | None]:
+    """Run one script in lockstep against ``command`` by the oracle ``compare``: (implementation, first difference, the
+    script, its shrink). A difference is shrunk as a campaign's is, by the same oracle, when ``shrink_budget`` is given.
 
     ``script`` makes the script from the actions the adapter offers (a campaign's script N is drawn from them).
+
+    :raises Unusable: the adapter will not start or run scenarios, or it faults on the script
     """
     try:
         adapter = AdapterProcess(command, timeout)
@@ -287,6 +295,13 @@ def replay_script(
         raise Unusable(str(failure)) from None
     try:
         actions = list(script(offered_actions(adapter)))
-        return str(adapter.hello.get("implementation", "?")), lockstep(adapter, actions, model_replies(actions, domain=False), compare), actions
+        implementation = str(adapter.hello.get("implementation", "?"))
+        try:
+            difference = lockstep(adapter, actions, model_replies(actions, domain=False), compare)
+        except AdapterFailure as failure:  # a fault, not a divergence (FUZZ-5): exit 2, one line
+            raise Unusable(f"the adapter failed on the script (a fault, not a divergence): {str(failure).splitlines()[0]}") from None
+        if difference is None or shrink_budget is None:
+            return implementation, difference, actions, None
+        return implementation, difference, actions, shrink(actions, difference, oracle(adapter, compare), shrink_budget)
     finally:
         adapter.stop()

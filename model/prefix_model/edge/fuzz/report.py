@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from prefix_model.edge.fuzz.campaign import Found, Result
+from prefix_model.edge.fuzz.shrink import Shrunk
 from prefix_model.vectors import FORMAT_VERSION
 from prefix_model.vectors.adopted import scenario_of
 from prefix_model.vectors.cases import case_text, play
@@ -26,7 +27,7 @@ from prefix_model.edge.runner.consumer import JsonObject
 from prefix_model.edge.vectors.generate import manifest_text
 from prefix_model.loop.explore import OUTCOMES
 
-__all__ = ["case_id", "save", "as_json", "as_text", "as_junit", "script_json"]
+__all__ = ["case_id", "save", "save_found", "reproduce_line", "shrunk_json", "shrunk_lines", "as_json", "as_text", "as_junit", "script_json"]
 
 
 # The oracle each report states: a campaign by the weaker one must not read as a full comparison.
@@ -42,20 +43,22 @@ def case_id(found: Found) -> str:
     return f"fuzz/{found.difference.action.lower()}-{digest}"
 
 
-def _shown(found: Found) -> tuple[JsonObject, ...]:
-    return found.shrunk.actions if found.shrunk is not None else found.first.actions[: found.difference.index + 1]
-
-
 def save(result: Result, directory: Path) -> list[Path]:
     """Write each new divergence's shrunk script as a case under ``directory``, which exists (the command makes it before
     the campaign), and the manifest of every case there: a campaign with nothing new leaves an empty one."""
+    return save_found(result.new, result.implementation, result.settings.compare, directory)
+
+
+def save_found(found: Sequence[Found], implementation: str, compare: str, directory: Path) -> list[Path]:
+    """Write each of ``found`` (found by the oracle ``compare`` against ``implementation``) as a case under
+    ``directory``, and the manifest of every case there (a campaign's, or one ``--replay`` or ``--script``)."""
     written = []
-    for found in result.new:
-        ident = case_id(found)
-        difference = found.shrunk.difference if found.shrunk is not None else found.difference
-        oracle = "" if result.settings.compare == "all" else f" (--compare {result.settings.compare})"
-        description = f"Found by prefix-model fuzz{oracle} against {result.implementation}: {difference.signature}."
-        scenario = scenario_of(ident, description, _shown(found))
+    oracle = "" if compare == "all" else f" (--compare {compare})"
+    for each in found:
+        ident = case_id(each)
+        difference = each.shrunk.difference if each.shrunk is not None else each.difference
+        description = f"Found by prefix-model fuzz{oracle} against {implementation}: {difference.signature}."
+        scenario = scenario_of(ident, description, each.shown)
         world = play(scenario)
         path = directory / ident / "case.json"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -84,8 +87,33 @@ def script_json(actions: Sequence[JsonObject]) -> str:
     return "[\n" + ",\n".join(json.dumps(a, ensure_ascii=False, separators=(",", ":")) for a in actions) + "\n]\n"
 
 
+def reproduce_line(adapter: str, compare: str, *, seed: int = 0, script: int | None = None, replay: str | None = None) -> str:
+    """The command that runs one script again by the same oracle: script ``script`` of seed ``seed``, or the file ``replay``."""
+    what = f"--replay {shlex.quote(replay)}" if replay is not None else f"--seed {seed} --script {script}"
+    oracle = "" if compare == "all" else f" --compare {compare}"
+    return f"prefix-model fuzz --adapter {shlex.quote(adapter)} {what}{oracle}"
+
+
 def _replay_line(result: Result, found: Found, adapter: str) -> str:
-    return f"prefix-model fuzz --adapter {shlex.quote(adapter)} --seed {result.settings.seed} --script {found.first.number}"
+    return reproduce_line(adapter, result.settings.compare, seed=result.settings.seed, script=found.first.number)
+
+
+def shrunk_json(shrunk: Shrunk | None) -> dict[str, Any] | None:
+    """A shrink in the machine report: its length, what it cost, its difference and its script."""
+    if shrunk is None:
+        return None
+    return {"length": len(shrunk.actions), "attempts": shrunk.attempts, "budgetSpent": shrunk.exhausted,
+            "difference": shrunk.difference.to_json(), "actions": list(shrunk.actions)}  # fmt: skip
+
+
+def shrunk_lines(shrunk: Shrunk | None, original: int) -> list[str]:
+    """A shrink in the human report: from how many actions to how many, at what cost, and the script an action a line."""
+    if shrunk is None:
+        return []
+    spent = ", the shrink's budget spent" if shrunk.exhausted else ""
+    return [f"    shrunk from {original} to {len(shrunk.actions)} actions in {shrunk.attempts} replays{spent}:"] + [
+        f"      {json.dumps(a, ensure_ascii=False, separators=(',', ':'))}" for a in shrunk.actions
+    ]
 
 
 def as_json(result: Result, adapter: str) -> dict[str, Any]:
@@ -94,15 +122,11 @@ def as_json(result: Result, adapter: str) -> dict[str, Any]:
     coverage = result.coverage
     divergences = []
     for found in result.found:
-        shrunk = found.shrunk
         divergences.append({
             "signature": found.difference.signature, "known": found.known, "scripts": found.count,
             "firstScript": found.first.number, "firstSeconds": round(found.seconds, 1), "originalLength": found.difference.index + 1,
             "difference": found.difference.to_json(),
-            "shrunk": None if shrunk is None else {
-                "length": len(shrunk.actions), "attempts": shrunk.attempts, "budgetSpent": shrunk.exhausted,
-                "difference": shrunk.difference.to_json(), "actions": list(shrunk.actions),
-            },
+            "shrunk": shrunk_json(found.shrunk),
             "reproduce": _replay_line(result, found, adapter),
         })  # fmt: skip
     return {
@@ -147,10 +171,7 @@ def as_text(result: Result, adapter: str) -> str:
             continue
         shown = found.shrunk.difference if found.shrunk is not None else found.difference
         lines += [f"    {line}" for line in shown.text().splitlines()]
-        if found.shrunk is not None:
-            spent = ", the shrink's budget spent" if found.shrunk.exhausted else ""
-            lines.append(f"    shrunk from {entry['originalLength']} to {len(found.shrunk.actions)} actions in {found.shrunk.attempts} replays{spent}:")
-            lines += [f"      {json.dumps(a, ensure_ascii=False, separators=(',', ':'))}" for a in found.shrunk.actions]
+        lines += shrunk_lines(found.shrunk, entry["originalLength"])
         lines.append(f"    reproduce: {entry['reproduce']}")
     for fault in result.faults:
         lines.append(f"FAULT script #{fault.script}: the adapter failed (not a divergence)")
@@ -176,7 +197,7 @@ def as_junit(result: Result) -> bytes:
             continue
         shown = found.shrunk.difference if found.shrunk is not None else found.difference
         failure = ElementTree.SubElement(element, "failure", message=found.difference.signature)
-        failure.text = shown.text() + "\n" + script_json(_shown(found))
+        failure.text = shown.text() + "\n" + script_json(found.shown)
     for fault in result.faults:
         element = ElementTree.SubElement(suite, "testcase", classname="fault", name=f"script #{fault.script}")
         ElementTree.SubElement(element, "error", message=fault.message.splitlines()[0]).text = fault.message
