@@ -21,7 +21,7 @@ import { HAS, NoCounterpart } from './legacy.mts'
 // LEGACY: older checkouts have no token meter.
 const TokenMeterService: any = await import('@deepseek-ai/dsh-token-meter').then(m => m.default, () => undefined)
 
-const IMPLEMENTATION = `deepseek-harness a55f148516 (reference adapter)${legacy.SHIMMED ? ' with legacy shims' : ''}` // LEGACY
+const IMPLEMENTATION = `deepseek-harness a55f148516 (reference adapter)${legacy.SHIMMED ? ` with legacy shims (without ${legacy.MISSING.join(', ')})` : ''}` // LEGACY
 const log = (...args: unknown[]): void => { process.stderr.write(args.map(a => typeof a === 'string' ? a : (a instanceof Error ? (a.stack ?? a.message) : JSON.stringify(a))).join(' ') + '\n') }
 
 // Actions this adapter drives faithfully. Left out: none of the alphabet is faked; see README.

@@ -67,8 +67,10 @@ export const HAS = {
   prefixBeforeStep: composesBeforeStep(),
 }
 
-/** Some feature is missing: the adapter runs through its shims (named in `hello`). */
-export const SHIMMED = Object.values(HAS).some(has => !has)
+/** The features the checkout lacks: the adapter runs through their shims (named in `hello`). */
+export const MISSING = Object.entries(HAS).filter(([, has]) => !has).map(([name]) => name)
+/** Some feature is missing: the adapter runs through its shims. */
+export const SHIMMED = MISSING.length > 0
 
 /** The last argument of a seam listener: older seams pass fewer leading arguments (no signal, no prefix). */
 export function last<T = Json>(args: Json[]): T { return args[args.length - 1] }
