@@ -1,6 +1,7 @@
 // Older-checkout shims for adapter.mts (765052a7d1, ea4c10d753 and their like). adapter.mts is the
 // a55f148516 driver; each of its `// LEGACY:` hooks calls into this module, which translates API
-// SHAPE only (argument positions, option and event vocabulary, routing), never behaviour. Every
+// SHAPE only (argument positions, option and event vocabulary, routing, and where the loop composes
+// later than the model: a Compose banked until the loop gets there), never behaviour. Every
 // feature is detected in the checkout itself (its declared types, or what its runtime objects
 // have), never by commit. Where a checkout has no counterpart for an action or option, the adapter
 // answers `no-counterpart` (NoCounterpart) instead of faking it.
