@@ -21,7 +21,7 @@ import { HAS, NoCounterpart } from './legacy.mts'
 // LEGACY: older checkouts have no token meter.
 const TokenMeterService: any = await import('@deepseek-ai/dsh-token-meter').then(m => m.default, () => undefined)
 
-const IMPLEMENTATION = `deepseek-harness a55f148516 (reference adapter)${legacy.SHIMMED ? ' with legacy shims' : ''}` // LEGACY
+const IMPLEMENTATION = `deepseek-harness a55f148516 (reference adapter)${legacy.SHIMMED ? ` with legacy shims (without ${legacy.MISSING.join(', ')})` : ''}` // LEGACY
 const log = (...args: unknown[]): void => { process.stderr.write(args.map(a => typeof a === 'string' ? a : (a instanceof Error ? (a.stack ?? a.message) : JSON.stringify(a))).join(' ') + '\n') }
 
 // Actions this adapter drives faithfully. Left out: none of the alphabet is faked; see README.
@@ -269,8 +269,10 @@ async function reset(): Promise<void> {
   // Compose: the first agent/session-prefix listener awaits the action, then delegates.
   c.on('agent/session-prefix', async (agent: Json, _prefix: Json, _signal: AbortSignal, next: () => Promise<Json>) => {
     const inst = instOf(agent)
-    if (inst && !legacy.spendCompose(inst)) await park(inst, 'compose') // LEGACY: diagnostic mode only
-    return next()
+    if (inst && !legacy.spendCompose(inst)) await park(inst, 'compose') // LEGACY: a Compose banked where the loop composes late
+    const prefix = await next()
+    if (inst) legacy.noteComposed(inst) // LEGACY: no later Compose is banked for this loop instance
+    return prefix
   })
   // PreStep: the agent/pre-step seam; then a listener's own replacement and compactRegion call.
   c.on('agent/pre-step', async (agent: Json, turn: number, step: number, ...args: Json[]) => {
@@ -592,7 +594,7 @@ async function applyLoop(a: Json): Promise<void> {
     case 'BeginStep': release(instance(a.instance), 'begin'); return
     case 'Compose': {
       const inst = instance(a.instance)
-      if (!legacy.bankCompose(inst, inst.gate?.kind)) release(inst, 'compose') // LEGACY: diagnostic mode only
+      if (!legacy.bankCompose(inst, inst.gate?.kind)) release(inst, 'compose') // LEGACY: banked where the loop composes after the step boundary
       return
     }
     case 'PreStep': {

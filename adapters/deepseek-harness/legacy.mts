@@ -1,6 +1,7 @@
 // Older-checkout shims for adapter.mts (765052a7d1, ea4c10d753 and their like). adapter.mts is the
 // a55f148516 driver; each of its `// LEGACY:` hooks calls into this module, which translates API
-// SHAPE only (argument positions, option and event vocabulary, routing), never behaviour. Every
+// SHAPE only (argument positions, option and event vocabulary, routing, and where the loop composes
+// later than the model: a Compose banked until the loop gets there), never behaviour. Every
 // feature is detected in the checkout itself (its declared types, or what its runtime objects
 // have), never by commit. Where a checkout has no counterpart for an action or option, the adapter
 // answers `no-counterpart` (NoCounterpart) instead of faking it.
@@ -19,6 +20,23 @@ const AGENT_TYPES = 'packages/core/agent/src/types.ts'
 /** Whether the checkout's source declares `needle` in `file` (a seam or option with no runtime trace). */
 function declares(file: string, needle: string): boolean {
   try { return readFileSync(`${process.env.HARNESS_DIR ?? '.'}/${file}`, 'utf8').includes(needle) } catch { return false }
+}
+/** The parameter list a seam's declaration in `file` gives, or undefined where the checkout declares no such seam. */
+function seamParams(file: string, seam: string): string | undefined {
+  try { return new RegExp(`'${seam}'\\(([^)]*)\\)`).exec(readFileSync(`${process.env.HARNESS_DIR ?? '.'}/${file}`, 'utf8'))?.[1] } catch { return undefined }
+}
+/**
+ * Whether the loop composes the session prefix before the step boundary. A checkout whose
+ * agent/pre-step seam hands its listeners the system prompt to measure (`fullSystemPrompt`) but not
+ * the session prefix declares a prefix composed later, inside the step, after step/start and
+ * agent/request (ea4c10d753 and its like); the fix that moved composition before pre-step added the
+ * prefix to that seam (765052a7d1), and a55f148516's pre-step takes neither. No session-prefix seam:
+ * nothing to compose late.
+ */
+function composesBeforeStep(): boolean {
+  const preStep = seamParams(AGENT_TYPES, 'agent/pre-step')
+  if (seamParams(AGENT_TYPES, 'agent/session-prefix') === undefined || preStep === undefined) return true
+  return !(preStep.includes('fullSystemPrompt') && !preStep.includes('sessionPrefix'))
 }
 /** What the checkout has of a55f148516's API: every flag is true there. */
 export const HAS = {
@@ -46,10 +64,14 @@ export const HAS = {
   summarizer: existsSync(`${process.env.HARNESS_DIR ?? '.'}/packages/compact/compact-basic/src/summarizer.ts`),
   /** a55f148516's log vocabulary (else context/message, header deltas, no assistant provenance: see eventShape). */
   sourcedLog: !declares('packages/core/session/src/types.ts', "'context/message':"),
+  /** The session prefix composed before the step boundary (else a Compose is banked until the loop composes: see bankCompose). */
+  prefixBeforeStep: composesBeforeStep(),
 }
 
-/** Some feature is missing: the adapter runs through its shims (named in `hello`). */
-export const SHIMMED = Object.values(HAS).some(has => !has)
+/** The features the checkout lacks: the adapter runs through their shims (named in `hello`). */
+export const MISSING = Object.entries(HAS).filter(([, has]) => !has).map(([name]) => name)
+/** Some feature is missing: the adapter runs through its shims. */
+export const SHIMMED = MISSING.length > 0
 
 /** The last argument of a seam listener: older seams pass fewer leading arguments (no signal, no prefix). */
 export function last<T = Json>(args: Json[]): T { return args[args.length - 1] }
@@ -270,15 +292,22 @@ export function setSharedTools(owner: object, tools: Json[], run: (agent: Json, 
   }
 }
 
-// --- diagnostic only (DSH_ADAPTER_DIAG_DEFER_COMPOSE=1; never for conformance results) ---
-// Where the loop composes after the step boundary, a Compose is banked and the composition runs
-// when the loop reaches it, so the rest of a case can be compared.
-const DEFER_COMPOSE = process.env.DSH_ADAPTER_DIAG_DEFER_COMPOSE === '1'
+// --- late composition (without HAS.prefixBeforeStep) ---
+// Where the loop composes the session prefix after step/start and agent/request, the loop is
+// parked at pre-step when the model's Compose comes (BeginStep, Compose, PreStep, Dispatch). The
+// Compose is banked there and spent when the loop reaches its agent/session-prefix listener, so
+// the rest of a case can be compared. Only a Compose the loop will still reach is banked: this
+// loop instance has not composed, and no Compose is banked already; any other is refused, as
+// where the loop composes in the model's order. DSH_ADAPTER_DEFER_COMPOSE=1 or =0 overrides the
+// detection (1: bank as above whatever the checkout declares; 0: never bank).
+const DEFER_ENV = process.env.DSH_ADAPTER_DEFER_COMPOSE
+const DEFER_COMPOSE = DEFER_ENV === '1' || (DEFER_ENV !== '0' && !HAS.prefixBeforeStep)
 const credits = new WeakMap<object, number>()
-/** Compose arrived while parked elsewhere: bank it (diagnostic mode only). */
+const composed = new WeakSet<object>()
+/** Compose arrived while parked at pre-step of a loop that composes later: bank it. */
 export function bankCompose(inst: object, parkedAt: string | undefined): boolean {
-  if (!DEFER_COMPOSE || parkedAt === undefined || parkedAt === 'compose') return false
-  credits.set(inst, (credits.get(inst) ?? 0) + 1)
+  if (!DEFER_COMPOSE || parkedAt !== 'pre-step' || composed.has(inst) || (credits.get(inst) ?? 0) > 0) return false
+  credits.set(inst, 1)
   return true
 }
 /** The composition gate: spend a banked Compose instead of parking. */
@@ -288,3 +317,5 @@ export function spendCompose(inst: object): boolean {
   credits.set(inst, n - 1)
   return true
 }
+/** This loop instance's composition completed (its prefix is cached: no later Compose is banked). */
+export function noteComposed(inst: object): void { if (DEFER_COMPOSE) composed.add(inst) }
