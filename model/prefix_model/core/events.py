@@ -161,6 +161,8 @@ def shown(value: object) -> str:
 
     Not in ``__all__``: a helper of the core's rejection messages (``core.surface`` words SURF-3 with it), no rule.
     """
+    if isinstance(value, Replace):  # as the line spells it (harness S/types.ts): a rejection names the op it was given
+        value = FrozenMap({"op": "replace", "start": value.start, "end": value.end})
     return repr(value) if isinstance(value, str) or not is_json_value(value) else json_text(value)  # type: ignore[arg-type]
 
 
