@@ -35,7 +35,7 @@ from proofs.run import (
 
 from tests.conftest import HANG
 
-TARGET = "prefix_model.core.events"  # two contracted functions, one postcondition each
+TARGET = "prefix_model.core.events"  # three contracted functions, one postcondition each
 
 
 def _crosshair(paths: int) -> tuple[str, Stats, tuple[Explored, ...]]:
@@ -51,15 +51,15 @@ def _crosshair(paths: int) -> tuple[str, Stats, tuple[Explored, ...]]:
 def test_the_path_cap_is_what_stops_the_search() -> None:
     for paths in (1, 3):
         _, stats, explored = _crosshair(paths)
-        assert (stats.conditions, stats.paths) == (2, 2 * paths)  # the cap is per condition
-        assert [(e.paths, e.exhausted, e.preconditions_unmet) for e in explored] == [(paths, False, False)] * 2
-        assert sorted(e.function for e in explored) == ["check_event", "seq_gap"]
+        assert (stats.conditions, stats.paths) == (3, 3 * paths)  # the cap is per condition
+        assert [(e.paths, e.exhausted, e.preconditions_unmet) for e in explored] == [(paths, False, False)] * 3
+        assert sorted(e.function for e in explored) == ["check_envelope", "check_event", "seq_gap"]
 
 
 def test_two_runs_explore_the_same_paths() -> None:
     first, second = _crosshair(20), _crosshair(20)
     assert first == second  # the CPU seconds the driver reports are a measurement, not compared
-    assert first[1].paths == 2 * 20 and (first[1].path_timeouts, first[1].z3_unknown) == (0, 0)
+    assert first[1].paths == 3 * 20 and (first[1].path_timeouts, first[1].z3_unknown) == (0, 0)
 
 
 def test_the_budget_reads_no_clock_unless_asked_to() -> None:

@@ -494,6 +494,19 @@ def test_check_event_names_each_envelope_rule_with_its_reason() -> None:
     assert check_event(beyond, 0) == Rejection("JSON-3", "data holds a number not in its double form")
 
 
+@pytest.mark.spec("LOG-1", "LOG-2", "LOG-3")
+@pytest.mark.parametrize(
+    "fields",
+    [{"type": 7, "seq": 0, "time": 0}, {"type": "plugin/x", "seq": -1, "time": 0}, {"type": "plugin/x", "seq": 0, "time": "0"}, {"type": "plugin/x", "seq": 0, "time": 2**53}],
+    ids=["type", "seq", "time-string", "time-unsafe"],
+)
+def test_the_reader_and_check_event_state_an_envelope_field_rule_once(fields: dict[str, object]) -> None:
+    """One statement of LOG-1..LOG-3: the reader's rejection of a field as read is check_event's of an event holding it."""
+    read = parse_event(freeze({**fields, "data": {}}))
+    held = check_event(Event(fields["type"], fields["seq"], fields["time"], FrozenMap()), 0)  # type: ignore[arg-type]
+    assert isinstance(read, Rejection) and read == held
+
+
 @pytest.mark.spec("LOG-3")
 def test_an_event_appended_without_a_time_has_time_0() -> None:
     assert EMPTY_LOG.append(TURN_START, {"turn": 1}).events[-1].time == 0

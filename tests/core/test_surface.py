@@ -186,6 +186,27 @@ def test_invalid_surface_op_in_a_read_envelope(op: object) -> None:
     assert isinstance(rejection, Rejection) and rejection.rule == "SURF-3"
 
 
+@pytest.mark.spec("SURF-3", "SURF-7")
+@pytest.mark.parametrize(
+    ("member", "read", "held"),
+    [
+        ("surfaceOp", {"op": "replace", "start": -1, "end": 0}, {"surface_op": Replace(-1, 0), "source_event_seqs": (0,)}),
+        ("surfaceOp", 5, {"surface_op": 5, "source_event_seqs": (0,)}),
+        ("sourceEventSeqs", [0.5], {"surface_op": APPEND, "source_event_seqs": (0.5,)}),
+        ("sourceEventSeqs", "0", {"surface_op": APPEND, "source_event_seqs": "0"}),
+    ],
+    ids=["replace-negative-start", "op-number", "fractional-source", "sources-string"],
+)
+def test_the_reader_and_the_surface_step_state_surface_op_and_provenance_shape_once(member: str, read: object, held: dict[str, Any]) -> None:
+    """One statement of SURF-3 and SURF-7's shape: the reader's rejection of a member as read is the seed's of an event holding it."""
+    fields = {"surfaceOp": "append", "sourceEventSeqs": [0]} | {member: read}
+    rejection = parse_event(freeze({"type": "user/message", "seq": 1, "time": 0, "data": _user(), **fields}))
+    event = Event(USER_MESSAGE, 1, 0, freeze(_user()), held["surface_op"], held["source_event_seqs"])
+    seeded = seed_log(_messages(1).events + (event,))
+    assert isinstance(rejection, Rejection) and isinstance(seeded, Rejection)
+    assert (rejection.rule, rejection.reason) == (seeded.rule, seeded.reason)
+
+
 @pytest.mark.spec("SURF-3")
 def test_unknown_surface_op_string_read_from_a_line_is_rejected_by_the_seed() -> None:
     first = parse_event(freeze({"type": "user/message", "seq": 0, "time": 0, "data": _user(), "surfaceOp": "prepend"}))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from prefix_model.core.contracts import ENABLED, Rejection, ensure
-from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, check_lossless, is_json_value
+from prefix_model.core.json_values import MAX_SAFE_INTEGER, FrozenMap, JsonValue, check_lossless, is_json_value, json_text
 
 __all__ = [
     "seq_gap",
@@ -41,6 +41,7 @@ __all__ = [
     "Event",
     "is_surface_type",
     "is_safe_seq",
+    "check_envelope",
     "check_event",
 ]
 
@@ -155,6 +156,39 @@ def seq_gap(seq: object, expected_seq: int) -> Rejection:
     return Rejection("LOG-2", f"seq {seq} is not contiguous; expected {expected_seq}")
 
 
+def shown(value: object) -> str:
+    """Return ``value`` as a rejection shows it: a JSON value (not a string) in JSON text, anything else by ``repr``.
+
+    Not in ``__all__``: a helper of the core's rejection messages (``core.surface`` words SURF-3 with it), no rule.
+    """
+    if isinstance(value, Replace):  # as the line spells it (harness S/types.ts): a rejection names the op it was given
+        value = FrozenMap({"op": "replace", "start": value.start, "end": value.end})
+    return repr(value) if isinstance(value, str) or not is_json_value(value) else json_text(value)  # type: ignore[arg-type]
+
+
+@ensure(
+    lambda event, result: result is None or result.rule in ("LOG-1", "LOG-2", "LOG-3"),
+    "LOG-1..LOG-3: the envelope's own fields: a string type, safe integer seq and time",
+    enabled=ENABLED,
+)
+def check_envelope(event: Event, expected_seq: int | None = None) -> Rejection | None:
+    """Return the first rule the envelope's own fields break, if any: ``type`` a string (LOG-1), ``seq`` a
+    non-negative safe integer and, given ``expected_seq``, that one (LOG-2), ``time`` a non-negative safe integer (LOG-3).
+
+    The one statement of these rules: ``check_event`` asks it of an event at its place, the
+    readers (``formats.event_lines``) of an envelope as read, its fields as the line spells them.
+    """
+    if not isinstance(event.type, str):
+        return Rejection("LOG-1", "type must be a string")
+    if not is_safe_seq(event.seq):
+        return Rejection("LOG-2", f"seq {shown(event.seq)} is not a non-negative safe integer")
+    if expected_seq is not None and event.seq != expected_seq:
+        return seq_gap(event.seq, expected_seq)
+    if not is_safe_seq(event.time):
+        return Rejection("LOG-3", f"time {shown(event.time)} is not a non-negative safe integer")
+    return None
+
+
 @ensure(
     lambda event, result: result is None or is_safe_seq(event.seq) or result.rule == "LOG-2",
     "LOG-2: an event whose seq is not a non-negative safe integer is rejected",
@@ -165,12 +199,9 @@ def check_event(event: Event, expected_seq: int) -> Rejection | None:
 
     Spec: LOG-1, JSON-1, LOG-2, LOG-3, LOG-5, LOG-6, LOG-7, LOG-8, LOG-11, LOG-13, LOG-14, LOG-15.
     """
-    if not isinstance(event.type, str):
-        return Rejection("LOG-1", "type must be a string")
-    if not is_safe_seq(event.seq) or event.seq != expected_seq:
-        return seq_gap(event.seq, expected_seq)
-    if not is_safe_seq(event.time):
-        return Rejection("LOG-3", f"time {event.time!r} is not a non-negative safe integer")
+    found = check_envelope(event, expected_seq)
+    if found is not None:
+        return found
     if not is_json_value(event.data):
         return check_lossless(event.data) or Rejection("JSON-3", "data holds a number not in its double form")
     return _check_legacy(event) or _check_markers(event) or _check_known_shape(event)

@@ -23,6 +23,7 @@ from prefix_model.core.events import (
     check_event,
     is_safe_seq,
     is_surface_type,
+    shown,
 )
 from prefix_model.core.json_values import FrozenMap, is_json_value, json_deep_equal
 
@@ -32,6 +33,8 @@ __all__ = [
     "splice_nodes",
     "replacement_range",
     "EventsBySeq",
+    "check_surface_op",
+    "check_source_seqs",
     "check_provenance",
     "check_tool_result_rewrite",
     "check_surface_event",
@@ -75,8 +78,6 @@ def splice_nodes(nodes: tuple[int, ...], i: int, j: int, seq: int) -> tuple[int,
 )
 def replacement_range(nodes: Sequence[int], op: Replace) -> tuple[int, int] | Rejection:
     """Return the positions of ``op.start`` and ``op.end`` among the surface's ``nodes``, or the rule broken."""
-    if not (is_safe_seq(op.start) and is_safe_seq(op.end)):
-        return Rejection("SURF-3", "replace start and end must be non-negative safe integer seqs")
     if op.start not in nodes:
         return Rejection("SURF-4", f"replace start seq {op.start} is not on the surface")
     if op.end not in nodes:
@@ -85,6 +86,40 @@ def replacement_range(nodes: Sequence[int], op: Replace) -> tuple[int, int] | Re
     if i > j:
         return Rejection("SURF-5", f"replace start seq {op.start} (position {i}) is after end seq {op.end} (position {j})")
     return i, j
+
+
+@ensure(
+    lambda op, result: (result is None) == (op == APPEND or (isinstance(op, Replace) and is_safe_seq(op.start) and is_safe_seq(op.end))),
+    "SURF-3: a surfaceOp is append or a replace of two non-negative safe integer seqs",
+    enabled=ENABLED,
+)
+def check_surface_op(event_type: str, op: object) -> Rejection | None:
+    """Return SURF-3 when ``op`` is no surface op: neither ``"append"`` nor a replace of two non-negative safe integer seqs.
+
+    The one statement of SURF-3: ``surface_step`` asks it of an event's op, the reader
+    (``formats.event_lines``) of a ``surfaceOp`` member that is no string, as it reads it.
+    """
+    if op == APPEND or (isinstance(op, Replace) and is_safe_seq(op.start) and is_safe_seq(op.end)):
+        return None
+    return Rejection("SURF-3", f"{event_type} carries an invalid surfaceOp {shown(op)}")
+
+
+@ensure(
+    lambda sources, result: (result is None) == (isinstance(sources, tuple) and all(is_safe_seq(s) for s in sources)),
+    "SURF-7: sourceEventSeqs is an array of non-negative safe integers",
+    enabled=ENABLED,
+)
+def check_source_seqs(sources: object) -> Rejection | None:
+    """Return SURF-7 when ``sources`` is not an array (a tuple) of non-negative safe integers.
+
+    The one statement of this part of SURF-7: ``check_provenance`` asks it of an event's
+    ``sourceEventSeqs``, the reader (``formats.event_lines``) of the member as it reads it.
+    """
+    if not isinstance(sources, tuple):
+        return Rejection("SURF-7", "sourceEventSeqs must be an array")
+    if not all(is_safe_seq(s) for s in sources):
+        return Rejection("SURF-7", "sourceEventSeqs must hold non-negative safe integers")
+    return None
 
 
 class EventsBySeq(Protocol):
@@ -99,10 +134,11 @@ def check_provenance(event: Event, shadowed: tuple[int, ...]) -> Rejection | Non
     sources = event.source_event_seqs
     given: set[int] = set()  # each shadowed node is looked up in a set: a scan of the tuple made a compaction of N nodes cost N²
     if sources is not None:
+        found = check_source_seqs(sources)
+        if found is not None:
+            return found
         if len(sources) == 0 and event.type != ASSISTANT_MESSAGE:
             return Rejection("SURF-7", "sourceEventSeqs must not be empty except on assistant/message")
-        if not all(is_safe_seq(s) for s in sources):
-            return Rejection("SURF-7", "sourceEventSeqs must hold non-negative safe integers")
         given = set(sources)
         if len(given) != len(sources):
             return Rejection("SURF-7", "sourceEventSeqs must not contain duplicates")
@@ -166,8 +202,9 @@ def surface_step(nodes: Sequence[int], event: Event, events: EventsBySeq) -> tup
     op = event.surface_op
     if op == APPEND:
         return check_provenance(event, ())
-    if not isinstance(op, Replace):
-        return Rejection("SURF-3", f"{event.type} carries an invalid surfaceOp {op!r}")
+    invalid = check_surface_op(event.type, op)
+    if invalid is not None or not isinstance(op, Replace):
+        return invalid
     positions = replacement_range(nodes, op)
     if isinstance(positions, Rejection):
         return positions

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 
 from prefix_model.core.contracts import RejectedError, Rejection
-from prefix_model.core.events import Event, Replace, SurfaceOp, is_safe_seq
+from prefix_model.core.events import Event, Replace, check_envelope
+from prefix_model.core.surface import check_source_seqs, check_surface_op
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
 from prefix_model.formats.rules import MAX_LINE_BYTES, not_json, too_deep
 
@@ -60,49 +61,43 @@ def parse_json_line(text: str) -> JsonValue | Rejection:
         return not_json(str(error))
 
 
-def _surface_op(value: JsonValue) -> SurfaceOp | Rejection:
-    if isinstance(value, str):
-        return value  # an unknown string is kept and rejected by SURF-3 in context
+def _surface_op(value: JsonValue) -> JsonValue | Replace:
+    """Return the op a ``surfaceOp`` member spells: a replace as a ``Replace`` of its members as read, any other value as is.
+
+    Only a reading: which ops are valid is SURF-3, stated once in ``core.surface.check_surface_op``.
+    """
     if isinstance(value, FrozenMap) and set(value) == {"op", "start", "end"} and value["op"] == "replace":
         start, end = value["start"], value["end"]
-        if is_safe_seq(start) and is_safe_seq(end):
-            assert isinstance(start, int) and isinstance(end, int)
+        if isinstance(start, int) and isinstance(end, int):
             return Replace(start, end)
-    return Rejection("SURF-3", f"invalid surfaceOp {json_text(value)}")
-
-
-def _source_seqs(value: JsonValue) -> tuple[int, ...] | Rejection:
-    if not isinstance(value, tuple):
-        return Rejection("SURF-7", "sourceEventSeqs must be an array")
-    if not all(is_safe_seq(s) for s in value):
-        return Rejection("SURF-7", "sourceEventSeqs must hold non-negative safe integers")
-    return tuple(s for s in value if isinstance(s, int))
+    return value
 
 
 def parse_event(value: JsonValue) -> Event | Rejection:
-    """Return the event a JSON envelope spells, or the envelope rule it breaks (LOG-1, LOG-2, LOG-3)."""
+    """Return the event a JSON envelope spells, or the envelope rule it breaks (LOG-1, LOG-2, LOG-3; SURF-3, SURF-7).
+
+    What is about the JSON form (an object, of the envelope's keys, with ``data``) is judged here;
+    the fields are judged by the core's rules as read: ``check_envelope`` (LOG-1..LOG-3),
+    ``check_surface_op`` (SURF-3: an op that is no string; a string is judged in context by the
+    surface step) and ``check_source_seqs`` (SURF-7).
+    """
     if not isinstance(value, FrozenMap):
         return Rejection("LOG-1", "an event line must be a JSON object")
     extra = [k for k in value if k not in ENVELOPE_KEYS]
     if extra:
         return Rejection("LOG-1", f"unknown envelope key {extra[0]!r}")
-    kind, seq, time = value.get("type"), value.get("seq"), value.get("time")
-    if not isinstance(kind, str):
-        return Rejection("LOG-1", "type must be a string")
     if "data" not in value:
         return Rejection("LOG-1", "data is missing")
-    if not is_safe_seq(seq):
-        return Rejection("LOG-2", f"seq {json_text(seq)} is not a non-negative safe integer")
-    if not is_safe_seq(time):
-        return Rejection("LOG-3", f"time {json_text(time)} is not a non-negative safe integer")
-    assert isinstance(seq, int) and isinstance(time, int)
     op = _surface_op(value["surfaceOp"]) if "surfaceOp" in value else None
-    sources = _source_seqs(value["sourceEventSeqs"]) if "sourceEventSeqs" in value else None
-    if isinstance(op, Rejection):
-        return op
-    if isinstance(sources, Rejection):
-        return sources
-    return Event(kind, seq, time, value["data"], op, sources)
+    sources = value["sourceEventSeqs"] if "sourceEventSeqs" in value else None
+    # The fields as read, typed as the checks below find them: a value that breaks them never leaves this function.
+    event = Event(value.get("type"), value.get("seq"), value.get("time"), value["data"], op, sources)  # type: ignore[arg-type]
+    found = check_envelope(event)
+    if found is None and "surfaceOp" in value and not isinstance(op, str):
+        found = check_surface_op(event.type, op)
+    if found is None and "sourceEventSeqs" in value:
+        found = check_source_seqs(sources)
+    return event if found is None else found
 
 
 def event_to_json(event: Event) -> FrozenMap:

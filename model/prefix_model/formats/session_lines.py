@@ -38,7 +38,6 @@ __all__ = [
     "plain_row_events",
     "record_to_line",
     "legacy_rejection",
-    "packed_member_time",
     "is_number",
     "ZSTD_MAGIC",
     "ROW_TYPES",
@@ -399,7 +398,3 @@ def legacy_rejection(event: Event) -> Rejection | None:
     rejection = check_event(event, event.seq)
     return rejection if rejection is not None and rejection.rule in _LEGACY_RULES else None
 
-
-def packed_member_time(seq: int, time: object) -> Rejection:
-    """A packed row's member whose time (``time0`` plus the gaps) is no safe integer (LOG-3)."""
-    return Rejection("LOG-3", f"packed member seq {seq} has time {time}, not a non-negative safe integer")

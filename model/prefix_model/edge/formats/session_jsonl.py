@@ -29,7 +29,7 @@ from typing import Literal, cast, overload
 from prefix_model.conformance import vacuity
 from prefix_model.formats.plain import PlainEvent, from_event
 from prefix_model.core.contracts import Rejection
-from prefix_model.core.events import TURN_END, Event, is_safe_seq, seq_gap
+from prefix_model.core.events import TURN_END, Event, check_envelope, seq_gap
 from prefix_model.core.json_values import FrozenMap, json_text
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.edge.formats.frames import Frames, Line, LineFilter, Run, plain_runs, split_runs, zstd_chunks
@@ -47,7 +47,6 @@ from prefix_model.formats.session_lines import (
     expand_chunk_row,
     is_number,
     legacy_rejection,
-    packed_member_time,
     parse_header_line,
     plain_row_events,
 )
@@ -369,8 +368,9 @@ class LogStream:
             if events[0].seq != expected:
                 return _Hole(f"seq gap: expected {expected}, the row starts at {events[0].seq}")
             for event in events:
-                if not is_safe_seq(event.time):
-                    raise self._fail(line.number, packed_member_time(event.seq, event.time))
+                found = check_envelope(event)  # a member's time is time0 plus the gaps: LOG-3 may fail
+                if found is not None:
+                    raise self._fail(line.number, Rejection(found.rule, f"packed member seq {event.seq}: {found.reason}"))
             return events
         if not isinstance(value, FrozenMap) or "seq" not in value:
             return _Hole(f"seq gap: expected {expected}, the line has no seq")
