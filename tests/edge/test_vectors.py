@@ -31,13 +31,11 @@ from prefix_model.vectors.cases import (
     FILE_BASE,
     PENDING_MODEL_BUGS,
     LogCase,
-    Scenario,
     capture_lines,
     case_text,
     catalogue,
     log_lines,
     pending_cases,
-    scenarios,
     world_of,
     wrapped_capture_lines,
 )
@@ -69,7 +67,7 @@ from prefix_model.edge.vectors.generate import (
 )
 from prefix_model.vectors.persisted import clocked, file_bytes
 from prefix_model.formats.event_lines import event_to_json
-from prefix_model.vectors.scenarios import play
+from prefix_model.vectors.scenarios import Scenario, play, scenarios
 from prefix_model.loop.actions import Action
 from prefix_model.loop.variants import VARIANTS, Variant
 
