@@ -62,9 +62,10 @@ diverges, the adapter faults, or the run times out. Its verdicts are keyed by th
 fuzzer's own files and the campaign's size.
 
 Survivors listed in ``proofs/mutation-equivalent.json`` (id, the mutated line, a one-line reason)
-are reported apart and left out of the score's denominator; an entry whose id no longer gives
-that line is reported as stale and excludes nothing. Exit status: 0 when every module ran, 1 when
-a module's unmutated tests failed, 2 for a usage error.
+are reported apart and left out of the score's denominator. An entry is found by its line where
+an edit above it moved it (same operator and index; ``--relocate-equivalent`` rewrites the ids, for
+tidiness only); one whose line no mutant gives now is reported as stale and excludes nothing.
+Exit status: 0 when every module ran, 1 when a module's unmutated tests failed, 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -555,33 +556,45 @@ def load_equivalent(path: Path = EQUIVALENT) -> dict[str, dict[str, dict[str, st
     return {k: v for k, v in data.items() if not k.startswith("_")}
 
 
+def located(key: str, entries: dict[str, dict[str, str]], mutants: Sequence[Mutant]) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """Return ``entries`` (of module ``key``) under the ids their mutated lines have now, and what moved or is gone.
+
+    An entry is the mutant of the same operator and index whose mutated line is the entry's, so an
+    edit above it (which moves its line) does not lose it; one that no mutant (or more than one)
+    now gives is kept under its own id, and said.
+    """
+    lines = {m.id: m.mutated_line.strip() for m in mutants}
+    moved: dict[str, dict[str, str]] = {}
+    said: list[str] = []
+    for mutant_id, entry in entries.items():
+        operator, _, column, index = mutant_id.split(":")
+        found = [i for i, line in lines.items() if line == entry["line"] and i.startswith(f"{operator}:") and i.endswith(f":{index}")]
+        if lines.get(mutant_id) == entry["line"]:
+            found = [mutant_id]  # still where it was
+        elif len(found) > 1:  # the same line written more than once: the one in the entry's column (a move keeps it)
+            found = [i for i in found if i.split(":")[2] == column]
+        new_id = found[0] if len(found) == 1 else mutant_id
+        if len(found) != 1:
+            said.append(f"{key} {mutant_id}: {'no' if not found else len(found)} mutant(s) give its line now; left as it is")
+        elif new_id != mutant_id:
+            said.append(f"{key} {mutant_id} -> {new_id}")
+        moved[new_id] = entry
+    return moved, said
+
+
 def relocate_equivalent(modules: Sequence[Path], path: Path = EQUIVALENT) -> list[str]:
     """Give each equivalent entry of ``modules`` the id its mutated line has now (an edit above it moved it); return what moved or is gone.
 
-    An entry is the mutant of the same operator and index whose mutated line is the entry's; one
-    that no mutant (or more than one) now gives is left as it is, and said.
+    Tidiness only: a run finds an entry whose line moved by its line (``located``); one that no
+    mutant (or more than one) now gives is left as it is, and said.
     """
     data = json.loads(path.read_text(encoding="utf-8"))
     said: list[str] = []
     for module in modules:
         key = module.relative_to(ROOT).as_posix()
         entries: dict[str, dict[str, str]] = data.get(key, {})
-        mutants = mutants_of(module.read_text(encoding="utf-8"))
-        lines = {m.id: m.mutated_line.strip() for m in mutants}
-        moved: dict[str, dict[str, str]] = {}
-        for mutant_id, entry in entries.items():
-            operator, _, column, index = mutant_id.split(":")
-            found = [i for i, line in lines.items() if line == entry["line"] and i.startswith(f"{operator}:") and i.endswith(f":{index}")]
-            if lines.get(mutant_id) == entry["line"]:
-                found = [mutant_id]  # still where it was
-            elif len(found) > 1:  # the same line written more than once: the one in the entry's column (a move keeps it)
-                found = [i for i in found if i.split(":")[2] == column]
-            new_id = found[0] if len(found) == 1 else mutant_id
-            if len(found) != 1:
-                said.append(f"{key} {mutant_id}: {'no' if not found else len(found)} mutant(s) give its line now; left as it is")
-            elif new_id != mutant_id:
-                said.append(f"{key} {mutant_id} -> {new_id}")
-            moved[new_id] = entry
+        moved, told = located(key, entries, mutants_of(module.read_text(encoding="utf-8")))
+        said += told
         if entries:
             data[key] = moved
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -686,6 +699,8 @@ def judge_module(
         return None
     source = module.read_text(encoding="utf-8")
     everything = mutants_of(source)
+    equivalent = located(key, equivalent, everything)[0]  # an entry whose line an edit above it moved is still found
+    out_of_scope = located(key, out_of_scope or {}, everything)[0]
     mutants = sampled(everything, every)
     note = _sample_note(len(everything), len(mutants), every)
     if only:

@@ -217,7 +217,8 @@ def test_no_test_names_a_withdrawn_divergence_but_the_numbering_test() -> None:
 
 @pytest.mark.spec("D-18", "REC-1", "STRM-4")
 def test_replay_state_stays_in_the_request_sent_and_a_capture_stripped_at_the_adapter_reads_as_rec_1() -> None:
-    from prefix_model.conformance.fold import captured_request, check_events
+    from prefix_model.conformance.captured import captured_request
+    from prefix_model.conformance.fold import check_events
     from prefix_model.core.json_values import thaw
     from prefix_model.loop.actions import BeginStep, Compose, PostStep, PreStep, Reply
 

@@ -58,6 +58,13 @@ def test_spec_ids_are_unique_and_numerous() -> None:
     assert len(ids) >= 40
 
 
+def test_each_requirement_is_stated_once_in_spec_md() -> None:
+    """A requirement's normative statement is SPEC.md's alone: no other spec file defines an ID (they point to SPEC.md)."""
+    elsewhere = {p.name: DEFINED.findall(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "spec").glob("*.md")) if p.name != SPEC.name}
+    assert "vectors.md" in elsewhere and {name: ids for name, ids in elsewhere.items() if ids} == {}
+    assert DEFINED.findall("- **VEC-1** — restated\n") == ["VEC-1"]  # the pattern sees a restatement
+
+
 def test_every_spec_id_has_a_test() -> None:
     missing = sorted(set(ids_in_spec()) - set(ids_named_by_tests()))
     assert missing == [], f"requirements without a test: {missing}"

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prefix_model.conformance import reconstruction
-from prefix_model.conformance.fold import Captured, LogChecker, captured_request, check_events
+from prefix_model.conformance.captured import Captured, captured_request
+from prefix_model.conformance.fold import LogChecker, check_events
 from prefix_model.formats.plain import Known, PlainEvent, from_event
 from prefix_model.core.derive import derive_messages
 from prefix_model.core.events import ASSISTANT_CHUNK, STEP_START

@@ -16,7 +16,8 @@ from typing import cast
 
 import pytest
 from prefix_model.conformance.findings import SHOWN_DIFFERENCES, Difference, Finding, Marker, differences, key_order_only, listed
-from prefix_model.conformance.fold import Captured, captured_request, check_events
+from prefix_model.conformance.captured import Captured, captured_request
+from prefix_model.conformance.fold import check_events
 from prefix_model.core.derive import derive_event_message
 from prefix_model.core.events import REQUEST_HEADER, STEP_START, Event
 from prefix_model.core.json_values import FrozenMap, freeze, json_text, thaw

@@ -20,7 +20,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prefix_model.conformance import reconstruction
 from prefix_model.conformance.findings import MISSING, Finding
-from prefix_model.conformance.fold import Captured, LogChecker, StepResult, SurfaceNodes, captured_request, check_events
+from prefix_model.conformance.captured import Captured, captured_request
+from prefix_model.conformance.fold import LogChecker, check_events
+from prefix_model.conformance.nodes import SurfaceNodes
+from prefix_model.conformance.state import StepResult
 from prefix_model.formats.plain import PlainEvent, from_event, plain_text
 from prefix_model.conformance.state import FoldState
 from prefix_model.core.contracts import RejectedError, Rejection

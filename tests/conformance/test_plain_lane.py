@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from prefix_model.conformance.fold import LogChecker, StepResult
+from prefix_model.conformance.fold import LogChecker
+from prefix_model.conformance.state import StepResult
 from prefix_model.formats.plain import depth, from_event, plain_text, to_event
 from prefix_model.conformance.screens import append_provenance_ok, envelope_ok
 from prefix_model.core.contracts import Rejection
@@ -508,7 +509,8 @@ def test_the_plain_form_states_it_keeps_the_event() -> None:
 @pytest.mark.spec("CHK-2", "CHK-4", "MATCH-1", "CHK-1", "REC-1", "JSON-3", "CAP-1")
 def test_the_folds_contracts_tie_it_to_the_spec_functions() -> None:
     import icontract
-    from prefix_model.conformance.fold import Captured, captured_request, check_events
+    from prefix_model.conformance.captured import Captured, captured_request
+    from prefix_model.conformance.fold import check_events
 
     from proofs.bugs_detected import broken_twin
 

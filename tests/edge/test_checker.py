@@ -17,7 +17,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 from prefix_model.conformance.findings import MISSING
-from prefix_model.conformance.fold import captured_request, check_events
+from prefix_model.conformance.captured import captured_request
+from prefix_model.conformance.fold import check_events
 from prefix_model.core.json_values import json_text
 from prefix_model.core.requests import request_to_json
 from prefix_model.edge.checker import Unusable, check_log

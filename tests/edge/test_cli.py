@@ -17,7 +17,8 @@ from pathlib import Path
 
 import icontract
 import pytest
-from prefix_model.conformance.fold import LogChecker, StepResult
+from prefix_model.conformance.fold import LogChecker
+from prefix_model.conformance.state import StepResult
 from prefix_model.core.contracts import ENABLED, Rejection
 from prefix_model.core.events import STEP_START
 from prefix_model.core.json_values import freeze, json_text

@@ -13,7 +13,8 @@ from prefix_model.core.json_values import FrozenMap, freeze, json_text
 from prefix_model.loop.actions import Create, Register, SendPrompt
 from prefix_model.loop.properties import check_all
 from prefix_model.loop.world import InjectThenPrepend, Listener, Throw
-from prefix_model.vectors.cases import Scenario, scenarios, world_of
+from prefix_model.vectors.cases import world_of
+from prefix_model.vectors.scenarios import Scenario, scenarios
 from prefix_model.vectors.codec import ACTION_TYPES, CALL_TYPES, CodecError, action_from_json, action_to_json, camel
 from prefix_model.vectors.persisted import FileError, file_bytes, text_file, zstd_file
 from prefix_model.vectors.scenarios import edge_tools, play

@@ -32,13 +32,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from prefix_model.conformance import enclosure, live, matching, record
-from prefix_model.conformance.captured import Captured, captured_request
+from prefix_model.conformance.captured import Captured
 from prefix_model.conformance.findings import Finding
 from prefix_model.conformance.nodes import SurfaceNodes
 from prefix_model.formats.plain import Known, PlainEvent, from_event, plain_text, to_event
 from prefix_model.conformance.reconstruction import expected_request
 from prefix_model.conformance.screens import envelope_ok
-from prefix_model.conformance.state import CaptureQueue, FoldState, InOrder, OpenStep, StepResult
+from prefix_model.conformance.state import CaptureQueue, FoldState, OpenStep, StepResult
 from prefix_model.core.contracts import ENABLED, Rejection, ensure, require
 from prefix_model.core.events import (
     ASSISTANT_CHUNK,
@@ -62,7 +62,7 @@ from prefix_model.core.headers import check_header_event, header_equals
 from prefix_model.core.json_values import MAX_DEPTH, MAX_SAFE_INTEGER
 from prefix_model.core.requests import Request
 
-__all__ = ["Captured", "InOrder", "StepResult", "SurfaceNodes", "LogChecker", "check_events", "captured_request", "ARMS"]
+__all__ = ["LogChecker", "check_events", "ARMS"]
 
 Arm = Callable[[FoldState, int, PlainEvent], None]
 

@@ -19,7 +19,9 @@ from typing import IO
 
 from prefix_model.conformance import vacuity
 from prefix_model.conformance.findings import Finding
-from prefix_model.conformance.fold import Captured, InOrder, LogChecker, StepResult
+from prefix_model.conformance.captured import Captured
+from prefix_model.conformance.fold import LogChecker
+from prefix_model.conformance.state import InOrder, StepResult
 from prefix_model.formats.plain import Known
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.requests import Request, is_step_number, no_header_in_force, no_such_step

@@ -948,7 +948,8 @@ def _run_adapter(args: argparse.Namespace) -> int:
 
 
 def _run_fuzz(args: argparse.Namespace) -> int:
-    from prefix_model.edge.fuzz.command import BadInput, Unusable as FuzzUnusable, run
+    from prefix_model.edge.fuzz.campaign import Unusable as FuzzUnusable
+    from prefix_model.edge.fuzz.command import BadInput, run
 
     try:
         return run(args)

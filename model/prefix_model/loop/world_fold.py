@@ -11,7 +11,8 @@ properties' tests compare them).
 from __future__ import annotations
 
 from prefix_model.conformance.findings import Finding
-from prefix_model.conformance.fold import Captured, LogChecker, captured_request
+from prefix_model.conformance.captured import Captured, captured_request
+from prefix_model.conformance.fold import LogChecker
 from prefix_model.formats.plain import PlainEvent, from_event
 from prefix_model.core.contracts import ENABLED
 from prefix_model.core.events import Event

@@ -34,11 +34,8 @@ from prefix_model.loop.variants import VARIANTS, run_witness
 from prefix_model.loop.world import World
 
 __all__ = [
-    "Scenario",
     "LogCase",
     "Case",
-    "ScriptError",
-    "scenarios",
     "play",
     "world_of",
     "log_cases",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import prefix_model
-from prefix_model.conformance.fold import Captured
+from prefix_model.conformance.captured import Captured
 from prefix_model.formats.plain import Known
 from prefix_model.core.contracts import Rejection
 from prefix_model.core.json_values import FrozenMap, thaw

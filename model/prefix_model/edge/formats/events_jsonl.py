@@ -15,7 +15,8 @@ from prefix_model.core.events import Event
 from prefix_model.core.json_values import FrozenMap
 from prefix_model.core.log import Log, seed_log
 from prefix_model.formats import rules
-from prefix_model.formats.event_lines import MAX_LINE_BYTES, parse_event, parse_json_line
+from prefix_model.formats.event_lines import parse_event, parse_json_line
+from prefix_model.formats.rules import MAX_LINE_BYTES
 
 __all__ = ["LogReadError", "read_log", "read_log_lines"]
 

@@ -15,7 +15,7 @@ from typing import IO, NamedTuple, cast
 
 from prefix_model.edge.formats.events_jsonl import LogReadError
 from prefix_model.formats import rules
-from prefix_model.formats.event_lines import MAX_LINE_BYTES
+from prefix_model.formats.rules import MAX_LINE_BYTES
 from prefix_model.formats.session_lines import ZSTD_MAGIC
 
 __all__ = ["Chunk", "Line", "Run", "Frames", "LineFilter", "plain_lines", "plain_runs", "zstd_chunks", "split_lines", "split_runs"]

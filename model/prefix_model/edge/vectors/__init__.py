@@ -6,6 +6,7 @@ Consuming them, in process or over the adapter protocol, is ``edge/runner/``'s.
   (``prefix-model vectors --out DIR``)
 - ``bundle`` what makes DIR stand alone: its README (from ``README.bundle.md``), the specification
   and its schemas under ``DIR/spec/``, and the reproducible tarball (``--bundle``)
-- ``action_schema`` rewrites the schema's action definitions, and spec/vectors.md's table of actions and protocol
-  transcript, from the action dataclasses and the model's adapter
+- ``spec_texts`` rewrites the spec's generated texts: the schema's action definitions, and spec/vectors.md's table
+  of actions, protocol transcript and worked examples, from the action dataclasses, the model's adapter and the
+  cases (``python -m prefix_model.edge.vectors.spec_texts [--check]``)
 """

@@ -81,7 +81,7 @@ def transcript(vectors_md: str) -> str:
 
 def readme_text(cases: Sequence[Case], docs: Sequence[tuple[str, bytes]]) -> str:
     """Return the directory's README: the package's template with this catalogue's counts and ``docs``' schemas and transcript."""
-    from prefix_model.vectors.cases import Scenario
+    from prefix_model.vectors.scenarios import Scenario
 
     kinds = ["scenario" if isinstance(c, Scenario) else "file" if c.file is not None else "log" for c in cases]
     valid = [isinstance(c, Scenario) or c.valid for c in cases]

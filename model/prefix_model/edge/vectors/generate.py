@@ -38,11 +38,11 @@ from pathlib import Path
 from prefix_model import __version__
 from prefix_model.vectors import FORMAT_VERSION, MANIFEST_SCHEMA
 from prefix_model.edge.vectors.bundle import DOCS, bundle_files, write_tarball
+from prefix_model.vectors.scenarios import Scenario
 from prefix_model.vectors.cases import (
     PENDING_MODEL_BUGS,
     Case,
     LogCase,
-    Scenario,
     capture_lines,
     case_text,
     catalogue,

@@ -1,4 +1,6 @@
-"""The action part of spec/schema/vector.schema.json, generated from the action dataclasses (as ``codec`` is).
+"""The spec's generated texts: vector.schema.json's actions, and spec/vectors.md's table, transcript and examples.
+
+The action part of spec/schema/vector.schema.json is generated from the action dataclasses (as ``codec`` is).
 
 An action's schema follows from its dataclass the way its JSON does (``codec.action_to_json``):
 ``{"action": "<ClassName>"}`` and every field under its camelCase name, required unless it is one
@@ -14,13 +16,14 @@ and the first paragraph of its docstring), its protocol transcript, whose answer
 lists every action) are the model's adapter's (``transcript_text``), and its worked examples, each
 the generated case its mark names (``generate.example_text``).
 
-``python -m prefix_model.edge.vectors.action_schema`` rewrites the committed schema's action
-definitions and those texts of spec/vectors.md; ``tests/edge/test_action_schema.py`` checks the
-committed files equal the generated ones.
+``python -m prefix_model.edge.vectors.spec_texts`` rewrites the committed schema's action
+definitions and those texts of spec/vectors.md (``--check``: write nothing, name the files that differ,
+exit 1); ``tests/edge/test_spec_texts.py`` checks the committed files equal the generated ones.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import inspect
 import io
@@ -75,7 +78,7 @@ _SCALARS: dict[object, str] = {str: "string", bool: "boolean", int: "integer", F
 SCHEMA_PATH = resources.files("prefix_model") / "spec" / "schema" / "vector.schema.json"
 VECTORS_MD_PATH = resources.files("prefix_model") / "spec" / "vectors.md"
 # The line before spec/vectors.md's table of actions; the table ends at the first blank line.
-TABLE_MARK = "<!-- actions: generated from the action dataclasses (python -m prefix_model.edge.vectors.action_schema) -->\n"
+TABLE_MARK = "<!-- actions: generated from the action dataclasses (python -m prefix_model.edge.vectors.spec_texts) -->\n"
 _EXAMPLE = re.compile(r"(<!-- worked-example: ([\w/.-]+) -->\n```json\n)(.*?)(```)", re.DOTALL)  # a case's id, then its text
 
 
@@ -178,16 +181,37 @@ def vectors_md_text(text: str) -> str:
     return _EXAMPLE.sub(lambda m: m.group(1) + example_text(m.group(2)) + m.group(4), text)
 
 
-def main() -> int:
-    """Rewrite the committed schema and spec/vectors.md (in a source checkout) with the generated action texts."""
+_DESCRIPTION = """\
+Write the spec's texts that the model generates (in a source checkout):
+  spec/schema/vector.schema.json  the action definitions ($defs "action" and "action<Name>"),
+                                  from the action dataclasses (vectors.codec.ACTION_TYPES)
+  spec/vectors.md                 the table of actions, the protocol transcript's answers (the
+                                  model's adapter's) and the worked examples (the generated case
+                                  each mark names)
+Everything else in both files is kept as written. Run it after changing an action, the adapter,
+or a case a worked example shows; tests/edge/test_spec_texts.py fails until the files are current."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite the committed schema and spec/vectors.md with their generated texts; ``--check``: exit 1 naming those that differ."""
+    parser = argparse.ArgumentParser(
+        prog="python -m prefix_model.edge.vectors.spec_texts",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="exit status: 0 when written or already current; 1 with --check when a file differs",
+    )
+    parser.add_argument("--check", action="store_true", help="write nothing: name each file whose generated text differs, exit 1 if one does")
+    check = parser.parse_args(argv).check
+    stale = False
     for source, generated in ((SCHEMA_PATH, schema_text), (VECTORS_MD_PATH, vectors_md_text)):
         path = Path(str(source))
         text = path.read_text(encoding="utf-8")
         new = generated(text)
-        if new != text:
+        stale = stale or new != text
+        if new != text and not check:
             path.write_text(new, encoding="utf-8")
-        print(f"{path}: {'rewritten' if new != text else 'unchanged'}")
-    return 0
+        print(f"{path}: {'unchanged' if new == text else 'differs' if check else 'rewritten'}")
+    return 1 if check and stale else 0
 
 
 if __name__ == "__main__":
