@@ -14,6 +14,9 @@ that), so only a generated campaign finds them:
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
+``last-message-dropped`` drops the last message of every request it sends, whatever put it there: the steer of a
+steered step and a composing listener's inject go missing alike (how a signature tells them apart, FUZZ-8).
+
 ``own-layout`` is no fault of the requests: it answers each reply's events of a session in reverse
 order, a log layout that differs by design, and ``own-layout+NAME`` does so with fault NAME planted
 (what ``fuzz --compare requests`` must see through, and still find).
@@ -106,6 +109,17 @@ class OwnLayout(Server):
         if method == "apply":
             result = result | {"appended": {session: events[::-1] for session, events in result["appended"].items()}}
         return result
+class LastMessageDropped(Server):
+    """Every request sent without its last message."""
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        result = super().handle(method, params)
+        if method == "apply":
+            sent = [r | {"request": r["request"] | {"messages": r["request"]["messages"][:-1]}} for r in result["sent"]]
+            result = result | {"sent": sent}
+        return result
+
+
 class DisposedTakesInputs(Server):
     """An input to a disposed instance answered as applied, appending nothing, where the model refuses it (LOOP-6)."""
 
@@ -146,6 +160,8 @@ def server(name: str) -> Server:
         return OwnLayout(SEMANTICS[planted], name) if planted else OwnLayout(name=name)
     if name == "disposed-takes-inputs":
         return DisposedTakesInputs()
+    if name == "last-message-dropped":
+        return LastMessageDropped(name=name)
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
 
 

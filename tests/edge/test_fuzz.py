@@ -22,9 +22,10 @@ from prefix_model.edge.cli import main
 from prefix_model.edge.fuzz.campaign import Settings, run_campaign
 from prefix_model.edge.fuzz import generate
 from prefix_model.edge.fuzz.generate import Coverage, draw
-from prefix_model.edge.fuzz.lockstep import ACCEPTED_BY_IMPLEMENTATION, DIFFERS, Difference, reply_difference
+from prefix_model.edge.fuzz.lockstep import ACCEPTED_BY_IMPLEMENTATION, DIFFERS, Difference, lockstep, message_sources, model_replies, reply_difference
 from prefix_model.edge.fuzz.shrink import shrink
 from prefix_model.core.json_values import freeze
+from prefix_model.edge.runner.client import AdapterProcess
 from prefix_model.edge.runner.consumer import JsonObject
 
 from tests.adapters.planted_adapter import PASS_THE_VECTORS
@@ -272,6 +273,52 @@ def test_a_signature_names_the_first_differing_member_not_only_the_pointer() -> 
     tools: JsonObject = {"appended": {}, "sent": [{"request": {"messages": [], "tools": []}}]}
     assert signature(tools, header, "requests") == 'Dispatch: replies differ at /sent/*/request (missing "messages")'
     assert signature(ended, nothing, "requests") is None and signature(nothing, None) == "Dispatch: refused by the implementation, applied by the model"
+
+
+def _turn(*middle: JsonObject, listener: JsonObject | None = None) -> list[JsonObject]:
+    """A session's first turn up to its first dispatch, ``middle`` after its prompt, with ``listener`` registered first."""
+    create = {"action": "Create", "agent": "ops", "options": {"model": "x", "provider": "mock"}, "sessionId": "s1", "system": "x", "tools": []}
+    prompt = {"action": "SendPrompt", "blocked": False, "contexts": [], "instance": 0, "promptPrefix": [], "text": "x"}
+    step = [{"action": "BeginStep", "instance": 0}, {"action": "Compose", "instance": 0}]
+    step += [{"action": "PreStep", "compact": None, "instance": 0, "replace": None, "summaries": []}, {"action": "Dispatch", "config": None, "instance": 0}]
+    return [*([] if listener is None else [{"action": "Register", "listener": listener}]), create, prompt, *middle, *step]
+
+
+@pytest.mark.spec("FUZZ-8")
+def test_a_missing_message_is_named_by_the_models_source_so_a_steer_and_an_inject_differ() -> None:
+    # On the wire both are a user message missing from the first request; in the model's log one is a steering/message,
+    # the other the user/message a composing listener injected (ea4c10d753's bug, once filed under the steer's entry).
+    steered = _turn({"action": "Steer", "instance": 0, "text": "x"})
+    rules = {"call": "InjectThenPrepend", "messages": [{"role": "user", "content": [{"type": "text", "text": "<rules>"}]}], "source": None, "text": "note"}
+    injected = _turn(listener={"agent": None, "name": "rules", "script": [rules]})
+    dropped = f"{PLANTED} last-message-dropped"  # every request without its last message
+    adapter = AdapterProcess(dropped, HANG)
+    try:
+        found = {name: lockstep(adapter, script, model_replies(script), "requests") for name, script in (("steer", steered), ("inject", injected))}
+    finally:
+        adapter.stop()
+    at = "Dispatch: replies differ at /sent/*/request/messages"
+    assert {name: d.signature if d else None for name, d in found.items()} == {
+        "steer": f"{at} (expected user (steering/message), got nothing)",
+        "inject": f"{at} (expected user (user/message), got nothing)",
+    }
+    # Inside one message: the message by its role and source (the prefix's, or the event it projects from), then what differs.
+    want = model_replies(injected)[-1]
+    assert want is not None and [m["role"] for m in want["sent"][0]["request"]["messages"]] == ["user", "user", "user"]
+    for index, source in enumerate(("prefix", "user/message")):
+        got = json.loads(json.dumps(want))
+        got["sent"][0]["request"]["messages"][index]["content"][0]["text"] = "changed"
+        difference = reply_difference(6, "Dispatch", want, got, "requests", message_sources(injected))
+        assert difference is not None and difference.signature == f"{at}/*/content/*/text (in user ({source}))"
+        got["sent"][0]["request"]["messages"][index] = {"role": "user"}
+        difference = reply_difference(6, "Dispatch", want, got, "requests", message_sources(injected))
+        assert difference is not None and difference.signature == f'{at}/* (in user ({source}): missing "content")'
+    # Where the model cannot tell (no sources given, or a request it did not send), the cause is as it was.
+    got = json.loads(json.dumps(want))
+    got["sent"][0]["request"]["messages"].pop()
+    assert [reply_difference(6, "Dispatch", want, got, "requests", sources) for sources in (None, lambda k: None)] == [
+        Difference(6, "Dispatch", DIFFERS, "/sent/0/request/messages", want["sent"][0]["request"]["messages"], got["sent"][0]["request"]["messages"], cause="expected user, got nothing")
+    ] * 2
 
 
 @pytest.mark.spec("FUZZ-8", "FUZZ-3")

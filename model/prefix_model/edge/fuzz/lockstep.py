@@ -19,30 +19,38 @@ kind (an event's type, a message's role, "a request", "nothing" where one side h
 object, the field one side lacks; inside one event, that event's type. ``Dispatch: replies differ
 at /appended/* (expected turn/end, got request/header)`` and ``... (expected request/header, got
 nothing)`` are two causes that one pointer used to merge, so a shrink could drift from one to the
-other.
+other. A request's message also names where the model's side has it from (``message_sources``):
+a steer and an inject are both a ``user`` message on the wire, a ``steering/message`` and a
+``user/message`` in the model's log.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prefix_model.core.contracts import Rejection
+from prefix_model.core.derive import derive_event_message
 from prefix_model.core.json_values import freeze
+from prefix_model.core.requests import boundary_log, find_step
 from prefix_model.edge.fuzz.grammar import out_of_domain
 from prefix_model.edge.runner.client import AdapterError, AdapterProcess
 from prefix_model.edge.runner.server import Failed, Server
 from prefix_model.vectors.codec import action_from_json
 from prefix_model.edge.runner.consumer import JsonObject, first_difference, plain_text, pointer
 from prefix_model.loop.semantics import HARNESS, Semantics
+from prefix_model.loop.world import SentRequest, World
 
 __all__ = [
     "Answer", "REFUSED_BY_IMPLEMENTATION", "ACCEPTED_BY_IMPLEMENTATION", "DIFFERS", "ERROR", "COMPARES", "Difference", "OutOfDomain",
-    "cause", "reply_difference", "model_replies", "lockstep",
+    "PREFIX", "Sources", "cause", "message_sources", "request_sources", "reply_difference", "model_replies", "lockstep",
 ]  # fmt: skip
 
 Answer = JsonObject | None  # None: the action was refused
+Sources = Callable[[int], Sequence[str] | None]  # the model's source of each message of its reply's request k, if it can tell
+PREFIX = "prefix"  # the source of a message the composition put in a request (its prefix), not the log's history
 
 # The kinds of difference (a divergence's signature starts with its kind).
 REFUSED_BY_IMPLEMENTATION = "refused by the implementation, applied by the model"
@@ -143,15 +151,17 @@ def _kind(value: object, request: bool = False) -> str:
     return "null" if value is None else {bool: "a boolean", str: "a string"}.get(type(value), "a number")
 
 
-def _first_member(expected: object, actual: object) -> tuple[object, object] | None:
-    """The first member where two collections of the same kind differ (``_MISSING`` on the side that lacks it)."""
+def _first_member(expected: object, actual: object) -> tuple[object, object, object] | None:
+    """The first member where two collections of the same kind differ: its index or key, and both sides (``_MISSING`` on
+    the side that lacks it)."""
+    pairs: list[tuple[object, object, object]]
     if isinstance(expected, list) and isinstance(actual, list):
-        pairs = [(expected[i] if i < len(expected) else _MISSING, actual[i] if i < len(actual) else _MISSING) for i in range(max(len(expected), len(actual)))]
+        pairs = [(i, expected[i] if i < len(expected) else _MISSING, actual[i] if i < len(actual) else _MISSING) for i in range(max(len(expected), len(actual)))]
     elif isinstance(expected, dict) and isinstance(actual, dict):
-        pairs = [(expected.get(k, _MISSING), actual.get(k, _MISSING)) for k in [*expected, *(k for k in actual if k not in expected)]]
+        pairs = [(k, expected.get(k, _MISSING), actual.get(k, _MISSING)) for k in [*expected, *(k for k in actual if k not in expected)]]
     else:
         return None
-    return next(((t, h) for t, h in pairs if t is _MISSING or h is _MISSING or plain_text(t) != plain_text(h)), None)
+    return next(((k, t, h) for k, t, h in pairs if t is _MISSING or h is _MISSING or plain_text(t) != plain_text(h)), None)
 
 
 def _fields(there: object, here: object) -> str:
@@ -162,13 +172,35 @@ def _fields(there: object, here: object) -> str:
     return f'missing "{missing[0]}"' if missing else f'extra "{extra[0]}"' if extra else ""
 
 
-def cause(path: Sequence[object], expected: JsonObject, actual: JsonObject, there: object, here: object) -> str:
+def _member(there: object, here: object, request: bool = False, sources: Sequence[str] | None = None, fields: bool = True) -> str:
+    """The cause at a value that is no event: at an object, the field one side lacks (without ``fields``, its first
+    differing member, as at an array); at an array, its first differing member by kind on each side (``request``: the
+    members are requests), the model's by its source where ``sources`` names it; at any other value, nothing."""
+    if fields and isinstance(there, dict):
+        return _fields(there, here)
+    member = _first_member(there, here)
+    if member is None:
+        return ""
+    key, want, got = member
+    kinds = _kind(want, request), _kind(got, request)
+    named = kinds[0] + (f" ({sources[key]})" if sources is not None and isinstance(key, int) and key < len(sources) and want is not _MISSING else "")
+    return f"{named} differs" if kinds[0] == kinds[1] else f"expected {named}, got {kinds[1]}"
+
+
+def _messages(path: Sequence[object]) -> bool:
+    """Whether ``path`` is at or inside a sent request's messages (``/sent/k/request/messages...``)."""
+    return len(path) >= 4 and path[0] == "sent" and tuple(path[2:4]) == ("request", "messages")
+
+
+def cause(path: Sequence[object], expected: JsonObject, actual: JsonObject, there: object, here: object, sources: Sources | None = None) -> str:
     """The cause of a difference at ``path`` between two replies (``there`` and ``here`` the values at it), for its signature.
 
     Inside one appended event, that event's type (both types when they differ), and the field one side lacks; at an
     object, the field one side lacks (never a session id: at ``/appended``, the sessions' events are the members); at
     an array, the first member that differs, by kind on each side (the members of ``/sent`` are requests); at any other
-    value, nothing beyond the pointer.
+    value, nothing beyond the pointer. At or inside request k's messages, where ``sources(k)`` gives the model's source
+    of each of them (``message_sources``), the model's message is named by its source too: ``expected user
+    (steering/message), got nothing``, ``in user (user/message): text differs``.
     """
     if len(path) >= 3 and path[0] == "appended":
         types = [_kind(reply["appended"][path[1]][path[2]]) for reply in (expected, actual)]
@@ -176,14 +208,50 @@ def cause(path: Sequence[object], expected: JsonObject, actual: JsonObject, ther
             return f"expected {types[0]}, got {types[1]}"
         fields = _fields(there, here)
         return f"in {types[0]}" + (f": {fields}" if fields else "")
-    if tuple(path) != ("appended",) and isinstance(there, dict):
-        return _fields(there, here)
-    member = _first_member(there, here)
-    if member is None:
-        return ""
-    request = tuple(path) == ("sent",)
-    kinds = (_kind(member[0], request), _kind(member[1], request))
-    return f"{kinds[0]} differs" if kinds[0] == kinds[1] else f"expected {kinds[0]}, got {kinds[1]}"
+    named = sources(path[1]) if sources is not None and _messages(path) and isinstance(path[1], int) else None
+    if named is not None and len(path) >= 5 and isinstance(path[4], int) and path[4] < len(named):
+        inner = _member(there, here)  # inside one message: what differs there, as at any other value
+        role = _kind(expected["sent"][path[1]]["request"]["messages"][path[4]])
+        return f"in {role} ({named[path[4]]})" + (f": {inner}" if inner else "")
+    if tuple(path) == ("appended",):  # its members are the sessions' events, never a session id
+        return _member(there, here, fields=False)
+    return _member(there, here, tuple(path) == ("sent",), named)
+
+
+def request_sources(world: World, sent: SentRequest) -> tuple[str, ...] | None:
+    """The model's source of each message of ``sent``, a request of ``world``: ``PREFIX`` for each of the composed
+    prefix's, then, for each history message, the type of the event it projects from in the session's log before the
+    step's ``step/start`` (the boundary, as ``reconstruct_request`` finds it); None where the model cannot tell (an
+    auxiliary call, a request that is not that prefix and that history)."""
+    if not sent.loop_request:
+        return None
+    log = world.session(sent.session_id).log
+    span = find_step(log, sent.turn, sent.step)
+    if isinstance(span, Rejection):
+        return None
+    boundary = boundary_log(log, span.start_seq)
+    history = tuple(boundary.events[n].type for n in boundary.surface.nodes if derive_event_message(boundary.events[n]) is not None)
+    sources = (PREFIX,) * len(sent.request.header.message_prefix or ()) + history
+    return sources if len(sources) == len(sent.request.messages) else None
+
+
+def message_sources(actions: Sequence[JsonObject], semantics: Semantics = HARNESS) -> Sources:
+    """The model's source of each message of request k of its reply to the last of ``actions`` (``request_sources``): the
+    model replayed over ``actions`` when asked, so a comparison that never reaches a request's messages costs nothing."""
+
+    def sources(k: int) -> tuple[str, ...] | None:
+        server, before = Server(semantics), 0
+        for action in actions:
+            before = len(server.adapter.world.requests)
+            try:
+                server.handle("apply", {"action": action})
+            except Failed:
+                continue  # refused: the world, and what it has sent, as it was
+        world = server.adapter.world
+        sent = world.requests[before:]
+        return request_sources(world, sent[k]) if 0 <= k < len(sent) else None
+
+    return sources
 
 
 def _compared(reply: JsonObject, compare: str) -> JsonObject:
@@ -191,9 +259,10 @@ def _compared(reply: JsonObject, compare: str) -> JsonObject:
     return {"sent": reply.get("sent")} if compare == "requests" else _shown(reply)
 
 
-def reply_difference(index: int, name: str, expected: Answer, actual: Answer, compare: str = "all") -> Difference | None:
+def reply_difference(index: int, name: str, expected: Answer, actual: Answer, compare: str = "all", sources: Sources | None = None) -> Difference | None:
     """The difference between the model's reply ``expected`` and the implementation's ``actual`` to action ``index``
-    (``name``), by the oracle ``compare``; None when the oracle sees none."""
+    (``name``), by the oracle ``compare``, its cause naming the model's messages by ``sources`` (``cause``); None when
+    the oracle sees none."""
     if expected is None or actual is None:
         if (expected is None) == (actual is None):
             return None
@@ -202,7 +271,7 @@ def reply_difference(index: int, name: str, expected: Answer, actual: Answer, co
     if plain_text(expected) == plain_text(actual):
         return None
     path, there, here = first_difference(expected, actual)
-    return Difference(index, name, DIFFERS, pointer(path), there, here, cause=cause(path, expected, actual, there, here))
+    return Difference(index, name, DIFFERS, pointer(path), there, here, cause=cause(path, expected, actual, there, here, sources))
 
 
 def lockstep(adapter: AdapterProcess, actions: Sequence[JsonObject], expected: Sequence[Answer], compare: str = "all") -> Difference | None:
@@ -221,7 +290,7 @@ def lockstep(adapter: AdapterProcess, actions: Sequence[JsonObject], expected: S
             if remote.error.get("code") != "refused":
                 return Difference(index, name, ERROR, detail=f"{remote.error.get('code')}: {remote.error.get('message')}")
             got = None
-        difference = reply_difference(index, name, want, got, compare)
+        difference = reply_difference(index, name, want, got, compare, message_sources(actions[: index + 1]))
         if difference is not None:
             return difference
         if compare == "requests":
