@@ -117,6 +117,20 @@ def test_no_pressure_without_a_routed_header_or_below_the_threshold() -> None:
     assert not compaction._pressed(routed, CompactPolicy(context_window=100_000))  # the CMP-5 contract's predicate can fail
 
 
+@pytest.mark.spec("CMP-5", "TOK-1")
+def test_the_listener_decides_by_the_meter_it_is_given_so_a_misprice_is_seen_on_the_wire() -> None:
+    # A design's meter (Semantics.pressure) is what the service asks: one that overprices compacts where the harness's
+    # does not, one that underprices leaves alone what the harness's compacts (loop/variants.py's meter variants).
+    pressing = Reply(0, text="b" * 800)
+    log = play((start(), SendPrompt(0, "a" * 800), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), pressing)).session("s1").log
+    roomy, tight = CompactPolicy(context_window=100_000, retain_tokens=20), CompactPolicy(context_window=500)
+    assert compact_if_needed(log, 1, roomy, FALLBACK, "s1", ()) == ((), None)
+    runs, _ = compact_if_needed(log, 1, roomy, FALLBACK, "s1", (), pressure=lambda log: 10**9)
+    assert runs and runs[0].log.events[len(log.events)].type == COMPACT_START
+    assert compact_if_needed(log, 1, tight, FALLBACK, "s1", ())[0]
+    assert compact_if_needed(log, 1, tight, FALLBACK, "s1", (), pressure=lambda log: 0) == ((), None)
+
+
 @pytest.mark.spec("D-16", "CMP-5")
 def test_a_post_step_listener_whose_range_pressure_removed_calls_nothing() -> None:
     world = play((start(), *turn(0, "a" * 400, "b" * 400, compose=True), MountCompaction(CompactPolicy(context_window=1000))))

@@ -14,6 +14,7 @@ configuration here: the model does not restate the harness's prose (§23 D-15).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from prefix_model.core.contracts import ENABLED, ensure, require
@@ -273,22 +274,34 @@ def _routed(log: Log) -> bool:
     return header is not None and bool(header.config.provider) and bool(header.config.model)
 
 
-def _pressed(log: Log, policy: CompactPolicy) -> bool:
+def _measured_total(log: Log) -> int:
+    """The meter's pressure over ``log``: ``measure(session).total`` (TM:116-147), the harness's and the default."""
+    return measure(log).total
+
+
+def _pressed(log: Log, policy: CompactPolicy, pressure: Callable[[Log], int] = _measured_total) -> bool:
     budgets = policy.budgets()
-    return budgets is not None and measure(log).total >= budgets[0]
+    return budgets is not None and pressure(log) >= budgets[0]
 
 
 @ensure(
-    lambda log, policy, result: result[0] == () or _pressed(log, policy),
+    lambda log, policy, pressure, result: result[0] == () or _pressed(log, policy, pressure),
     "CMP-5: the service compacts only under pressure: the measured total at or above the threshold",
     enabled=ENABLED,
 )
 def compact_if_needed(
-    log: Log, turn: int, policy: CompactPolicy, fallback: LlmCallConfig, session_id: str, replies: tuple[str, ...]
+    log: Log,
+    turn: int,
+    policy: CompactPolicy,
+    fallback: LlmCallConfig,
+    session_id: str,
+    replies: tuple[str, ...],
+    pressure: Callable[[Log], int] = _measured_total,
 ) -> tuple[tuple[Compaction, ...], str | None]:
     """Run the post-step pressure listener over ``log``: its compactions in order, and what it threw (CB/index.ts:240-313).
 
-    What it throws is logged by the listener and the turn goes on (CB/index.ts:143-153).
+    ``pressure`` is the meter the listener asks (a design's choice, ``Semantics.pressure``): what it decides on,
+    before and after each compaction. What it throws is logged by the listener and the turn goes on (CB/index.ts:143-153).
     """
     budgets = policy.budgets()
     if not _routed(log):
@@ -296,10 +309,10 @@ def compact_if_needed(
     if budgets is None:
         return (), "compact-basic: the routed model has no usable context capacity"
     threshold, retain = budgets
-    if measure(log).total < threshold:
+    total = pressure(log)
+    if total < threshold:
         return (), None
     runs: list[Compaction] = []
-    total = measure(log).total
     for attempt in range(policy.compaction_retries + 1):
         corrupt = corrupt_surface(log) if _priced_keep(log, retain) > 0 else None  # the cut is moved only from past the head
         if corrupt is not None:
@@ -315,7 +328,7 @@ def compact_if_needed(
         log = run.log
         if run.error is not None:
             return tuple(runs), run.error
-        total = measure(log).total
+        total = pressure(log)
         if total < threshold:
             return tuple(runs), None
     attempts = policy.compaction_retries + 1

@@ -11,7 +11,7 @@ steer, cancel, dispose, assembly changes — are their own actions, enabled in t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from prefix_model.core.contracts import ENABLED, ensure, require
@@ -628,16 +628,28 @@ def _end_batch(world: World, instance: Instance) -> World:
     return _set(world, instance.id, continues=True, phase=Phase.POST_STEP)
 
 
+def _pressure(semantics: Semantics) -> Callable[[Log], int]:
+    """The meter post-step asks, before and after each compaction: the design's price of a log (``Semantics.pressure``)."""
+
+    def pressure(log: Log) -> int:
+        measured = measure(log)
+        prefix = (measured.header.message_prefix or ()) if measured.header is not None else ()
+        return semantics.pressure(log, measured, sum(estimate_message(m) for m in prefix))
+
+    return pressure
+
+
 def _post_step(world: World, action: PostStep, semantics: Semantics) -> World:
     instance = world.instance(action.instance)
     log = world.log_of(instance.id)
     if instance.cancel is None and fold_request_header(log.events) is not None:
         # Pressure at post-step: the meter prices the latest routed header (with its prefix) once.
-        measured = measure(log)
-        prefix = (measured.header.message_prefix or ()) if measured.header is not None else ()
-        world = _mark(world, instance, "measured", semantics.pressure(log, measured, sum(estimate_message(m) for m in prefix)))
-        # The service's pressure listener runs first; what it throws is logged and the turn goes on (CB/index.ts:136-154).
-        runs, _logged = compact_if_needed(log, instance.turn, world.compaction, instance.options.config(), instance.session_id, action.summaries)
+        pressure = _pressure(semantics)
+        world = _mark(world, instance, "measured", pressure(log))
+        # The service's pressure listener runs first, deciding by that meter; what it throws is logged and the turn goes
+        # on (CB/index.ts:136-154).
+        config = instance.options.config()
+        runs, _logged = compact_if_needed(log, instance.turn, world.compaction, config, instance.session_id, action.summaries, pressure)
         world = _land(world, instance, runs, semantics)
         nodes = len(world.log_of(instance.id).surface.nodes)
         if action.compact is not None and _positions_ok(action.compact, nodes):  # a listener that finds fewer nodes calls nothing
