@@ -71,6 +71,16 @@ def test_a_campaign_of_the_model_against_itself_finds_nothing_and_reaches_every_
     assert coverage["refusedActions"] > 0 and {"PFX-5", "PFX-4", "CMP-2", "LOOP-13"} <= set(coverage["requirements"])
 
 
+@pytest.mark.spec("FUZZ-1", "TOK-1", "CMP-5")
+@pytest.mark.parametrize("variant, expected", [("meter-misses-prefix", "compact/start, got step/end"), ("meter-double-prefix", "step/end, got compact/start")])
+def test_a_meter_that_misprices_the_prefix_is_found_by_the_compaction_it_makes_or_misses(variant: str, expected: str) -> None:
+    # Both passed every vector and every campaign while the service decided by a meter of its own (the pressure a design
+    # priced was a ghost); each is now found in the first scripts of a seed.
+    adapter = f"{MODEL_ADAPTER} --variant {variant}"
+    status, report = fuzz("--adapter", adapter, "--scripts", "30", "--seed", "0", "--shrink-budget", "0")
+    assert status == 1 and [d["signature"] for d in report["divergences"]] == [f"PostStep: replies differ at /appended/* (expected {expected})"]
+
+
 @pytest.mark.spec("FUZZ-1")
 def test_a_campaign_is_the_same_scripts_for_its_seed_and_another_seed_draws_others() -> None:
     def scripts(seed: int, offered: frozenset[str] | None = None) -> list[tuple[JsonObject, ...]]:

@@ -91,7 +91,7 @@ class Semantics:
         return seed
 
     def pressure(self, log: Log, measured: Measurement, prefix_price: int) -> int:
-        """Post-step pressure: the meter's measure, which prices the routed prefix once (TOK-1)."""
+        """Post-step pressure, what the compaction service decides by: the meter's measure, the routed prefix once (TOK-1)."""
         return measured.total
 
 
