@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +250,42 @@ def test_the_shrinker_keeps_exactly_what_the_divergence_needs() -> None:
     assert shrunk.difference.signature == first.signature and not shrunk.exhausted
     # A budget too small to finish says so.
     assert shrink(script, first, oracle, budget=3).exhausted
+
+
+@pytest.mark.spec("FUZZ-16")
+def test_a_shrink_that_keeps_arguments_only_drops_actions() -> None:
+    needed = {"item 7 item 7 item 7 ", "item 31 item 31 item 31 "}
+
+    def oracle(actions: Sequence[JsonObject]) -> Difference | None:  # diverges at the last action while items 7 and 31 are there
+        texts = [a["text"] for a in actions]
+        return Difference(len(actions) - 1, "Steer", DIFFERS, f"/appended/s1/{len(actions) - 1}", "a", "b") if needed <= set(texts) else None
+
+    script = [a | {"instance": 1} for a in _script(50)]  # an instance the simplifier would make 0
+    first = oracle(script)
+    assert first is not None
+    kept, simplified = shrink(script, first, oracle, simplify=False), shrink(script, first, oracle)
+    assert [a["text"] for a in kept.actions] == sorted(needed, key=lambda t: int(t.split()[1])) and all(a in script for a in kept.actions)
+    assert len(simplified.actions) == 2 and all(a["instance"] == 0 for a in simplified.actions)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for member in value.values():
+            yield from _strings(member)
+    elif isinstance(value, list):
+        for member in value:
+            yield from _strings(member)
+    elif isinstance(value, str):
+        yield value
+
+
+@pytest.mark.spec("FUZZ-16")
+def test_keep_arguments_shrinks_a_campaign_s_divergence_to_values_the_generator_drew() -> None:
+    adapter = f"{MODEL_ADAPTER} --variant meter-misses-prefix"
+    reports = {keep: fuzz("--adapter", adapter, "--scripts", "30", "--seed", "0", *(["--keep-arguments"] if keep else [])) for keep in (False, True)}
+    shrunk = {keep: report["divergences"][0]["shrunk"]["actions"] for keep, (status, report) in reports.items() if status == 1}
+    assert "x" in set(_strings(shrunk[False])), "the full shrink simplifies a drawn value to x"
+    assert "x" not in set(_strings(shrunk[True])) and len(shrunk[True]) < reports[True][1]["divergences"][0]["originalLength"]
 
 
 def _event(kind: str, seq: int = 0) -> JsonObject:

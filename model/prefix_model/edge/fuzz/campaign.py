@@ -69,6 +69,7 @@ class Settings:
     jobs: int = 1
     keep_going: bool = False
     shrink_budget: int = 2000
+    keep_arguments: bool = False  # shrink by dropping actions only (shrink.py: simplify=False)
     baseline: tuple[KnownDivergence, ...] = ()
     compare: str = "all"  # the oracle (lockstep.COMPARES): every reply whole, or only the requests sent and the refusals
 
@@ -263,7 +264,8 @@ def _shrink_all(adapter: AdapterProcess, result: Result, settings: Settings) -> 
     for group in result.found:
         group.known = next((k.reason for k in settings.in_scope if k.signature == group.difference.signature), None)
         if group.known is None:
-            group.shrunk = shrink(group.first.actions, group.difference, oracle(adapter, settings.compare), settings.shrink_budget)
+            replay = oracle(adapter, settings.compare)
+            group.shrunk = shrink(group.first.actions, group.difference, replay, settings.shrink_budget, not settings.keep_arguments)
 
 
 def _judge_baseline(adapter: AdapterProcess, result: Result, settings: Settings) -> None:
@@ -280,7 +282,12 @@ def _judge_baseline(adapter: AdapterProcess, result: Result, settings: Settings)
 
 
 def replay_script(
-    command: str, timeout: float, script: Callable[[frozenset[str]], Sequence[JsonObject]], compare: str = "all", shrink_budget: int | None = None
+    command: str,
+    timeout: float,
+    script: Callable[[frozenset[str]], Sequence[JsonObject]],
+    compare: str = "all",
+    shrink_budget: int | None = None,
+    keep_arguments: bool = False,
 ) -> tuple[str, Difference | None, list[JsonObject], Shrunk | None]:
     """Run one script in lockstep against ``command`` by the oracle ``compare``: (implementation, first difference, the
     script, its shrink). A difference is shrunk as a campaign's is, by the same oracle, when ``shrink_budget`` is given.
@@ -302,6 +309,6 @@ def replay_script(
             raise Unusable(f"the adapter failed on the script (a fault, not a divergence): {str(failure).splitlines()[0]}") from None
         if difference is None or shrink_budget is None:
             return implementation, difference, actions, None
-        return implementation, difference, actions, shrink(actions, difference, oracle(adapter, compare), shrink_budget)
+        return implementation, difference, actions, shrink(actions, difference, oracle(adapter, compare), shrink_budget, not keep_arguments)
     finally:
         adapter.stop()

@@ -62,6 +62,8 @@ conform's "cases" untouched, and not at all when the adapter faulted.
 
 --replay FILE and --script N (with --seed K) run one script; a divergence is shrunk as a
 campaign's is (--shrink-budget), saved with --save DIR, and reported with a command that runs it again.
+--keep-arguments shrinks by dropping actions only, every argument as drawn: a case to adopt that a real
+implementation must pass (a simplified \"x\" provider or source is one the model takes and it may not).
 
 example:
   prefix-model fuzz --adapter 'prefix-model adapter' --seconds 60            (the model against itself)
@@ -103,6 +105,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--script", type=int, metavar="N", help="with --seed: run only script N of that campaign (as a report's reproduce line says)")
     parser.add_argument("--compare", choices=COMPARES, default="all", help="the oracle: every reply (default), or only the requests sent and the refusals")
     parser.add_argument("--shrink-budget", type=int, default=2000, metavar="N", help="replays a shrink may spend on one divergence (default 2000)")
+    parser.add_argument("--keep-arguments", action="store_true", help="shrink by dropping actions only, every argument as drawn: a case to adopt "
+                        "that the reference implementation must pass (a simplified \"x\" provider is one it may not route)")  # fmt: skip
     parser.add_argument("--rewrite-baseline", action="store_true", help="replay the --baseline file's entries and write it anew: fixed ones dropped, renamed ones renamed (see above)")
     accept = parser.add_mutually_exclusive_group()
     accept.add_argument("--accept-new", metavar="REASON", help="with --rewrite-baseline and a campaign: add its new divergences to the baseline with REASON")
@@ -173,7 +177,8 @@ def _rewrite(args: argparse.Namespace) -> int:
     accept = Accept(args.accept_new, _reasons(args.accept_new_from) if args.accept_new_from is not None else {}, args.accept_known_faces)
     baseline = _read_baseline(args.baseline)
     raw = read_json_file(Path(args.baseline), "baseline")  # read_baseline vouched for it; kept whole, cases included
-    settings = Settings(seed=args.seed, scripts=args.scripts, seconds=args.seconds, jobs=args.jobs, shrink_budget=args.shrink_budget)
+    settings = Settings(seed=args.seed, scripts=args.scripts, seconds=args.seconds, jobs=args.jobs, shrink_budget=args.shrink_budget,
+                        keep_arguments=args.keep_arguments)
     try:
         done = rewrite(args.adapter, args.timeout, Path(args.baseline), raw, baseline, args.compare, settings if campaign else None, accept)
     except RewriteInputError as error:
@@ -225,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
         return _replay(args)
     settings = Settings(
         seed=args.seed, scripts=args.scripts if args.scripts is not None or args.seconds is not None else 200, seconds=args.seconds,
-        jobs=args.jobs, keep_going=args.keep_going, shrink_budget=args.shrink_budget,
+        jobs=args.jobs, keep_going=args.keep_going, shrink_budget=args.shrink_budget, keep_arguments=args.keep_arguments,
         baseline=_baseline(args.baseline), compare=args.compare,
     )  # fmt: skip
     if args.save is not None:  # a folder that cannot be made fails now, not after the campaign
@@ -260,7 +265,7 @@ def _replay(args: argparse.Namespace) -> int:
             draw(args.seed, number, coverage, offered)
         return list(draw(args.seed, args.script, coverage, offered).actions)
 
-    implementation, difference, replayed, shrunk = replay_script(args.adapter, args.timeout, actions, args.compare, args.shrink_budget)
+    implementation, difference, replayed, shrunk = replay_script(args.adapter, args.timeout, actions, args.compare, args.shrink_budget, args.keep_arguments)
     reproduce = reproduce_line(args.adapter, args.compare, seed=args.seed, script=args.script, replay=args.replay)
     saved: list[str] = []
     if args.save is not None:  # as a campaign's divergence is saved: its shrunk script as a case, and the manifest

@@ -10,6 +10,12 @@ JSON value at a time (a string to ``"x"``, an array to fewer members, a number t
 No edit changes a value's type or empties a string: a shrink stays in the domain the generator
 drew from, so the divergence it ends with is the one it started with, not one of a degenerate input. Every attempt is judged afresh: the model's replies recomputed, the implementation reset
 and replayed. Each attempt costs one replay, so the budget counts attempts.
+
+The simplified values are of the action language's domain, not always of the generator's: ``"x"`` for a
+provider or a source kind is a value the model takes and a real implementation may not route (the
+deepseek-harness adapter serves the ``mock`` provider only). ``simplify=False`` (``fuzz --keep-arguments``)
+runs the first two passes only, so every action of the result is one of the script's as drawn: the shrink
+to adopt as a vector that the reference implementation must pass.
 """
 
 from __future__ import annotations
@@ -179,14 +185,16 @@ def _simplify(search: _Search, actions: list[JsonObject], difference: Difference
     return actions, difference
 
 
-def shrink(actions: Sequence[JsonObject], difference: Difference, oracle: Oracle, budget: int = 2000) -> Shrunk:
-    """Return the smallest script found that still shows ``difference``'s signature, within ``budget`` replays."""
+def shrink(actions: Sequence[JsonObject], difference: Difference, oracle: Oracle, budget: int = 2000, simplify: bool = True) -> Shrunk:
+    """Return the smallest script found that still shows ``difference``'s signature, within ``budget`` replays
+    (with ``simplify`` false, by dropping actions only: each one kept is as drawn)."""
     search = _Search(oracle, difference.signature, budget)
     current, found = _cut(list(actions), difference), difference
     while True:
         before = (len(current), _weight(current))
         current, found = _drop_runs(search, current, found)
-        current, found = _simplify(search, current, found)
+        if simplify:
+            current, found = _simplify(search, current, found)
         if (len(current), _weight(current)) == before or search.attempts >= budget:
             break
     return Shrunk(tuple(current), found, search.attempts, search.attempts >= budget)
