@@ -15,10 +15,14 @@ from prefix_model.loop import compaction
 from prefix_model.loop.actions import BeginStep, Compose, Dispatch, MountCompaction, PlainReplace, PostStep, PreStep, Reply, SendPrompt
 from prefix_model.loop.compaction import Compaction, CompactPolicy, balanced_cuts, compact_if_needed, compact_region, corrupt_surface, select_range
 from prefix_model.loop.meter import measure, node_prices
+from prefix_model.loop.semantics import HARNESS
+from prefix_model.loop.transitions import _pressure
 
 from tests.loop_scripts import LONG_PROMPT, play, start, tool, turn, types
 
 FALLBACK = LlmCallConfig("mock", "mock-model")
+
+HARNESS_METER = _pressure(HARNESS)  # the meter the loop hands the listener under the harness's semantics
 
 
 @pytest.mark.spec("CMP-3")
@@ -75,8 +79,8 @@ def test_a_result_whose_call_a_replacement_shadowed_makes_the_surface_corrupt_fo
     # compactRegion throws it before it writes anything, even for a range whose own cuts look balanced.
     assert compact_region(log, 2, 0, 0, "sum", CompactPolicy(), FALLBACK, "s1") == Compaction(log, error=corrupt)
     # Pressure throws it while it moves its cut (logged; the turn goes on), and never when the cut is the head.
-    assert compact_if_needed(log, 2, CompactPolicy(context_window=120), FALLBACK, "s1", ()) == ((), corrupt)
-    assert compact_if_needed(log, 2, CompactPolicy(context_window=120, retain_tokens=50), FALLBACK, "s1", ()) == ((), None)
+    assert compact_if_needed(log, 2, CompactPolicy(context_window=120), FALLBACK, "s1", (), HARNESS_METER) == ((), corrupt)
+    assert compact_if_needed(log, 2, CompactPolicy(context_window=120, retain_tokens=50), FALLBACK, "s1", (), HARNESS_METER) == ((), None)
 
 
 @pytest.mark.spec("CMP-4")
@@ -111,10 +115,10 @@ def test_the_bracket_contract_can_fail() -> None:
 @pytest.mark.spec("CMP-5")
 def test_no_pressure_without_a_routed_header_or_below_the_threshold() -> None:
     world = play((start(), SendPrompt(0, "go")))
-    assert compact_if_needed(world.session("s1").log, 1, CompactPolicy(context_window=10), FALLBACK, "s1", ()) == ((), None)
+    assert compact_if_needed(world.session("s1").log, 1, CompactPolicy(context_window=10), FALLBACK, "s1", (), HARNESS_METER) == ((), None)
     routed = play((start(), *turn(0, "go", compose=True))).session("s1").log
-    assert compact_if_needed(routed, 1, CompactPolicy(context_window=100_000), FALLBACK, "s1", ()) == ((), None)
-    assert not compaction._pressed(routed, CompactPolicy(context_window=100_000))  # the CMP-5 contract's predicate can fail
+    assert compact_if_needed(routed, 1, CompactPolicy(context_window=100_000), FALLBACK, "s1", (), HARNESS_METER) == ((), None)
+    assert not compaction._pressed(routed, CompactPolicy(context_window=100_000), HARNESS_METER)  # the CMP-5 contract's predicate can fail
 
 
 @pytest.mark.spec("CMP-5", "TOK-1")
@@ -124,11 +128,11 @@ def test_the_listener_decides_by_the_meter_it_is_given_so_a_misprice_is_seen_on_
     pressing = Reply(0, text="b" * 800)
     log = play((start(), SendPrompt(0, "a" * 800), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), pressing)).session("s1").log
     roomy, tight = CompactPolicy(context_window=100_000, retain_tokens=20), CompactPolicy(context_window=500)
-    assert compact_if_needed(log, 1, roomy, FALLBACK, "s1", ()) == ((), None)
-    runs, _ = compact_if_needed(log, 1, roomy, FALLBACK, "s1", (), pressure=lambda log: 10**9)
+    assert compact_if_needed(log, 1, roomy, FALLBACK, "s1", (), HARNESS_METER) == ((), None)
+    runs, _ = compact_if_needed(log, 1, roomy, FALLBACK, "s1", (), lambda log: 10**9)
     assert runs and runs[0].log.events[len(log.events)].type == COMPACT_START
-    assert compact_if_needed(log, 1, tight, FALLBACK, "s1", ())[0]
-    assert compact_if_needed(log, 1, tight, FALLBACK, "s1", (), pressure=lambda log: 0) == ((), None)
+    assert compact_if_needed(log, 1, tight, FALLBACK, "s1", (), HARNESS_METER)[0]
+    assert compact_if_needed(log, 1, tight, FALLBACK, "s1", (), lambda log: 0) == ((), None)
 
 
 @pytest.mark.spec("D-16", "CMP-5")
@@ -242,8 +246,8 @@ def test_pressure_is_the_threshold_not_the_retained_tail() -> None:
     total = measure(routed).total
     policy = CompactPolicy(context_window=2 * total)
     threshold, retain = policy.budgets() or (0, 0)
-    assert retain <= total < threshold and not compaction._pressed(routed, policy)
-    assert compaction._pressed(routed, CompactPolicy(context_window=total))
+    assert retain <= total < threshold and not compaction._pressed(routed, policy, HARNESS_METER)
+    assert compaction._pressed(routed, CompactPolicy(context_window=total), HARNESS_METER)
 
 
 @pytest.mark.spec("CMP-5", "CMP-4")
@@ -252,8 +256,8 @@ def test_pressure_with_nothing_to_cut_compacts_nothing_and_throws_nothing() -> N
     total, prices = measure(routed).total, node_prices(routed)
     retain = sum(prices[1:]) + 1  # a tail that reaches the first node: the whole surface
     policy = CompactPolicy(context_window=total, retain_tokens=retain)
-    assert compaction._pressed(routed, policy) and select_range(routed, retain) is None
-    assert compact_if_needed(routed, 1, policy, FALLBACK, "s1", ()) == ((), None)
+    assert compaction._pressed(routed, policy, HARNESS_METER) and select_range(routed, retain) is None
+    assert compact_if_needed(routed, 1, policy, FALLBACK, "s1", (), HARNESS_METER) == ((), None)
 
 
 @pytest.mark.spec("CMP-5")
@@ -261,7 +265,7 @@ def test_pressure_still_above_the_threshold_throws_with_the_attempts_it_made() -
     """What the listener logs (CB/index.ts:143-153); the loop goes on, so only the service's answer shows it."""
     pressing = Reply(0, text="b" * 800, stream=text_stream("b" * 800, usage={"inputTokens": 900, "outputTokens": 800}))
     log = play((start(), SendPrompt(0, "a" * 800), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), pressing)).session("s1").log
-    runs, thrown = compact_if_needed(log, 1, CompactPolicy(context_window=1000, compaction_retries=0), FALLBACK, "s1", ())
+    runs, thrown = compact_if_needed(log, 1, CompactPolicy(context_window=1000, compaction_retries=0), FALLBACK, "s1", (), HARNESS_METER)
     after = measure(runs[-1].log).total
     assert len(runs) == 1 and runs[0].error is None
     assert thrown == f"compaction still above threshold after 1 compaction attempts ({after} estimated tokens >= threshold 800)"

@@ -274,12 +274,7 @@ def _routed(log: Log) -> bool:
     return header is not None and bool(header.config.provider) and bool(header.config.model)
 
 
-def _measured_total(log: Log) -> int:
-    """The meter's pressure over ``log``: ``measure(session).total`` (TM:116-147), the harness's and the default."""
-    return measure(log).total
-
-
-def _pressed(log: Log, policy: CompactPolicy, pressure: Callable[[Log], int] = _measured_total) -> bool:
+def _pressed(log: Log, policy: CompactPolicy, pressure: Callable[[Log], int]) -> bool:
     budgets = policy.budgets()
     return budgets is not None and pressure(log) >= budgets[0]
 
@@ -296,12 +291,12 @@ def compact_if_needed(
     fallback: LlmCallConfig,
     session_id: str,
     replies: tuple[str, ...],
-    pressure: Callable[[Log], int] = _measured_total,
+    pressure: Callable[[Log], int],
 ) -> tuple[tuple[Compaction, ...], str | None]:
     """Run the post-step pressure listener over ``log``: its compactions in order, and what it threw (CB/index.ts:240-313).
 
-    ``pressure`` is the meter the listener asks (a design's choice, ``Semantics.pressure``): what it decides on,
-    before and after each compaction. What it throws is logged by the listener and the turn goes on (CB/index.ts:143-153).
+    ``pressure`` is the meter the listener asks, the design's (``transitions._pressure``: ``Semantics.pressure``, the
+    harness's ``measure(session).total``): what it decides on, before and after each compaction. What it throws is logged by the listener and the turn goes on (CB/index.ts:143-153).
     """
     budgets = policy.budgets()
     if not _routed(log):
