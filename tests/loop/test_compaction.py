@@ -15,14 +15,14 @@ from prefix_model.loop import compaction
 from prefix_model.loop.actions import BeginStep, Compose, Dispatch, MountCompaction, PlainReplace, PostStep, PreStep, Reply, SendPrompt
 from prefix_model.loop.compaction import Compaction, CompactPolicy, balanced_cuts, compact_if_needed, compact_region, corrupt_surface, select_range
 from prefix_model.loop.meter import measure, node_prices
-from prefix_model.loop.semantics import HARNESS
-from prefix_model.loop.transitions import _pressure
 
 from tests.loop_scripts import LONG_PROMPT, play, start, tool, turn, types
 
 FALLBACK = LlmCallConfig("mock", "mock-model")
 
-HARNESS_METER = _pressure(HARNESS)  # the meter the loop hands the listener under the harness's semantics
+def HARNESS_METER(log: Log) -> int:
+    """The meter the loop hands the listener under the harness's semantics: ``measure(session).total`` (TM:116-147)."""
+    return measure(log).total
 
 
 @pytest.mark.spec("CMP-3")
