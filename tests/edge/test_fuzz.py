@@ -158,6 +158,21 @@ def test_the_first_divergence_is_the_same_whatever_the_number_of_processes() -> 
     assert firsts[0] == firsts[1] and len(firsts[0]) == 1
 
 
+@pytest.mark.spec("FUZZ-6", "FUZZ-7")
+def test_a_declared_divergence_does_not_stop_a_campaign(tmp_path: Path) -> None:
+    adapter = f"{PLANTED} duplicates-dropped"
+    campaign = ("--adapter", adapter, "--scripts", "10", "--seed", "7", "--shrink-budget", "30")
+    status, report = fuzz(*campaign, "--keep-going")
+    shown = [d["signature"] for d in report["divergences"]]
+    assert status == 1 and shown and report["divergences"][0]["firstScript"] < 9, report["divergences"]  # the stop would leave scripts out
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"divergences": [{"signature": s, "reason": "declared"} for s in shown]}), encoding="utf-8")
+    # Without --keep-going, a campaign stops at its first new divergence; a declared one is recorded and it goes on.
+    status, report = fuzz(*campaign, "--baseline", str(baseline))
+    assert status == 0 and report["scripts"] == 10 and report["stale"] == [], report
+    assert [d["signature"] for d in report["divergences"]] == shown and all(d["known"] == "declared" for d in report["divergences"])
+
+
 @pytest.mark.spec("FUZZ-5", "FUZZ-7")
 def test_crashes_and_garbage_are_faults_never_divergences() -> None:
     # The broken adapter exits on SetTools and writes garbage on Dispose; it also drops user messages' meta (a divergence).

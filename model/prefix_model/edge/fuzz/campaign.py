@@ -163,7 +163,10 @@ def _run(adapters: list[AdapterProcess], offered: frozenset[str], settings: Sett
         worker.start()
     started = time.monotonic()
     drawn, pending, done = 0, {}, 0  # pending: finished scripts waiting for the ones before them
-    stop_at: int | None = None  # no script past this one counts (the first divergence, without --keep-going)
+    stop_at: int | None = None  # no script past this one counts (the first new divergence, without --keep-going)
+    # A declared divergence never stops a campaign: stopping at one would test nothing past it and pass (a baseline
+    # of a real implementation is shown by most scripts' first steps).
+    declared = {known.signature for known in settings.in_scope}
     consecutive = 0
 
     def enough() -> bool:
@@ -190,7 +193,7 @@ def _run(adapters: list[AdapterProcess], offered: frozenset[str], settings: Sett
                 consecutive = consecutive + 1 if isinstance(outcome, Fault) else 0
                 if consecutive >= _CONSECUTIVE_FAULTS:
                     raise Unusable(f"{consecutive} scripts in a row ended in an adapter fault; the last: {outcome.message if isinstance(outcome, Fault) else ''}")
-                if isinstance(outcome, Difference) and not settings.keep_going and stop_at is None:
+                if isinstance(outcome, Difference) and not settings.keep_going and stop_at is None and outcome.signature not in declared:
                     stop_at = script.number
             if progress is not None:
                 result.seconds = time.monotonic() - started
