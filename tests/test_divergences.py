@@ -281,9 +281,11 @@ def test_under_d20_the_model_drains_a_steer_sent_before_the_first_begin_step_at_
 @pytest.mark.spec("D-20")
 def test_d20_a_campaigns_domain_leaves_out_what_the_harness_refuses_outright() -> None:
     from prefix_model.edge.fuzz.grammar import out_of_domain
-    from prefix_model.loop.actions import BeginStep, Compose, Create, Dispose, MountCompaction, PreStep, Reply, SetTools
+    from prefix_model.core.headers import LlmCallConfig
+    from prefix_model.loop.actions import BeginStep, Compose, Create, Dispose, MountCompaction, PreStep, Reply, Resume, SetTools
     from prefix_model.loop.compaction import CompactPolicy
     from prefix_model.loop.transitions import run
+    from prefix_model.loop.world import AgentOptions
 
     tool = freeze({"name": "echo", "description": "d", "parameters": {"type": "object"}})
     world = run((Create("main", "s1", tools=(tool,)), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0)))
@@ -296,3 +298,15 @@ def test_d20_a_campaigns_domain_leaves_out_what_the_harness_refuses_outright() -
     # tokens by the model and 104 by the harness into seed 11 script 1773's divergence (D-20 (b)).
     assert out_of_domain(world, MountCompaction(CompactPolicy(120))) is None
     assert "preamble" in str(out_of_domain(world, MountCompaction(CompactPolicy(120, preamble="x"))))
+    # The model routes every provider, the harness's adapter only the one drawn: a shrink's "x" provider made the two
+    # TOK-1 meter cases fail at a55f148516 before their stream.
+    assert out_of_domain(world, Create("main", "s3", AgentOptions("mock", "other-model"))) is None
+    assert out_of_domain(world, MountCompaction(CompactPolicy(120, summarization_provider="mock", summarization_model="m"))) is None
+    assert out_of_domain(world, Dispatch(0, LlmCallConfig("mock", "m"))) is None
+    for unrouted in (
+        Create("main", "s3", AgentOptions("x", "mock-model")),
+        Resume("s1", "main", AgentOptions("x", "mock-model")),
+        Dispatch(0, LlmCallConfig("x", "mock-model")),
+        MountCompaction(CompactPolicy(120, summarization_provider="x", summarization_model="m")),
+    ):
+        assert "'x'" in str(out_of_domain(world, unrouted)), unrouted

@@ -300,6 +300,7 @@ def test_keep_arguments_shrinks_a_campaign_s_divergence_to_values_the_generator_
     reports = {keep: fuzz("--adapter", adapter, "--scripts", "30", "--seed", "0", *(["--keep-arguments"] if keep else [])) for keep in (False, True)}
     shrunk = {keep: report["divergences"][0]["shrunk"]["actions"] for keep, (status, report) in reports.items() if status == 1}
     assert "x" in set(_strings(shrunk[False])), "the full shrink simplifies a drawn value to x"
+    model_replies(shrunk[False])  # but never out of the campaign's domain (D-20)
     assert "x" not in set(_strings(shrunk[True])) and len(shrunk[True]) < reports[True][1]["divergences"][0]["originalLength"]
 
 

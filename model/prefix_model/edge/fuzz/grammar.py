@@ -78,6 +78,7 @@ ROLES = ("user", "user", "user", "assistant", "system")
 _LONG = "carry the plan out step by step, checking each result; "  # repeated: long enough that a summary is smaller
 _SOURCES = (FrozenMap({"kind": "plugin", "plugin": "notes"}), FrozenMap({"kind": "plugin", "plugin": "rules"}), FrozenMap({"kind": "user"}))
 _EFFORTS = ("low", "high", "max")
+PROVIDER = "mock"  # the one provider drawn: the model routes any, an implementation those its adapter registers
 _PREAMBLE = CompactPolicy().preamble
 
 
@@ -89,7 +90,13 @@ def _held(world: World, session_id: str) -> bool:
 def out_of_domain(world: World, action: Action) -> str | None:
     """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a tool list naming
     one tool twice, a Create reusing the id of an empty session no live instance drives, a compaction policy framing
-    with a preamble other than the default. A shrink keeps no candidate that holds one."""
+    with a preamble other than the default, a provider other than the one drawn. A shrink keeps no candidate that holds
+    one."""
+    provider = _unrouted(action)
+    if provider is not None:
+        # The model routes every provider; a real adapter routes those it registers, and a step routed elsewhere fails
+        # before its stream (at deepseek-harness a55f148516, a shrink's "x" provider was answered "not parked at stream").
+        return f"a provider other than {PROVIDER!r} ({provider!r}), which an implementation's adapter need not route"
     match action:
         # The harness's preamble is fixed prose; only the default has its length, so only it prices a framed summary as
         # the harness does (D-15). A shrink that shortens it mixes that difference into the one it shrinks.
@@ -100,6 +107,18 @@ def out_of_domain(world: World, action: Action) -> str | None:
         case Create(tools=tools) | ForkDrive(tools=tools) | Resume(tools=tools) | SetTools(tools=tools):
             names = [str(t.get("name")) for t in tools if isinstance(t, FrozenMap)]
             return "a tool list naming one tool twice" if len(set(names)) != len(names) else None
+    return None
+
+
+def _unrouted(action: Action) -> str | None:
+    """The provider ``action`` names that is not the one drawn (an empty summarizer provider means "the step's own")."""
+    match action:
+        case Create(options=options) | ForkDrive(options=options) | Resume(options=options) if options.provider != PROVIDER:
+            return options.provider
+        case Dispatch(config=config) if config is not None and config.provider != PROVIDER:
+            return config.provider
+        case MountCompaction(policy=policy) if policy.summarization_provider not in ("", PROVIDER):
+            return policy.summarization_provider
     return None
 
 
@@ -185,7 +204,7 @@ class Grammar:
         threshold = self.rng.choice((0.5, 0.8, 0.9))
         retain = self.rng.choice((0.1, 0.16, 0.3))
         tokens = self.rng.choice((None, None, 0, 20, 200))
-        summarizer = ("", "") if self.rng.random() < 0.7 else ("mock", "summary-model")
+        summarizer = ("", "") if self.rng.random() < 0.7 else (PROVIDER, "summary-model")
         return CompactPolicy(window, threshold, retain, tokens, summarization_provider=summarizer[0], summarization_model=summarizer[1])
 
     def tools(self, current: tuple[JsonValue, ...] = ()) -> tuple[JsonValue, ...]:
@@ -219,7 +238,7 @@ class Grammar:
         model = self.rng.choice(("mock-model", "mock-model", "other-model"))
         effort = self.rng.choice((None, *_EFFORTS))
         temperature = self.rng.choice((None, 0, 0.5, 1))
-        return LlmCallConfig("mock", model, effort, temperature, self.rng.choice((None, 512)), self.rng.choice((None, ("END",))))
+        return LlmCallConfig(PROVIDER, model, effort, temperature, self.rng.choice((None, 512)), self.rng.choice((None, ("END",))))
 
     def source(self) -> FrozenMap | None:
         return None if self.rng.random() < 0.5 else self.rng.choice(_SOURCES)
@@ -342,7 +361,7 @@ class Grammar:
         free = [s for s in SESSIONS if s not in taken]
         if not free:
             return None
-        options = AgentOptions() if self.rng.random() < 0.8 else AgentOptions("mock", "other-model")
+        options = AgentOptions() if self.rng.random() < 0.8 else AgentOptions(PROVIDER, "other-model")
         return Create(self.rng.choice(AGENTS), free[0], options, self.text("You are careful. ") if self.rng.random() < 0.7 else "", self.tools())
 
     def _boundaries(self, world: World) -> list[Move]:
