@@ -298,6 +298,9 @@ def test_d20_a_campaigns_domain_leaves_out_what_the_harness_refuses_outright() -
     # tokens by the model and 104 by the harness into seed 11 script 1773's divergence (D-20 (b)).
     assert out_of_domain(world, MountCompaction(CompactPolicy(120))) is None
     assert "preamble" in str(out_of_domain(world, MountCompaction(CompactPolicy(120, preamble="x"))))
+    # A service mounted while a post-step serial is awaited is not among the listeners Cordis collected for it (D-20 (b)).
+    replied = run((Create("main", "s1"), SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, text="ok")))
+    assert "post-step" in str(out_of_domain(replied, MountCompaction(CompactPolicy(120)))), replied.instance(0).phase
     # The model routes every provider, the harness's adapter only the one drawn: a shrink's "x" provider made the two
     # TOK-1 meter cases fail at a55f148516 before their stream.
     assert out_of_domain(world, Create("main", "s3", AgentOptions("mock", "other-model"))) is None

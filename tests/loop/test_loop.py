@@ -198,6 +198,17 @@ def test_global_and_agent_scoped_listeners_interleave_by_registration_and_other_
 
 
 @pytest.mark.spec("PFX-8")
+def test_a_listener_registered_after_the_step_began_is_called_by_the_next_composition_only() -> None:
+    # The waterfall collects its listeners as the step begins (no await between assembly and it); a late one waits.
+    world = play((Register(prepend("a", "<A>")), start(), SendPrompt(0, "go"), BeginStep(0), Register(prepend("late", "<L>")), Compose(0)))
+    assert [calls(world, n) for n in ("a", "late")] == [1, 0]
+    world = clean(play((PreStep(0), Dispatch(0), Reply(0, text="ok"), PostStep(0), *turn(0, "again")), world))
+    assert [texts(r.request.messages)[:2] for r in requests_of(world, 0)] == [("user:<A>", "user:go")] * 2  # cached: no recomposition
+    world = clean(play((Resume("s1", "main"), *turn(1, "resumed", compose=True)), world))
+    assert texts(requests_of(world, 1)[0].request.messages)[:2] == ("user:<A>", "user:<L>") and calls(world, "late") == 1
+
+
+@pytest.mark.spec("PFX-8")
 def test_a_non_delegating_listener_silences_the_later_ones() -> None:
     world = clean(play((Register(prepend("a", "<A>")), Register(short_circuit("s", "<S>")), Register(prepend("c", "<C>")), start(), *turn(0, "go", compose=True))))
     assert texts(requests_of(world, 0)[0].request.messages) == ("user:<A>", "user:<S>", "user:go")

@@ -340,14 +340,18 @@ def _begin_step(world: World, action: BeginStep, semantics: Semantics) -> World:
     prefix = None if semantics.recompose(instance) else instance.prefix
     compose_now = prefix is None and not semantics.compose_in_pre_step
     phase = Phase.COMPOSE if compose_now else Phase.PRE_STEP
-    return world.with_instance(replace(instance, assembled=(instance.system, tools), prefix=prefix, phase=phase))
+    # Cordis collects a waterfall's listeners when it is dispatched (vendor/cordis/src/events.ts:163-174, 233-242): right
+    # after assembly, with no await between (L/loop.ts:407-418), so a listener registered before Compose is not called.
+    collected = tuple(listener.name for listener in world.listeners) if compose_now else None
+    return world.with_instance(replace(instance, assembled=(instance.system, tools), prefix=prefix, phase=phase, collected=collected))
 
 
 def _composition(world: World, instance: Instance, semantics: Semantics) -> tuple[World, Composition]:
-    """Run the waterfall: count the calls, append the composing listeners' injects."""
-    # Ghost: what each registered listener does on this call, in registration order (the PFX-8 oracle folds it).
-    world = _mark(world, instance, "waterfall", waterfall_inputs(world.listeners))
-    result = compose(semantics.listener_order(world.listeners), instance.agent, instance.disposed)
+    """Run the waterfall over the listeners it collected: count the calls, append the composing listeners' injects."""
+    listeners = world.listeners if instance.collected is None else tuple(l for l in world.listeners if l.name in instance.collected)
+    # Ghost: what each collected listener does on this call, in registration order (the PFX-8 oracle folds it).
+    world = _mark(world, instance, "waterfall", waterfall_inputs(listeners))
+    result = compose(semantics.listener_order(listeners), instance.agent, instance.disposed)
     counted = tuple(replace(l, calls=l.calls + 1) if l.name in result.called else l for l in world.listeners)
     world = replace(world, listeners=counted)
     for inject in result.injects:
@@ -359,6 +363,7 @@ def _composition(world: World, instance: Instance, semantics: Semantics) -> tupl
 def _compose(world: World, instance_id: int, semantics: Semantics, then: Phase) -> World:
     """Compose the prefix; cache it unless the waterfall threw or was interrupted (facts §4.6-§4.8)."""
     world, result = _composition(world, world.instance(instance_id), semantics)
+    world = _set(world, instance_id, collected=None)
     if result.cancelled:  # a listener called agent.cancel() while composing (L/agent.ts:386-423)
         world = _cancel(world, world.instance(instance_id))
     instance = world.instance(instance_id)

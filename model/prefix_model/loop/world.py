@@ -265,6 +265,9 @@ class Instance:
     step: int = 0
     assembled: tuple[str, tuple[JsonValue, ...]] = ("", ())  # (system, tools) of the current step
     boundary: tuple[FrozenMap, ...] = ()  # the boundary snapshot of the open step
+    # The listeners the step's waterfall collected when it was dispatched (BeginStep: assembly, then the waterfall with no
+    # await between); one registered later joins the next composition. None: collected as the composition runs.
+    collected: tuple[str, ...] | None = None
     cancel: str | None = None  # 'aborted' or 'disposed': the first cancellation request of the turn
     steering: tuple[str, ...] = ()  # steering items waiting for a checkpoint
     queued: tuple[SendPrompt, ...] = ()  # prompts sent while a turn runs, oldest first (the inbox's queued FIFO)

@@ -281,6 +281,18 @@ def _composition_scenarios() -> tuple[Scenario, ...]:
             ),
         ),  # fmt: skip
         Scenario(
+            "prefix/registered-after-the-step-began",
+            "A listener registered after BeginStep is not called by that step's composition (the waterfall collected its listeners as the step began), so its inject and prefix are missing from the first request; the next instance composes with it.",
+            ("PFX-8", "PFX-10", "PFX-2"),
+            (
+                _listener("rules", _p("<prefix rules>")),
+                Create("main", "s1"), SendPrompt(0, "go"), BeginStep(0),
+                _listener("late", InjectThenPrepend("late note", (_m("<prefix late>"),))),
+                Compose(0), PreStep(0), Dispatch(0), Reply(0, text="ok"), PostStep(0),
+                Resume("s1", "main"), *_turn(1, "again", compose=True),
+            ),
+        ),  # fmt: skip
+        Scenario(
             "prefix/cancel-while-composing",
             "A listener cancels the turn while composing: the checkpoint after the waterfall ends it aborted with no step, header or request, and nothing is cached; the next turn recomposes.",
             ("PFX-4", "LOOP-6", "LOOP-3"),

@@ -90,7 +90,8 @@ def _held(world: World, session_id: str) -> bool:
 def out_of_domain(world: World, action: Action) -> str | None:
     """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a tool list naming
     one tool twice, a Create reusing the id of an empty session no live instance drives, a compaction policy framing
-    with a preamble other than the default, a provider other than the one drawn. A shrink keeps no candidate that holds
+    with a preamble other than the default or mounted while a post-step is awaited, a provider other than the one
+    drawn. A shrink keeps no candidate that holds
     one."""
     provider = _unrouted(action)
     if provider is not None:
@@ -98,6 +99,10 @@ def out_of_domain(world: World, action: Action) -> str | None:
         # before its stream (at deepseek-harness a55f148516, a shrink's "x" provider was answered "not parked at stream").
         return f"a provider other than {PROVIDER!r} ({provider!r}), which an implementation's adapter need not route"
     match action:
+        # Cordis collects the agent/post-step serial's listeners when it is dispatched: a service mounted while a
+        # step's post-step is awaited is not called by it; the model's post-step asks the service in force (D-20 (b)).
+        case MountCompaction() if any(i.phase is Phase.POST_STEP for i in world.instances):
+            return "a compaction service mounted while a step's post-step is awaited"
         # The harness's preamble is fixed prose; only the default has its length, so only it prices a framed summary as
         # the harness does (D-15). A shrink that shortens it mixes that difference into the one it shrinks.
         case MountCompaction(policy=policy) if policy.preamble != _PREAMBLE:
