@@ -692,6 +692,20 @@ def test_a_failed_request_with_retry_continues_with_the_next_step_and_logs_no_ne
     assert calls(world, "ctx") == 1 and reason_of(world)["kind"] == "completed"
 
 
+@pytest.mark.spec("LOOP-9", "LOOP-8")
+def test_a_retry_drains_its_steering_as_the_request_fails_and_a_later_steer_waits_for_the_response() -> None:
+    until_reply = step(0, Reply(0, failure="overloaded", retry=True), compose=True)[:-1]
+    world = play((start(), SendPrompt(0, "go"), *until_reply, Steer(0, "during")))
+    before = len(events_of(world))
+    world = play((Reply(0, failure="overloaded", retry=True),), world)
+    assert types(world)[before:] == (STEP_END, STEERING_MESSAGE)  # no seam between the failure and the retry's drain
+    world = play((Steer(0, "after"), BeginStep(0)), world)
+    assert types(world)[-1] == STEERING_MESSAGE and world.instance(0).steering == ("after",)  # the BeginStep drains nothing
+    world = clean(play((PreStep(0), Dispatch(0), Reply(0, text="retried"), PostStep(0), *step(0, "done")), world))
+    assert texts(world.requests[1].request.messages) == ("user:go", "user:during")
+    assert texts(world.requests[2].request.messages)[-2:] == ("assistant:retried", "user:after")
+
+
 @pytest.mark.spec("LOOP-9")
 def test_a_failed_request_without_retry_ends_the_turn_in_error_with_its_step() -> None:
     world = clean(play((start(), SendPrompt(0, "go"), *step(0, Reply(0, failure="overloaded", failure_message="busy"), compose=True))))

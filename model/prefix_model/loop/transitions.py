@@ -332,8 +332,9 @@ def _begin_step(world: World, action: BeginStep, semantics: Semantics) -> World:
     instance = world.instance(action.instance)
     if instance.cancel is not None:
         return _interrupted(world, instance)
-    instance = replace(instance, step=instance.step + 1)
-    world = _drain_steering(world.with_instance(instance), instance)
+    instance = replace(instance, step=instance.step + 1, retried=False)
+    # A retried step's steering was drained when its request failed; what came since waits for the response (LOOP-9).
+    world = world.with_instance(instance) if world.instance(instance.id).retried else _drain_steering(world.with_instance(instance), instance)
     instance = world.instance(instance.id)
     # Assembly renders the system prompt and the tool list (sorted by name: facts addendum 6).
     tools = tuple(sorted(instance.tools, key=lambda t: str(t.get("name", "")) if isinstance(t, FrozenMap) else ""))
@@ -512,8 +513,9 @@ def _fail(world: World, instance: Instance, failure: FrozenMap, retry: bool) -> 
     """Close the step of a failed request; retry with the next step or end the turn in error (LOOP-9)."""
     where = {"turn": instance.turn, "step": instance.step}
     world = _set(_emit(world, instance.session_id, STEP_END, where), instance.id, phase=Phase.STEP_BEGIN)
-    if retry:
-        return world
+    if retry:  # the next step's steering is drained now, before that step's BeginStep (L/loop.ts:488-491, 400-405)
+        world = _drain_steering(world, world.instance(instance.id))
+        return _set(world, instance.id, retried=True)
     return _end_turn(world, world.instance(instance.id), {"kind": "error", "step": instance.step, "failure": failure})
 
 

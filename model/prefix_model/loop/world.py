@@ -268,6 +268,9 @@ class Instance:
     # The listeners the step's waterfall collected when it was dispatched (BeginStep: assembly, then the waterfall with no
     # await between); one registered later joins the next composition. None: collected as the composition runs.
     collected: tuple[str, ...] | None = None
+    # The step about to begin retries a failed request: the loop went on to it after the request-error waterfall with
+    # no seam between, draining its steering on the way (L/loop.ts:488-491, 400-405); its BeginStep drains nothing.
+    retried: bool = False
     cancel: str | None = None  # 'aborted' or 'disposed': the first cancellation request of the turn
     steering: tuple[str, ...] = ()  # steering items waiting for a checkpoint
     queued: tuple[SendPrompt, ...] = ()  # prompts sent while a turn runs, oldest first (the inbox's queued FIFO)

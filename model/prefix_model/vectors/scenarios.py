@@ -718,6 +718,15 @@ def _agent_scenarios() -> tuple[Scenario, ...]:
             ),
         ),  # fmt: skip
         Scenario(
+            "loop/request-error-retry-drains-steering",
+            "A steer sent during a failed step is drained as the request fails and the turn goes on to the retry (no seam between); one sent after that waits for the retried step's response, and forces a step.",
+            ("LOOP-9", "LOOP-8"),
+            (
+                DOCS, Create("main", "s1"), SendPrompt(0, "go"), *_until_reply(0, compose=True), Steer(0, "during"),
+                Reply(0, failure="overloaded", retry=True), Steer(0, "after"), *_step(0, Reply(0, text="retried")), *_step(0, Reply(0, text="done")),
+            ),
+        ),  # fmt: skip
+        Scenario(
             "loop/request-error-no-retry",
             "A failed request without a retry ends the turn with an error naming the step; the next turn goes on.",
             ("LOOP-9", "REQ-4"),

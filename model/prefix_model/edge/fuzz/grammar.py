@@ -91,7 +91,7 @@ def out_of_domain(world: World, action: Action) -> str | None:
     """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a tool list naming
     one tool twice, a Create reusing the id of an empty session no live instance drives, a compaction policy framing
     with a preamble other than the default or mounted while a post-step is awaited, a provider other than the one
-    drawn. A shrink keeps no candidate that holds
+    drawn, a steer or tool-set change before a turn's first step, a tool-set change before a retried step. A shrink keeps no candidate that holds
     one."""
     provider = _unrouted(action)
     if provider is not None:
@@ -103,6 +103,14 @@ def out_of_domain(world: World, action: Action) -> str | None:
         # step's post-step is awaited is not called by it; the model's post-step asks the service in force (D-20 (b)).
         case MountCompaction() if any(i.phase is Phase.POST_STEP for i in world.instances):
             return "a compaction service mounted while a step's post-step is awaited"
+        # The harness appends a turn's prompt, drains step 1's steering and collects its tools with no await between
+        # (L/loop.ts:383-407, system-prompt/src/index.ts:337-378): the model's window between a turn's opening and its
+        # first BeginStep is one the harness does not have (D-20 (a)). A retried step's tools are collected as the
+        # failed one closes (its steering too, which the model follows: LOOP-9).
+        case Steer(instance=i) if _assembling(world, i, retried=False):
+            return "a steer between a turn's opening and its first BeginStep, a window the harness does not have"
+        case SetTools(instance=i) if _assembling(world, i, retried=True):
+            return "a tool-set change between a turn's opening or a retry and the step's BeginStep, a window the harness does not have"
         # The harness's preamble is fixed prose; only the default has its length, so only it prices a framed summary as
         # the harness does (D-15). A shrink that shortens it mixes that difference into the one it shrinks.
         case MountCompaction(policy=policy) if policy.preamble != _PREAMBLE:
@@ -113,6 +121,13 @@ def out_of_domain(world: World, action: Action) -> str | None:
             names = [str(t.get("name")) for t in tools if isinstance(t, FrozenMap)]
             return "a tool list naming one tool twice" if len(set(names)) != len(names) else None
     return None
+
+
+def _assembling(world: World, instance: int, retried: bool) -> bool:
+    """Whether ``instance`` waits for the BeginStep of its turn's first step (with ``retried``, or of a retried step)."""
+    if not 0 <= instance < len(world.instances) or world.instances[instance].phase is not Phase.STEP_BEGIN:
+        return False
+    return world.instances[instance].step == 0 or (retried and world.instances[instance].retried)
 
 
 def _unrouted(action: Action) -> str | None:
