@@ -11,6 +11,8 @@ that), so only a generated campaign finds them:
 - ``duplicates-dropped``: a composition that contributes the same message twice sends it once;
 - ``fork-reuses-logged``: a fork's new instance takes the prefix of the seed's last header instead of composing;
 - ``resume-reuses-logged``: a resumed instance takes the prefix of the log's last header instead of composing;
+- ``anchor-skipped-when-unchanged``: a resumed or forked instance logs no anchor when its header equals the log's
+  folded one (a plain restart: same agent, options, system, tools and prefix);
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
@@ -82,6 +84,15 @@ class ToolsByName(Semantics):
         return super().record(log, logged, header)
 
 
+class AnchorSkippedWhenUnchanged(Semantics):
+    """A new instance logs no anchor when its header equals the one its log folds to (a plain restart)."""
+
+    def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
+        if not logged and fold_request_header(log.events) == header:
+            return log, None
+        return super().record(log, logged, header)
+
+
 class ReusesLogged(Server):
     """After ``action``, the new instance holds its log's last logged prefix as if it had composed it."""
 
@@ -147,6 +158,7 @@ SEMANTICS: dict[str, Semantics] = {
     "scoped-first": ScopedFirst(),
     "empty-not-cached": EmptyNotCached(),
     "tools-by-name": ToolsByName(),
+    "anchor-skipped-when-unchanged": AnchorSkippedWhenUnchanged(),
 }
 SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
 PLANTED = (*SEMANTICS, *SERVERS, "disposed-takes-inputs")

@@ -149,6 +149,17 @@ def test_a_fault_that_passes_every_vector_is_found_shrunk_and_saved_as_a_case_th
     assert main(["fuzz", "--adapter", MODEL_ADAPTER, "--replay", str(case)]) == 0
 
 
+@pytest.mark.spec("FUZZ-1")
+def test_plain_restarts_are_drawn_so_an_implementation_skipping_an_unchanged_anchor_is_found() -> None:
+    # A resume or fork with the last driver's agent, options, system and tools: its anchor may equal the folded header.
+    # Before the generator offered them, every resume drew a new system text, and 1,221 scripts (120 s) through
+    # deepseek-harness with this fault planted found nothing.
+    result = run_campaign(f"{PLANTED} anchor-skipped-when-unchanged", 30, Settings(seed=3, scripts=30, shrink_budget=200))
+    assert [f.difference.signature for f in result.found] == ["Dispatch: replies differ at /appended (expected request/header, got nothing)"]
+    shrunk = result.found[0].shrunk
+    assert shrunk is not None and {"Resume", "ForkDrive"} & {a["action"] for a in shrunk.actions}, shrunk
+
+
 @pytest.mark.spec("FUZZ-1", "FUZZ-7")
 def test_the_first_divergence_is_the_same_whatever_the_number_of_processes() -> None:
     firsts = []

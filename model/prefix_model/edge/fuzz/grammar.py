@@ -161,6 +161,7 @@ class Grammar:
         self.rng = rng
         self.offered = offered  # the action names the adapter's hello offers (None: every one)
         self._made = 0  # a counter that makes every drawn text distinct within a script
+        self._restarts = 0  # a counter that picks the plain restarts among the resumes and forks offered
 
     # --- small draws ---
 
@@ -399,13 +400,25 @@ class Grammar:
                 continue
             agent = self.rng.choice(AGENTS)
             drivers = [i for i in world.instances if i.session_id == session.id]
+            # Now and then a plain restart: the last driver's agent, options, system and tools, so that the new
+            # instance's anchor may equal the header the log already folds to (the commonest resume, and the one where
+            # an implementation that skips an "unchanged" anchor shows).
+            # Two offers in five (by a count of its own, so the random draws, and every other script, stay as they were).
+            self._restarts += 1
+            same = drivers[-1] if drivers and self._restarts % 5 in (1, 3) else None
             if all(not i.turn_open for i in drivers):
-                moves.append(Move(Resume(session.id, agent, AgentOptions(), self.text("You are careful. "), self.tools()), BOUNDARY))
+                resume = Resume(session.id, agent, AgentOptions(), self.text("You are careful. "), self.tools())
+                if same is not None:
+                    resume = Resume(session.id, same.agent, same.options, same.system, same.tools)
+                moves.append(Move(resume, BOUNDARY))
             free = [s for s in SESSIONS if s not in {x.id for x in world.sessions}]
             ends = [e.seq for e in session.log.events if e.type == TURN_END]
             if free and ends:
                 boundary = None if self.rng.random() < 0.5 else self.rng.choice(ends)
-                moves.append(Move(ForkDrive(session.id, free[0], boundary, agent, system=self.text("Forked. "), tools=self.tools()), BOUNDARY))
+                fork = ForkDrive(session.id, free[0], boundary, agent, system=self.text("Forked. "), tools=self.tools())
+                if same is not None:
+                    fork = ForkDrive(session.id, free[0], boundary, same.agent, same.options, same.system, same.tools)
+                moves.append(Move(fork, BOUNDARY))
         return moves
 
     # --- hostile actions (FUZZ-10) ---
