@@ -142,7 +142,7 @@ fuzz: setup
 	$(BIN)/prefix-model fuzz --adapter '$(BIN)/prefix-model adapter' --seconds $(FUZZ_SECONDS) --jobs 2 --keep-going
 
 ## fuzz-harness: a campaign through the real deepseek-harness loop (HARNESS_DIR: a built checkout; Node >= 22 on PATH), its known
-## divergences declared; FUZZ_SCRIPTS=2000 take about 4 minutes on 2 cores (8 scripts/s measured, before shrinking)
+## divergences declared; FUZZ_SCRIPTS=2000 take about 3.5 minutes on 2 cores (10 scripts/s measured, before shrinking)
 fuzz-harness: setup
 	@test -n "$(HARNESS_DIR)" || { echo "make fuzz-harness: set HARNESS_DIR to a built deepseek-harness checkout (adapters/deepseek-harness/README.md)" >&2; exit 2; }
 	HARNESS_DIR="$(HARNESS_DIR)" PREFIX_MODEL_CONTRACTS=0 $(BIN)/prefix-model fuzz --adapter '$(CURDIR)/adapters/deepseek-harness/run.sh' --timeout 20 \
