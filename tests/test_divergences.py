@@ -282,7 +282,7 @@ def test_under_d20_the_model_drains_a_steer_sent_before_the_first_begin_step_at_
 def test_d20_a_campaigns_domain_leaves_out_what_the_harness_refuses_outright() -> None:
     from prefix_model.edge.fuzz.grammar import out_of_domain
     from prefix_model.core.headers import LlmCallConfig
-    from prefix_model.loop.actions import BeginStep, Compose, Create, Dispose, MountCompaction, PreStep, Reply, Resume, SetTools
+    from prefix_model.loop.actions import BeginStep, Compose, Create, Dispose, ForkDrive, MountCompaction, PreStep, Reply, Resume, SetTools
     from prefix_model.loop.compaction import CompactPolicy
     from prefix_model.loop.transitions import run
     from prefix_model.loop.world import AgentOptions
@@ -294,6 +294,10 @@ def test_d20_a_campaigns_domain_leaves_out_what_the_harness_refuses_outright() -
     assert "twice" in str(out_of_domain(world, SetTools(0, (tool, tool))))
     released = run((Create("main", "s2"), Dispose(0)))
     assert out_of_domain(released, Create("main", "s2")) is not None and out_of_domain(world, Create("main", "s1")) is None
+    # Whatever its log holds (D-20 (e)): a turn's session whose driver is disposed is let go, as a fork's child id too.
+    ended = run((Create("main", "s2"), SendPrompt(0, "go"), BeginStep(0), Dispose(0), Compose(0), Create("main", "s3")))
+    assert ended.session("s2").log.events and "let go" in str(out_of_domain(ended, Create("main", "s2")))
+    assert "let go" in str(out_of_domain(ended, ForkDrive("s3", "s2", None, "main"))) and out_of_domain(ended, ForkDrive("s3", "s4", None, "main")) is None
     # The harness's preamble is fixed (D-15): a shrink that shortened the policy's mixed a framed summary priced 29
     # tokens by the model and 104 by the harness into seed 11 script 1773's divergence (D-20 (b)).
     assert out_of_domain(world, MountCompaction(CompactPolicy(120))) is None

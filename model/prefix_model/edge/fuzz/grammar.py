@@ -83,13 +83,15 @@ _PREAMBLE = CompactPolicy().preamble
 
 
 def _held(world: World, session_id: str) -> bool:
-    """Whether the harness's store still holds a session: it has events, or an instance not disposed drives it."""
-    return bool(world.session(session_id).log.events) or any(i.session_id == session_id and not i.disposed for i in world.instances)
+    """Whether the harness's store still holds a session: an instance not disposed drives it, or a disposed one is still
+    in its turn (the store lets a session go when its last driver is disposed and gone, whatever its log holds:
+    L/index.ts:216-235, S/index.ts:765-773)."""
+    return any(i.session_id == session_id and (not i.disposed or i.turn_open) for i in world.instances)
 
 
 def out_of_domain(world: World, action: Action) -> str | None:
     """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a tool list naming
-    one tool twice, a Create reusing the id of an empty session no live instance drives, a compaction policy framing
+    one tool twice, a Create or a fork's child reusing the id of a session no live instance drives, a compaction policy framing
     with a preamble other than the default or mounted while a post-step is awaited, a provider other than the one
     drawn, a steer or tool-set change before a turn's first step, a tool-set change before a retried step. A shrink keeps no candidate that holds
     one."""
@@ -115,8 +117,10 @@ def out_of_domain(world: World, action: Action) -> str | None:
         # the harness does (D-15). A shrink that shortens it mixes that difference into the one it shrinks.
         case MountCompaction(policy=policy) if policy.preamble != _PREAMBLE:
             return "a checkpoint preamble other than the default, which alone is priced as the harness's fixed one is"
-        case Create(session_id=sid) if sid in {x.id for x in world.sessions} and not _held(world, sid):
-            return "a session id the harness's store has let go (an empty session no live instance drives), created again"
+        # The model keeps every session, as a persistence backend keeps its log; the harness's store (the adapter has no
+        # backend) lets go of one whose drivers are all disposed, and its id can be taken again (D-20 (e)).
+        case Create(session_id=sid) | ForkDrive(child_id=sid) if sid in {x.id for x in world.sessions} and not _held(world, sid):
+            return "a session id the harness's store has let go (no live instance drives it), taken again"
         case Create(tools=tools) | ForkDrive(tools=tools) | Resume(tools=tools) | SetTools(tools=tools):
             names = [str(t.get("name")) for t in tools if isinstance(t, FrozenMap)]
             return "a tool list naming one tool twice" if len(set(names)) != len(names) else None
