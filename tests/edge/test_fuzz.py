@@ -154,10 +154,10 @@ def test_plain_restarts_are_drawn_so_an_implementation_skipping_an_unchanged_anc
     # A resume or fork with the last driver's agent, options, system and tools: its anchor may equal the folded header.
     # Before the generator offered them, every resume drew a new system text, and 1,221 scripts (120 s) through
     # deepseek-harness with this fault planted found nothing.
-    result = run_campaign(f"{PLANTED} anchor-skipped-when-unchanged", 30, Settings(seed=3, scripts=30, shrink_budget=200))
-    assert [f.difference.signature for f in result.found] == ["Dispatch: replies differ at /appended (expected request/header, got nothing)"]
-    shrunk = result.found[0].shrunk
-    assert shrunk is not None and {"Resume", "ForkDrive"} & {a["action"] for a in shrunk.actions}, shrunk
+    status, report = fuzz("--adapter", f"{PLANTED} anchor-skipped-when-unchanged", "--scripts", "21", "--seed", "3", "--shrink-budget", "60")
+    assert status == 1 and [d["signature"] for d in report["divergences"]] == ["Dispatch: replies differ at /appended (expected request/header, got nothing)"]
+    shrunk = report["divergences"][0]["shrunk"]["actions"]
+    assert {"Resume", "ForkDrive"} & {a["action"] for a in shrunk}, shrunk
 
 
 @pytest.mark.spec("FUZZ-1", "FUZZ-7")
