@@ -231,7 +231,7 @@ def enabled(world: World, action: Action) -> bool:
         case ForkDrive(source_id=src, child_id=child, boundary=boundary, tools=tools):
             # The store forks only a live session (FORK-9): one an undisposed instance drives, or a disposed one still in
             # its turn — the disposal awaits the driver's exit before it detaches the session (L/index.ts:216-235).
-            if not any(i.session_id == src and (not i.disposed or i.turn_open) for i in world.instances) or not is_json_value(tools):
+            if not world.held(src) or not is_json_value(tools):
                 return False
             return check_fork(world.session(src).log, boundary, child, _session_ids(world)) is None
         case Resume(session_id=sid, tools=tools):
@@ -332,9 +332,11 @@ def _begin_step(world: World, action: BeginStep, semantics: Semantics) -> World:
     instance = world.instance(action.instance)
     if instance.cancel is not None:
         return _interrupted(world, instance)
+    retried = instance.retried
     instance = replace(instance, step=instance.step + 1, retried=False)
-    # A retried step's steering was drained when its request failed; what came since waits for the response (LOOP-9).
-    world = world.with_instance(instance) if world.instance(instance.id).retried else _drain_steering(world.with_instance(instance), instance)
+    world = world.with_instance(instance)
+    if not retried:  # a retried step's steering was drained as its request failed; what came since waits (LOOP-9)
+        world = _drain_steering(world, instance)
     instance = world.instance(instance.id)
     # Assembly renders the system prompt and the tool list (sorted by name: facts addendum 6).
     tools = tuple(sorted(instance.tools, key=lambda t: str(t.get("name", "")) if isinstance(t, FrozenMap) else ""))

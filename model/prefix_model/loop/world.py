@@ -348,6 +348,17 @@ class World:
         """Return the session named ``session_id``."""
         return next(s for s in self.sessions if s.id == session_id)
 
+    @ensure(
+        lambda self, session_id, result: not result or any(i.session_id == session_id for i in self.instances),
+        "FORK-9: only a session some instance drives is held",
+        enabled=ENABLED,
+    )
+    def held(self, session_id: str) -> bool:
+        """Whether the harness's store still holds session ``session_id``: an instance not disposed drives it, or a
+        disposed one is still in its turn (the disposal awaits the driver's exit before it lets the session go, whatever
+        its log holds: L/index.ts:216-235, S/index.ts:765-773)."""
+        return any(i.session_id == session_id and (not i.disposed or i.turn_open) for i in self.instances)
+
     @require(lambda self, instance_id: 0 <= instance_id < len(self.instances), "LOOP-1: only an instance of the world is looked up", enabled=ENABLED)
     @ensure(lambda instance_id, result: result.id == instance_id, "LOOP-1: instance n is the n-th created", enabled=ENABLED)
     def instance(self, instance_id: int) -> Instance:

@@ -82,13 +82,6 @@ PROVIDER = "mock"  # the one provider drawn: the model routes any, an implementa
 _PREAMBLE = CompactPolicy().preamble
 
 
-def _held(world: World, session_id: str) -> bool:
-    """Whether the harness's store still holds a session: an instance not disposed drives it, or a disposed one is still
-    in its turn (the store lets a session go when its last driver is disposed and gone, whatever its log holds:
-    L/index.ts:216-235, S/index.ts:765-773)."""
-    return any(i.session_id == session_id and (not i.disposed or i.turn_open) for i in world.instances)
-
-
 def out_of_domain(world: World, action: Action) -> str | None:
     """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a tool list naming
     one tool twice, a Create or a fork's child reusing the id of a session no live instance drives, a compaction policy framing
@@ -119,7 +112,7 @@ def out_of_domain(world: World, action: Action) -> str | None:
             return "a checkpoint preamble other than the default, which alone is priced as the harness's fixed one is"
         # The model keeps every session, as a persistence backend keeps its log; the harness's store (the adapter has no
         # backend) lets go of one whose drivers are all disposed, and its id can be taken again (D-20 (e)).
-        case Create(session_id=sid) | ForkDrive(child_id=sid) if sid in {x.id for x in world.sessions} and not _held(world, sid):
+        case Create(session_id=sid) | ForkDrive(child_id=sid) if sid in {x.id for x in world.sessions} and not world.held(sid):
             return "a session id the harness's store has let go (no live instance drives it), taken again"
         case Create(tools=tools) | ForkDrive(tools=tools) | Resume(tools=tools) | SetTools(tools=tools):
             names = [str(t.get("name")) for t in tools if isinstance(t, FrozenMap)]
@@ -127,11 +120,12 @@ def out_of_domain(world: World, action: Action) -> str | None:
     return None
 
 
-def _assembling(world: World, instance: int, retried: bool) -> bool:
-    """Whether ``instance`` waits for the BeginStep of its turn's first step (with ``retried``, or of a retried step)."""
-    if not 0 <= instance < len(world.instances) or world.instances[instance].phase is not Phase.STEP_BEGIN:
+def _assembling(world: World, instance_id: int, retried: bool) -> bool:
+    """Whether an instance waits for the BeginStep of its turn's first step (with ``retried``, or of a retried step)."""
+    if not 0 <= instance_id < len(world.instances):
         return False
-    return world.instances[instance].step == 0 or (retried and world.instances[instance].retried)
+    instance = world.instance(instance_id)
+    return instance.phase is Phase.STEP_BEGIN and (instance.step == 0 or (retried and instance.retried))
 
 
 def _unrouted(action: Action) -> str | None:
