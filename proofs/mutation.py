@@ -61,10 +61,12 @@ and the comparisons) with the mutant behind the adapter protocol, contracts off.
 diverges, the adapter faults, or the run times out. Its verdicts are keyed by the module, the
 fuzzer's own files and the campaign's size.
 
-Survivors listed in ``proofs/mutation-equivalent.json`` (id, the mutated line, a one-line reason)
-are reported apart and left out of the score's denominator. An entry is found by its line where
-an edit above it moved it (same operator and index; ``--relocate-equivalent`` rewrites the ids, for
-tidiness only); one whose line no mutant gives now is reported as stale and excludes nothing.
+Survivors listed in ``proofs/mutation-equivalent.json`` (id, the mutated line, the def it sits in,
+the line before the mutation, a one-line reason) are reported apart and left out of the score's
+denominator. An entry is found by its mutated line, def and original line where an edit above it
+moved it (same operator and index; ``--relocate-equivalent`` rewrites the ids, for tidiness, and
+records the def and original line of a hand-written entry that lacks them); one whose line no
+mutant gives now is reported as stale and excludes nothing.
 Exit status: 0 when every module ran, 1 when a module's unmutated tests failed, 2 for a usage error.
 """
 
@@ -154,6 +156,7 @@ class Mutant:
     original_line: str
     mutated_line: str
     source: str  # the whole mutated module
+    scope: str = ""  # the qualified name of the innermost def or class holding ``start_line`` ("" at module level)
 
     @property
     def id(self) -> str:
@@ -300,6 +303,29 @@ def _splice(source: bytes, line_starts: list[int], node: ast.AST, text: str, bar
     return source[:start] + (new + padding).encode("utf-8") + source[end:]
 
 
+def _scopes(tree: ast.Module) -> list[tuple[int, int, str]]:
+    """Every def and class of ``tree`` as (first line, last line, qualified name), outermost first."""
+    found: list[tuple[int, int, str]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                found.append((child.lineno, child.end_lineno or child.lineno, name))
+                visit(child, f"{name}.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return found
+
+
+def _scope_of(scopes: Sequence[tuple[int, int, str]], line: int) -> str:
+    """The innermost scope of ``scopes`` (``_scopes``) holding ``line``; "" when none does."""
+    holding = [(first, name) for first, last, name in scopes if first <= line <= last]
+    return max(holding)[1] if holding else ""
+
+
 def mutants_of(source: str, only: frozenset[str] | None = None) -> list[Mutant]:
     """Return every mutant of ``source`` in a stable order (by line, column, operator, index); ``only``: those of these ids."""
     tree = ast.parse(source)
@@ -310,6 +336,7 @@ def mutants_of(source: str, only: frozenset[str] | None = None) -> list[Mutant]:
     for physical in raw.splitlines(keepends=True):
         line_starts.append(line_starts[-1] + len(physical))
     original_lines = source.splitlines()
+    scopes = _scopes(tree)
     slots = _slots(tree)
     found: list[Mutant] = []
     for node in ast.walk(tree):
@@ -334,7 +361,9 @@ def mutants_of(source: str, only: frozenset[str] | None = None) -> list[Mutant]:
                 continue  # no change at all (e.g. a swap of equal arguments): not a mutant
             start_line = getattr(target, "lineno")
             found.append(
-                Mutant(operator, line, column, index, description, start_line, original_lines[start_line - 1], mutated.splitlines()[start_line - 1], mutated)
+                Mutant(
+                    operator, line, column, index, description, start_line, original_lines[start_line - 1], mutated.splitlines()[start_line - 1], mutated, _scope_of(scopes, start_line)
+                )
             )
     found.sort(key=lambda m: (m.line, m.column, list(OPERATORS).index(m.operator), m.index))
     ids = [m.id for m in found]
@@ -556,20 +585,38 @@ def load_equivalent(path: Path = EQUIVALENT) -> dict[str, dict[str, dict[str, st
     return {k: v for k, v in data.items() if not k.startswith("_")}
 
 
-def located(key: str, entries: dict[str, dict[str, str]], mutants: Sequence[Mutant]) -> tuple[dict[str, dict[str, str]], list[str]]:
-    """Return ``entries`` (of module ``key``) under the ids their mutated lines have now, and what moved or is gone.
+CONTEXT = ("scope", "original")  # what an entry records beside its mutated line, so a move cannot make it ambiguous
 
-    An entry is the mutant of the same operator and index whose mutated line is the entry's, so an
-    edit above it (which moves its line) does not lose it; one that no mutant (or more than one)
-    now gives is kept under its own id, and said.
+
+def context_of(mutant: Mutant) -> dict[str, str]:
+    """What an entry records of ``mutant`` beside its mutated line: its scope and its line before the mutation.
+
+    ``return None`` is the mutated line of every ``return`` mutant; with the function it sits in and
+    the line it replaces, an entry still names one mutant after an edit above it moved its line.
     """
-    lines = {m.id: m.mutated_line.strip() for m in mutants}
+    return {"scope": mutant.scope, "original": mutant.original_line.strip()}
+
+
+def located(key: str, entries: dict[str, dict[str, str]], mutants: Sequence[Mutant]) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """Return ``entries`` (of module ``key``) under the ids their mutants have now, and what moved or is gone.
+
+    An entry is the mutant of the same operator and index whose mutated line is the entry's (and,
+    where the entry records them, whose scope and original line are: ``CONTEXT``), so an edit above
+    it (which moves its line) does not lose it; one that no mutant (or more than one) now gives is
+    kept under its own id, and said.
+    """
+    by_id = {m.id: m for m in mutants}
     moved: dict[str, dict[str, str]] = {}
     said: list[str] = []
     for mutant_id, entry in entries.items():
         operator, _, column, index = mutant_id.split(":")
-        found = [i for i, line in lines.items() if line == entry["line"] and i.startswith(f"{operator}:") and i.endswith(f":{index}")]
-        if lines.get(mutant_id) == entry["line"]:
+
+        def names(m: Mutant, entry: dict[str, str] = entry) -> bool:
+            recorded = context_of(m)
+            return m.mutated_line.strip() == entry["line"] and all(entry.get(k, recorded[k]) == recorded[k] for k in CONTEXT)
+
+        found = [m.id for m in mutants if m.operator == operator and m.id.endswith(f":{index}") and names(m)]
+        if mutant_id in by_id and names(by_id[mutant_id]):
             found = [mutant_id]  # still where it was
         elif len(found) > 1:  # the same line written more than once: the one in the entry's column (a move keeps it)
             found = [i for i in found if i.split(":")[2] == column]
@@ -583,20 +630,27 @@ def located(key: str, entries: dict[str, dict[str, str]], mutants: Sequence[Muta
 
 
 def relocate_equivalent(modules: Sequence[Path], path: Path = EQUIVALENT) -> list[str]:
-    """Give each equivalent entry of ``modules`` the id its mutated line has now (an edit above it moved it); return what moved or is gone.
+    """Give each equivalent entry of ``modules`` the id its mutated line has now (an edit above it moved it), and the
+    context (``CONTEXT``) of its mutant where it records none; return what moved or is gone.
 
-    Tidiness only: a run finds an entry whose line moved by its line (``located``); one that no
-    mutant (or more than one) now gives is left as it is, and said.
+    Tidiness for the ids: a run finds an entry whose line moved by its line and context (``located``);
+    one that no mutant (or more than one) now gives is left as it is, and said. The context is what
+    keeps a later move from being ambiguous, so a hand-written entry gets it here.
     """
     data = json.loads(path.read_text(encoding="utf-8"))
     said: list[str] = []
     for module in modules:
         key = module.relative_to(ROOT).as_posix()
         entries: dict[str, dict[str, str]] = data.get(key, {})
-        moved, told = located(key, entries, mutants_of(module.read_text(encoding="utf-8")))
+        mutants = mutants_of(module.read_text(encoding="utf-8"))
+        moved, told = located(key, entries, mutants)
         said += told
+        by_id = {m.id: m for m in mutants}
         if entries:
-            data[key] = moved
+            data[key] = {
+                i: {"line": e["line"], **(context_of(by_id[i]) if i in by_id and by_id[i].mutated_line.strip() == e["line"] else {}), **e}
+                for i, e in moved.items()
+            }
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return said
 
@@ -848,7 +902,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=None, help=f"seconds per mutant (default {TIMEOUT_FACTOR:g} x the unmutated run + {TIMEOUT_MARGIN:g})")
     parser.add_argument("--list", action="store_true", help="print each module's mutants and their tests, and run nothing")
     parser.add_argument(
-        "--relocate-equivalent", action="store_true", help="give the entries of these modules in proofs/mutation-equivalent.json and proofs/mutation-vectors-scope.json the ids their lines have now (after an edit above them), and run nothing"
+        "--relocate-equivalent", action="store_true", help="give the entries of these modules in proofs/mutation-equivalent.json and proofs/mutation-vectors-scope.json the ids their lines have now (after an edit above them) and the def and original line of their mutant where they record none, and run nothing"
     )
     parser.add_argument("--sample", type=int, default=1, metavar="N", help="judge 1 mutant in N only, by position in id order (positions 0, N, 2N, ...; default 1: all)")
     parser.add_argument("--only", default="", metavar="ID,...", help="judge only these mutant ids (e.g. to show that a new test kills them)")

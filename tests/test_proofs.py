@@ -208,6 +208,8 @@ def test_every_equivalent_or_out_of_scope_mutant_is_still_there(listed: Path) ->
         _, lost = mutation.located(module, entries, mutation.mutants_of((ROOT / module).read_text(encoding="utf-8")))
         assert [said for said in lost if "left as it is" in said] == [], f"lines changed or gone: fix these entries by hand ({module})"
         assert all(entry["reason"].strip() for entry in entries.values()), module
+        # the context keeps a later move from being ambiguous: proofs/mutation.py --relocate-equivalent records it
+        assert [i for i, entry in entries.items() if not set(mutation.CONTEXT) <= set(entry)] == [], module
 
 
 def test_the_vectors_score_leaves_out_contract_only_and_out_of_scope_mutants() -> None:
@@ -281,6 +283,22 @@ def test_a_sampled_score_says_it_is_a_sample() -> None:
     full: list[str] = []
     mutation.report(mutation.Tally("m.py", mutants=4, killed=3), full.append)
     assert "sample" not in full[0]
+
+
+def test_an_entry_whose_mutated_line_many_mutants_give_is_found_after_a_move_by_its_scope_and_original_line() -> None:
+    """``return None`` is the mutated line of every return mutant: without its scope and original line, an edit above
+    such an entry (a new loop action's guard) left it ambiguous and made the JSON one more file to touch by hand."""
+    key = "model/prefix_model/loop/transitions.py"
+    source = (ROOT / key).read_text(encoding="utf-8")
+    [(mutant_id, entry)] = [(i, e) for i, e in mutation.load_equivalent(mutation.OUT_OF_SCOPE)[key].items() if e["line"] == "return None"]
+    first, rest = source.split("\n", 1)
+    mutants = mutation.mutants_of(f"{first}\n\n\n{rest}")  # two lines more above every entry
+    operator, line, column, index = mutant_id.split(":")
+    moved = f"{operator}:{int(line) + 2}:{column}:{index}"
+    assert sum(m.mutated_line.strip() == "return None" and m.id.endswith(f":{column}:{index}") for m in mutants) > 1  # the line alone is ambiguous
+    assert mutation.located(key, {mutant_id: entry}, mutants) == ({moved: entry}, [f"{key} {mutant_id} -> {moved}"])
+    without = {k: v for k, v in entry.items() if k not in mutation.CONTEXT}
+    assert "left as it is" in mutation.located(key, {mutant_id: without}, mutants)[1][0]
 
 
 def test_relocate_gives_a_moved_equivalent_entry_its_id_and_says_what_it_cannot_place(tmp_path: Path) -> None:
