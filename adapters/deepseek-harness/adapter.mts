@@ -171,26 +171,15 @@ class GateAdapter extends LlmAdapter {
   }
 }
 
-/** Compaction with the policy's instruction: the service's documented summarize() hook. */
+/** Compaction with the policy's instruction: the service's documented summarize() hook, answered by the harness's own
+ * summarizer (its target rule, its finish and empty-summary errors) with the policy's instruction in place of its fixed
+ * one (§23 D-15), so that nothing of the summarizer is restated here. Used only where the summarizer module exists. */
 class PolicyCompactService extends BasicCompactService {
   protected override async summarize(input: Json, agent: Json, signal?: AbortSignal): Promise<Json> {
-    const config = (this as Json).config
-    const latest = agent.session.requestHeader()?.config
-    const configured = config.summarizationProvider.length === 0 ? undefined : { provider: config.summarizationProvider, model: config.summarizationModel }
-    const target = configured ?? latest ?? { provider: agent.options.provider, model: agent.options.model }
-    const options: Json = {
-      provider: target.provider, model: target.model,
-      messages: [...input.messages, { role: 'user', content: [text(policy?.instruction ?? 'Summarize the conversation above.')] }],
-      ...input.system === undefined ? {} : { system: input.system },
-      ...input.tools === undefined ? {} : { tools: [...input.tools] },
-      maxTokens: config.maxTokens, sessionId: agent.session.id, purpose: 'compaction',
-      ...signal === undefined ? {} : { signal },
-    }
-    const assembler = new BlockAssembler()
-    for await (const chunk of (this as Json).ctx.llm.stream(options)) assembler.push(chunk)
-    const summary = assembler.message().content.filter((b: Json) => b.type === 'text')
-    if (!summary.some((b: Json) => b.text.trim().length > 0)) throw new Error('summarization produced no text summary content')
-    return { summary, provider: options.provider, model: options.model, maxTokens: config.maxTokens }
+    const llm = (this as Json).ctx.llm
+    const instruction = { role: 'user', content: [text(policy?.instruction ?? 'Summarize the conversation above.')] }
+    const instructed = { llm: { stream: (options: Json) => llm.stream({ ...options, messages: [...options.messages.slice(0, -1), instruction] }) } }
+    return summarizer.summarizeWithLlm(instructed, (this as Json).config, input, agent, signal)
   }
 }
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from prefix_model.core.events import TURN_END
 from prefix_model.core.headers import LlmCallConfig
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
+from prefix_model.core.log import Log
 from prefix_model.examples.streams import text_stream, tool_call_stream
 from prefix_model.loop.actions import (
     Action,
@@ -47,7 +48,7 @@ from prefix_model.loop.actions import (
     SetTools,
     Steer,
 )
-from prefix_model.loop.compaction import CompactPolicy
+from prefix_model.loop.compaction import CompactPolicy, balanced_cuts
 from prefix_model.loop.prompt import BLOCKED
 from prefix_model.loop.world import (
     AgentOptions,
@@ -160,6 +161,7 @@ class Grammar:
         self.offered = offered  # the action names the adapter's hello offers (None: every one)
         self._made = 0  # a counter that makes every drawn text distinct within a script
         self._restarts = 0  # a counter that picks the plain restarts among the resumes and forks offered
+        self._splits = 0  # a counter that picks the replacements moved to split a tool call from its result
 
     # --- small draws ---
 
@@ -274,6 +276,20 @@ class Grammar:
         start = self.rng.randrange(count)
         return start, self.rng.randrange(start, count)
 
+    def splitting(self, log: Log, where: tuple[int, int] | None) -> tuple[int, int]:
+        """Every other replacement drawn, where a tool call is open across some gap: the range moved to end at the last
+        node before that gap, so the call is shadowed and its result kept — the corrupt surface a compaction must refuse
+        (CMP-4), which a uniform range makes too rarely to reach under pressure. No draw of its own: the random stream,
+        and so every other script of a seed, stays as it was."""
+        assert where is not None
+        self._splits += 1
+        cuts = balanced_cuts(log)
+        open_gaps = [gap for gap, balanced in enumerate(cuts) if not balanced]
+        if self._splits % 2 or not open_gaps:
+            return where
+        gap = min(open_gaps, key=lambda g: (abs(g - 1 - where[1]), g))  # the open gap nearest the drawn end
+        return max(k for k in range(gap) if cuts[k] and k <= where[0]), gap - 1
+
     # --- a turn's segments ---
 
     def reply(self, instance: Instance) -> Reply:
@@ -313,8 +329,7 @@ class Grammar:
                 elif roll < 0.85:
                     yield PreStep(i, compact=self.positions(nodes), summaries=self.summaries())
                 else:
-                    where = self.positions(nodes)
-                    assert where is not None
+                    where = self.splitting(world.log_of(i), self.positions(nodes))
                     yield PreStep(i, replace=PlainReplace(where[0], where[1], self.text("replaced ")))
             case Phase.REQUEST:
                 yield Dispatch(i, None if self.rng.random() < 0.8 else self.config())
@@ -380,7 +395,10 @@ class Grammar:
         free = [s for s in SESSIONS if s not in taken]
         if not free:
             return None
-        options = AgentOptions() if self.rng.random() < 0.8 else AgentOptions(PROVIDER, "other-model")
+        # Now and then a route with no model: its requests fail (LOOP-10), and with no request routed a compaction has
+        # only these options to fall back on, which name no summarizer (CB/region.ts's throw). Drawn from the same roll.
+        roll = self.rng.random()
+        options = AgentOptions() if roll < 0.8 else AgentOptions(PROVIDER, "other-model" if roll < 0.95 else "")
         return Create(self.rng.choice(AGENTS), free[0], options, self.text("You are careful. ") if self.rng.random() < 0.7 else "", self.tools())
 
     def _boundaries(self, world: World) -> list[Move]:
