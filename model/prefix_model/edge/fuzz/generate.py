@@ -122,7 +122,7 @@ def draw(seed: int, number: int, coverage: Coverage, offered: frozenset[str] | N
 
     # The setup: listeners (up to five), now and then a compaction policy, one or two agents.
     setup: list[Action] = [Register(grammar.listener(name)) for name in rng.sample(LISTENERS, rng.choice((0, 1, 2, 2, 3, 3, 4, 5)))]
-    setup += [MountCompaction(grammar.policy())] if rng.random() < 0.35 else []
+    setup += [MountCompaction(grammar.policy(server.adapter.world))] if rng.random() < 0.35 else []
     for action in setup:
         if offered is None or type(action).__name__ in offered:
             take(Move(action, BOUNDARY))

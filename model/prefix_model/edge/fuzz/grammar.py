@@ -14,13 +14,14 @@ and ``transitions.apply`` to say.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from prefix_model.core.events import TURN_END
 from prefix_model.core.headers import LlmCallConfig
-from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, json_text
+from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
 from prefix_model.core.log import Log
 from prefix_model.examples.streams import text_stream, tool_call_stream
 from prefix_model.loop.actions import (
@@ -49,6 +50,8 @@ from prefix_model.loop.actions import (
     Steer,
 )
 from prefix_model.loop.compaction import CompactPolicy, balanced_cuts
+from prefix_model.loop.meter import measure
+from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.prompt import BLOCKED
 from prefix_model.loop.world import (
     AgentOptions,
@@ -141,6 +144,12 @@ def _unrouted(action: Action) -> str | None:
     return None
 
 
+def _reasoning(text: str) -> tuple[FrozenMap, ...]:
+    """A reasoning block streamed at index 0 in one delta, as a reasoning model's adapter streams it before its answer."""
+    chunks = ({"type": "block-start", "index": 0, "blockType": "reasoning"}, {"type": "reasoning-delta", "index": 0, "text": text})
+    return tuple(freeze_object(c) for c in (*chunks, {"type": "block-end", "index": 0, "block": {"type": "reasoning", "text": text}}))
+
+
 @dataclass(frozen=True, slots=True)
 class Move:
     """One candidate: the action and the family it is weighed by."""
@@ -162,6 +171,9 @@ class Grammar:
         self._made = 0  # a counter that makes every drawn text distinct within a script
         self._restarts = 0  # a counter that picks the plain restarts among the resumes and forks offered
         self._splits = 0  # a counter that picks the replacements moved to split a tool call from its result
+        self._aims = 0  # a counter that picks the compaction windows aimed at a session's pressure
+        self._pressings = 0  # a counter that picks the text replies sized to land on the threshold
+        self._thoughts = 0  # a counter that picks the streamed answers that reason first
 
     # --- small draws ---
 
@@ -220,13 +232,25 @@ class Grammar:
         length = self.rng.choice((1, 2, 3, 4, 6))
         return Listener(name, agent, tuple(self.call(name, v) for v in range(1, length + 1)))
 
-    def policy(self) -> CompactPolicy:
+    def policy(self, world: World) -> CompactPolicy:
         window = self.rng.choice((None, 120, 250, 400, 800, 1600, 4000))
         threshold = self.rng.choice((0.5, 0.8, 0.9))
+        window = self.aimed(world, window, threshold)
         retain = self.rng.choice((0.1, 0.16, 0.3))
         tokens = self.rng.choice((None, None, 0, 20, 200))
         summarizer = ("", "") if self.rng.random() < 0.7 else (PROVIDER, "summary-model")
         return CompactPolicy(window, threshold, retain, tokens, summarization_provider=summarizer[0], summarization_model=summarizer[1])
+
+    def aimed(self, world: World, window: int | None, ratio: float) -> int | None:
+        """Every other window drawn, where a session has pressure: one whose threshold sits a few tokens above the most
+        pressed session's measure, so the next steps cross it and a meter that misprices by a token or two compacts a
+        step early or late (TOK-1, TOK-2). Fixed windows put the threshold hundreds of tokens from any measure, where
+        only a gross mispricing shows. No draw of its own (the margin is read off the drawn window)."""
+        self._aims += 1
+        pressures = [measure(session.log).total for session in world.sessions]
+        if window is None or self._aims % 2 or not pressures or max(pressures) == 0:
+            return window
+        return math.ceil((max(pressures) + window % 23 + 1) / ratio)
 
     def tools(self, current: tuple[JsonValue, ...] = ()) -> tuple[JsonValue, ...]:
         """A tool list: a new one, or (half the time, when there is one) a near miss of ``current`` — never two tools of
@@ -290,6 +314,33 @@ class Grammar:
         gap = min(open_gaps, key=lambda g: (abs(g - 1 - where[1]), g))  # the open gap nearest the drawn end
         return max(k for k in range(gap) if cuts[k] and k <= where[0]), gap - 1
 
+    def pressing(self, world: World, reply: Reply) -> Reply:
+        """Every other plain text reply where the loaded policy can press: its text sized so that the post-step pressure
+        the model measures lands on the threshold or one token under it, where a meter that misprices by one token
+        compacts a step late or early (TOK-1, TOK-2). Elsewhere a threshold lies tens of tokens from any measure, and
+        only a gross mispricing shows. Sized by the model itself (the reply and post-step applied, the pressure read
+        from the trace); no draw of its own."""
+        budgets = world.compaction.budgets()
+        if budgets is None or reply.tool_calls or reply.failure is not None or reply.stream is not None or reply.max_tokens:
+            return reply
+        self._pressings += 1
+        if self._pressings % 2:
+            return reply
+        target = budgets[0] - (self._pressings // 2) % 2
+
+        def pressure(words: int) -> JsonValue:  # the post-step pressure after a reply of ``words`` four-character words
+            sized, post_step = replace(reply, text="word" * words), PostStep(reply.instance)
+            if not enabled(world, sized) or not enabled(replied := apply(world, sized), post_step):
+                return None  # the reply ends the turn (a cancel or dispose is waiting): no post-step measures it
+            measured = [m.value for m in apply(replied, post_step).trace[len(world.trace) :] if m.kind == "measured"]
+            return measured[0] if measured else None
+
+        first = pressure(1)
+        if not isinstance(first, int) or target - first + 1 < 1:
+            return reply
+        words = target - first + 1
+        return replace(reply, text="word" * words) if pressure(words) == target else reply
+
     # --- a turn's segments ---
 
     def reply(self, instance: Instance) -> Reply:
@@ -307,7 +358,12 @@ class Grammar:
             usage = {"inputTokens": self.rng.choice((10, 200, 700, 3000)), "outputTokens": self.rng.choice((3, 40))}
             if self.rng.random() < 0.5:
                 usage |= {"cacheReadTokens": self.rng.choice((0, 50, 400)), "cacheWriteTokens": self.rng.choice((0, 30))}
-            return Reply(i, stream=text_stream(self.text("streamed "), usage=usage, pieces=self.rng.randint(1, 3)))
+            text, pieces = self.text("streamed "), self.rng.randint(1, 3)
+            self._thoughts += 1
+            if self._thoughts % 2:
+                return Reply(i, stream=text_stream(text, usage=usage, pieces=pieces))
+            # every other one thinks first: a reasoning block before its answer (priced as text is: TOK-2)
+            return Reply(i, stream=_reasoning(f"thinking: {text}") + text_stream(text, index=1, usage=usage, pieces=pieces))
         if roll < 0.72:
             return Reply(i, stream=tool_call_stream(*self._call(names), json_text(FrozenMap({"text": self.text("s")})), pieces=self.rng.randint(1, 3)))
         if roll < 0.80:
@@ -334,7 +390,7 @@ class Grammar:
             case Phase.REQUEST:
                 yield Dispatch(i, None if self.rng.random() < 0.8 else self.config())
             case Phase.STREAM:
-                yield self.reply(instance)
+                yield self.pressing(world, self.reply(instance))
             case Phase.TOOLS:
                 outputs = tuple(f"out {n}" for n in range(len(instance.pending_calls)))
                 yield RunTools(i, outputs if self.rng.random() < 0.9 else outputs[:1])
@@ -407,7 +463,7 @@ class Grammar:
         if unregistered:
             moves.append(Move(Register(self.listener(self.rng.choice(unregistered))), BOUNDARY))
         if self.rng.random() < 0.2:
-            moves.append(Move(MountCompaction(self.policy()), BOUNDARY))
+            moves.append(Move(MountCompaction(self.policy(world)), BOUNDARY))
         created = self.create(world)
         if created is not None and len(world.instances) < 5:
             moves.append(Move(created, BOUNDARY))
