@@ -247,10 +247,10 @@ class Grammar:
         step early or late (TOK-1, TOK-2). Fixed windows put the threshold hundreds of tokens from any measure, where
         only a gross mispricing shows. No draw of its own (the margin is read off the drawn window)."""
         self._aims += 1
-        pressures = [measure(session.log).total for session in world.sessions]
-        if window is None or self._aims % 2 or not pressures or max(pressures) == 0:
+        if window is None or self._aims % 2:
             return window
-        return math.ceil((max(pressures) + window % 23 + 1) / ratio)
+        pressure = max((measure(session.log).total for session in world.sessions), default=0)
+        return math.ceil((pressure + window % 23 + 1) / ratio) if pressure else window
 
     def tools(self, current: tuple[JsonValue, ...] = ()) -> tuple[JsonValue, ...]:
         """A tool list: a new one, or (half the time, when there is one) a near miss of ``current`` — never two tools of
