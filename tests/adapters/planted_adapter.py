@@ -19,6 +19,9 @@ that), so only a generated campaign finds them:
 ``last-message-dropped`` drops the last message of every request it sends, whatever put it there: the steer of a
 steered step and a composing listener's inject go missing alike (how a signature tells them apart, FUZZ-8).
 
+``later-step-or-fork-not-sent`` sends no request from a step after a turn's first, nor from a fork's child: two
+causes behind one signature (``Dispatch: replies differ at /sent``), which a campaign must report apart (FUZZ-3).
+
 ``own-layout`` is no fault of the requests: it answers each reply's events of a session in reverse
 order, a log layout that differs by design, and ``own-layout+NAME`` does so with fault NAME planted
 (what ``fuzz --compare requests`` must see through, and still find).
@@ -131,6 +134,20 @@ class LastMessageDropped(Server):
         return result
 
 
+class LaterStepOrForkNotSent(Server):
+    """Two faults behind one signature: no request is sent from a step after a turn's first, nor from a fork's child."""
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        result = super().handle(method, params)
+        action = params.get("action") if method == "apply" else None
+        if isinstance(action, dict) and action.get("action") == "Dispatch" and result["sent"]:
+            world = self.adapter.world
+            instance = world.instance(action["instance"])
+            if instance.step > 1 or world.session(instance.session_id).lineage is not None:
+                result = result | {"sent": []}
+        return result
+
+
 class DisposedTakesInputs(Server):
     """An input to a disposed instance answered as applied, appending nothing, where the model refuses it (LOOP-6)."""
 
@@ -174,6 +191,8 @@ def server(name: str) -> Server:
         return DisposedTakesInputs()
     if name == "last-message-dropped":
         return LastMessageDropped(name=name)
+    if name == "later-step-or-fork-not-sent":
+        return LaterStepOrForkNotSent(name=name)
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
 
 

@@ -300,6 +300,25 @@ def test_a_shrink_that_keeps_arguments_only_drops_actions() -> None:
     assert len(simplified.actions) == 2 and all(a["instance"] == 0 for a in simplified.actions)
 
 
+@pytest.mark.spec("FUZZ-3", "FUZZ-4")
+def test_a_cause_that_shares_its_signature_with_another_is_shrunk_and_reported_as_another_witness(tmp_path: Path) -> None:
+    # At ea4c10d753 a cancel that still dispatches and a route naming no model that still dispatches share a signature,
+    # and a report that shrank only a group's first script showed the second alone. Here: no request from a later step
+    # of a turn, and none from a fork's child.
+    adapter = f"{PLANTED} later-step-or-fork-not-sent"
+    kinds: dict[int, list[list[str]]] = {}
+    for witnesses in (6, 1):
+        status, report = fuzz("--adapter", adapter, "--scripts", "12", "--seed", "0", "--keep-going", "--witnesses", str(witnesses), "--save", str(tmp_path / str(witnesses)))
+        [group] = report["divergences"]
+        assert status == 1 and group["signature"] == "Dispatch: replies differ at /sent (expected a request, got nothing)" and group["scripts"] > witnesses
+        kinds[witnesses] = [[a["action"] for a in w["shrunk"]["actions"]] for w in (group, *group["witnesses"])]
+    assert len(kinds[1]) == 1 and "ForkDrive" not in kinds[1][0], "the first script shrinks to the later-step cause, which hides the fork's"
+    assert any("ForkDrive" in k and k.count("Dispatch") == 1 for k in kinds[6]), kinds[6]  # the fork's own cause, as a witness
+    assert len({tuple(k) for k in kinds[6]}) == len(kinds[6]) > 1  # each witness differs from those before in its kinds
+    saved = json.loads((tmp_path / "6" / "manifest.json").read_bytes())["cases"]
+    assert len(saved) == len(kinds[6]) and any(c["id"].endswith("-2") for c in saved), saved
+
+
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, dict):
         for member in value.values():

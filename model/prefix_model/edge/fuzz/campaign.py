@@ -6,7 +6,8 @@ so far) and hands them to one worker thread per adapter process; a worker replay
 the coverage are the same whatever the number of processes and however fast each runs. An adapter
 that crashes, hangs or writes garbage is a *fault* — reported with its stderr tail, the process
 restarted — never a divergence. Divergences are grouped by signature; the first script of each group
-is shrunk with the implementation as the oracle; a baseline declares the groups an implementation
+is shrunk with the implementation as the oracle, and a few later ones, so that causes sharing a
+signature show as witnesses of other action kinds; a baseline declares the groups an implementation
 knowingly shows, and a baseline entry no longer shown is stale.
 """
 
@@ -25,7 +26,7 @@ from prefix_model.edge.runner.baseline import KnownDivergence, oracle_of
 from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
 from prefix_model.edge.runner.consumer import JsonObject
 
-__all__ = ["Fault", "Found", "Settings", "Result", "Unusable", "run_campaign", "replay_script", "oracle", "offered_actions"]
+__all__ = ["Fault", "Found", "Settings", "Result", "Unusable", "run_campaign", "replay_script", "oracle", "offered_actions", "kinds"]
 
 _CONSECUTIVE_FAULTS = 5  # this many faults in a row and the adapter is unusable
 
@@ -52,6 +53,8 @@ class Found:
     shrunk: Shrunk | None = None
     known: str | None = None  # the baseline's reason, when the baseline declares this signature
     seconds: float = 0.0  # the campaign's time when its first script was settled: the time to first find
+    members: list[tuple[Script, Difference]] = field(default_factory=list)  # later scripts kept to shrink (Settings.witnesses)
+    witnesses: list[tuple[Script, Difference, Shrunk]] = field(default_factory=list)  # later scripts whose shrunk actions differ in kind
 
     @property
     def shown(self) -> tuple[JsonObject, ...]:
@@ -72,6 +75,7 @@ class Settings:
     keep_arguments: bool = False  # shrink by dropping actions only (shrink.py: simplify=False)
     baseline: tuple[KnownDivergence, ...] = ()
     compare: str = "all"  # the oracle (lockstep.COMPARES): every reply whole, or only the requests sent and the refusals
+    witnesses: int = 6  # the scripts of a new group shrunk, the first and up to this many less one after it, to tell causes apart
 
     @property
     def in_scope(self) -> tuple[KnownDivergence, ...]:
@@ -242,8 +246,10 @@ def _record(result: Result, script: Script, outcome: Difference | Fault | None, 
     group = next((f for f in result.found if f.difference.signature == outcome.signature), None)
     if group is None:
         result.found.append(Found(script, outcome, seconds=seconds))
-    else:
-        group.count += 1
+        return
+    group.count += 1
+    if len(group.members) < result.settings.witnesses - 1:
+        group.members.append((script, outcome))
 
 
 def oracle(adapter: AdapterProcess, compare: str, domain: bool = True) -> Callable[[Sequence[JsonObject]], Difference | None]:
@@ -270,6 +276,21 @@ def _shrink_all(adapter: AdapterProcess, result: Result, settings: Settings) -> 
         if group.known is None:
             replay = oracle(adapter, settings.compare)
             group.shrunk = shrink(group.first.actions, group.difference, replay, settings.shrink_budget, not settings.keep_arguments)
+            # A signature names where and how the replies differ, not why: two faults can share one (at ea4c10d753 a
+            # cancel that still dispatches and a route with no model that still dispatches did). Later scripts of the
+            # group are shrunk too, and one whose shrunk script differs in its action kinds is reported as another witness:
+            # perhaps another cause (one cause can also shrink to other kinds: a second step reached by a tool call or a steer).
+            seen = {kinds(group.shown)}
+            for script, difference in group.members:
+                shrunk = shrink(script.actions, difference, replay, settings.shrink_budget, not settings.keep_arguments)
+                if kinds(shrunk.actions) not in seen:  # a shrink keeps the signature (FUZZ-3): only the kinds can differ
+                    seen.add(kinds(shrunk.actions))
+                    group.witnesses.append((script, difference, shrunk))
+
+
+def kinds(actions: Sequence[JsonObject]) -> tuple[str, ...]:
+    """The action kinds of a script in order: what tells two shrunk witnesses of one signature apart."""
+    return tuple(str(a.get("action")) for a in actions)
 
 
 def _judge_baseline(adapter: AdapterProcess, result: Result, settings: Settings) -> None:

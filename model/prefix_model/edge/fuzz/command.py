@@ -28,7 +28,9 @@ whole), its original and shrunk length, the shrunk script and a command that rep
 A campaign is the same sequence of scripts for its seed, whatever --jobs. A divergence's signature
 (what groups it, what its shrink keeps, what a baseline names) is the action, the kind, the pointer
 with indices and ids wildcarded, and the first differing member by kind: "Dispatch: replies differ
-at /appended/* (expected turn/end, got request/header)".
+at /appended/* (expected turn/end, got request/header)". A signature says where, not why: with
+--keep-going up to --witnesses scripts of each new one are shrunk, and one whose shrunk script has
+other action kinds than those before is reported (and saved) as another witness: perhaps another cause.
 
 --compare requests is a declared, weaker oracle for an implementation whose log layout differs by
 design: only the requests sent and the refusals are compared, never the events appended; the
@@ -105,6 +107,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--script", type=int, metavar="N", help="with --seed: run only script N of that campaign (as a report's reproduce line says)")
     parser.add_argument("--compare", choices=COMPARES, default="all", help="the oracle: every reply (default), or only the requests sent and the refusals")
     parser.add_argument("--shrink-budget", type=int, default=2000, metavar="N", help="replays a shrink may spend on one divergence (default 2000)")
+    parser.add_argument("--witnesses", type=int, default=6, metavar="N", help="with --keep-going: shrink up to N scripts of each new divergence's "
+                        "signature, the first included, and report each whose shrunk script has other action kinds as another witness (default 6; 1: the first only)")  # fmt: skip
     parser.add_argument("--keep-arguments", action="store_true", help="shrink by dropping actions only, every argument as drawn: a case to adopt "
                         "that the reference implementation must pass (a simplified \"x\" provider is one it may not route)")  # fmt: skip
     parser.add_argument("--rewrite-baseline", action="store_true", help="replay the --baseline file's entries and write it anew: fixed ones dropped, renamed ones renamed (see above)")
@@ -224,6 +228,8 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput("--jobs and --scripts take a positive count, --seconds a positive time")
     if (args.script is not None and args.script < 0) or args.shrink_budget < 0 or args.timeout <= 0:
         raise BadInput("--script and --shrink-budget take a count of 0 or more, --timeout a positive time")
+    if args.witnesses < 1:
+        raise BadInput("--witnesses takes a positive count (1: shrink the first script of a signature only)")
     if args.rewrite_baseline or _accepting(args):
         return _rewrite(args)
     if args.replay is not None or args.script is not None:
@@ -231,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings(
         seed=args.seed, scripts=args.scripts if args.scripts is not None or args.seconds is not None else 200, seconds=args.seconds,
         jobs=args.jobs, keep_going=args.keep_going, shrink_budget=args.shrink_budget, keep_arguments=args.keep_arguments,
-        baseline=_baseline(args.baseline), compare=args.compare,
+        baseline=_baseline(args.baseline), compare=args.compare, witnesses=args.witnesses,
     )  # fmt: skip
     if args.save is not None:  # a folder that cannot be made fails now, not after the campaign
         _save_folder(args.save)

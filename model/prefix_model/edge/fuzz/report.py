@@ -54,11 +54,12 @@ def save_found(found: Sequence[Found], implementation: str, compare: str, direct
     ``directory``, and the manifest of every case there (a campaign's, or one ``--replay`` or ``--script``)."""
     written = []
     oracle = "" if compare == "all" else f" (--compare {compare})"
-    for each in found:
-        ident = case_id(each)
-        difference = each.shrunk.difference if each.shrunk is not None else each.difference
+    shown = [(case_id(each), each.shrunk.difference if each.shrunk is not None else each.difference, each.shown) for each in found]
+    # another witness of a signature (FUZZ-3) is a case of its own, numbered after the first
+    shown += [(f"{case_id(each)}-{n}", shrunk.difference, shrunk.actions) for each in found for n, (_, _, shrunk) in enumerate(each.witnesses, 2)]
+    for ident, difference, actions in shown:
         description = f"Found by prefix-model fuzz{oracle} against {implementation}: {difference.signature}."
-        scenario = scenario_of(ident, description, each.shown)
+        scenario = scenario_of(ident, description, actions)
         world = play(scenario)
         path = directory / ident / "case.json"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -128,6 +129,11 @@ def as_json(result: Result, adapter: str) -> dict[str, Any]:
             "difference": found.difference.to_json(),
             "shrunk": shrunk_json(found.shrunk),
             "reproduce": _replay_line(result, found, adapter),
+            "witnesses": [
+                {"script": script.number, "originalLength": difference.index + 1, "difference": difference.to_json(), "shrunk": shrunk_json(shrunk),
+                 "reproduce": reproduce_line(adapter, result.settings.compare, seed=result.settings.seed, script=script.number)}
+                for script, difference, shrunk in found.witnesses
+            ],
         })  # fmt: skip
     return {
         "implementation": result.implementation,
@@ -173,6 +179,11 @@ def as_text(result: Result, adapter: str) -> str:
         lines += [f"    {line}" for line in shown.text().splitlines()]
         lines += shrunk_lines(found.shrunk, entry["originalLength"])
         lines.append(f"    reproduce: {entry['reproduce']}")
+        for (script, _, shrunk), witness in zip(found.witnesses, entry["witnesses"]):
+            lines.append(f"  ANOTHER WITNESS, script #{script.number}: its shrunk script has other action kinds (perhaps another cause)")
+            lines += [f"    {line}" for line in shrunk.difference.text().splitlines()]
+            lines += shrunk_lines(shrunk, witness["originalLength"])
+            lines.append(f"    reproduce: {witness['reproduce']}")
     for fault in result.faults:
         lines.append(f"FAULT script #{fault.script}: the adapter failed (not a divergence)")
         lines += [f"    {line}" for line in fault.message.splitlines()]
