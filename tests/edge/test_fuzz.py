@@ -300,23 +300,34 @@ def test_a_shrink_that_keeps_arguments_only_drops_actions() -> None:
     assert len(simplified.actions) == 2 and all(a["instance"] == 0 for a in simplified.actions)
 
 
-@pytest.mark.spec("FUZZ-3", "FUZZ-4")
+@pytest.mark.spec("FUZZ-3", "FUZZ-4", "FUZZ-6")
 def test_a_cause_that_shares_its_signature_with_another_is_shrunk_and_reported_as_another_witness(tmp_path: Path) -> None:
     # At ea4c10d753 a cancel that still dispatches and a route naming no model that still dispatches share a signature,
     # and a report that shrank only a group's first script showed the second alone. Here: no request from a later step
     # of a turn, and none from a fork's child.
     adapter = f"{PLANTED} later-step-or-fork-not-sent"
+    signature = "Dispatch: replies differ at /sent (expected a request, got nothing)"
     kinds: dict[int, list[list[str]]] = {}
+    first: list[JsonObject] = []
     for witnesses in (6, 1):
         status, report = fuzz("--adapter", adapter, "--scripts", "12", "--seed", "0", "--keep-going", "--witnesses", str(witnesses), "--save", str(tmp_path / str(witnesses)))
         [group] = report["divergences"]
-        assert status == 1 and group["signature"] == "Dispatch: replies differ at /sent (expected a request, got nothing)" and group["scripts"] > witnesses
+        assert status == 1 and group["signature"] == signature and group["scripts"] > witnesses
         kinds[witnesses] = [[a["action"] for a in w["shrunk"]["actions"]] for w in (group, *group["witnesses"])]
+        first = group["shrunk"]["actions"]
     assert len(kinds[1]) == 1 and "ForkDrive" not in kinds[1][0], "the first script shrinks to the later-step cause, which hides the fork's"
     assert any("ForkDrive" in k and k.count("Dispatch") == 1 for k in kinds[6]), kinds[6]  # the fork's own cause, as a witness
     assert len({tuple(k) for k in kinds[6]}) == len(kinds[6]) > 1  # each witness differs from those before in its kinds
     saved = json.loads((tmp_path / "6" / "manifest.json").read_bytes())["cases"]
     assert len(saved) == len(kinds[6]) and any(c["id"].endswith("-2") for c in saved), saved
+    # Declared with the later-step cause's script, the signature is known (the verdict as before), and the fork's cause
+    # is reported beside it as a witness the baseline does not declare.
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"divergences": [{"signature": signature, "reason": "later steps send nothing", "script": first}]}), encoding="utf-8")
+    status, report = fuzz("--adapter", adapter, "--scripts", "12", "--seed", "0", "--keep-going", "--baseline", str(baseline))
+    [group] = report["divergences"]
+    assert status == 0 and group["known"] == "later steps send nothing" and report["stale"] == []
+    assert any("ForkDrive" in [a["action"] for a in w["shrunk"]["actions"]] for w in group["witnesses"]), group["witnesses"]
 
 
 def _strings(value: Any) -> Iterator[str]:

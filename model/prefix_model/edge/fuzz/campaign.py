@@ -272,20 +272,28 @@ def _shrink_all(adapter: AdapterProcess, result: Result, settings: Settings) -> 
     if not adapter.alive():
         adapter.restart()
     for group in result.found:
-        group.known = next((k.reason for k in settings.in_scope if k.signature == group.difference.signature), None)
+        declared = [k for k in settings.in_scope if k.signature == group.difference.signature]
+        group.known = declared[0].reason if declared else None
+        # A signature names where and how the replies differ, not why: two faults can share one (at ea4c10d753 a
+        # cancel that still dispatches and a route with no model that still dispatches did). Later scripts of the
+        # group are shrunk too, and one whose shrunk script differs in its action kinds from those before is reported
+        # as another witness: perhaps another cause (one cause can also shrink to other kinds: a second step reached by
+        # a tool call or a steer). Of a declared signature, the scripts are compared with the entries' own: a witness
+        # of other kinds is one the baseline does not declare, reported beside it, the verdict unchanged.
+        replay = oracle(adapter, settings.compare)
+        candidates = [(group.first, group.difference), *group.members]
         if group.known is None:
-            replay = oracle(adapter, settings.compare)
             group.shrunk = shrink(group.first.actions, group.difference, replay, settings.shrink_budget, not settings.keep_arguments)
-            # A signature names where and how the replies differ, not why: two faults can share one (at ea4c10d753 a
-            # cancel that still dispatches and a route with no model that still dispatches did). Later scripts of the
-            # group are shrunk too, and one whose shrunk script differs in its action kinds is reported as another witness:
-            # perhaps another cause (one cause can also shrink to other kinds: a second step reached by a tool call or a steer).
-            seen = {kinds(group.shown)}
-            for script, difference in group.members:
-                shrunk = shrink(script.actions, difference, replay, settings.shrink_budget, not settings.keep_arguments)
-                if kinds(shrunk.actions) not in seen:  # a shrink keeps the signature (FUZZ-3): only the kinds can differ
-                    seen.add(kinds(shrunk.actions))
-                    group.witnesses.append((script, difference, shrunk))
+            seen, candidates = {kinds(group.shown)}, candidates[1:]
+        else:
+            seen = {kinds(k.script) for k in declared if k.script is not None}
+            if not seen or settings.witnesses < 2:
+                continue  # no script of the entry's to compare with: known, as the baseline says
+        for script, difference in candidates:
+            shrunk = shrink(script.actions, difference, replay, settings.shrink_budget, not settings.keep_arguments)
+            if kinds(shrunk.actions) not in seen:  # a shrink keeps the signature (FUZZ-3): only the kinds can differ
+                seen.add(kinds(shrunk.actions))
+                group.witnesses.append((script, difference, shrunk))
 
 
 def kinds(actions: Sequence[JsonObject]) -> tuple[str, ...]:

@@ -174,6 +174,10 @@ def as_text(result: Result, adapter: str) -> str:
         lines.append(f"{label} {found.difference.signature}  ({found.count} script{'s' if found.count != 1 else ''}, first #{found.first.number} at {found.seconds:.1f} s)")
         if found.known is not None:
             lines.append(f"    baseline: {found.known}")
+            for (script, _, shrunk), witness in zip(found.witnesses, entry["witnesses"]):
+                lines.append(f"  UNDECLARED WITNESS, script #{script.number}: its shrunk script has other action kinds than the baseline's (perhaps a cause it hides)")
+                lines += shrunk_lines(shrunk, witness["originalLength"])
+                lines.append(f"    reproduce: {witness['reproduce']}")
             continue
         shown = found.shrunk.difference if found.shrunk is not None else found.difference
         lines += [f"    {line}" for line in shown.text().splitlines()]
