@@ -51,6 +51,18 @@ def test_a_text_block_costs_a_quarter_of_its_utf16_length_rounded_up_plus_four(t
 
 
 @pytest.mark.spec("TOK-2")
+def test_string_content_is_priced_as_the_harness_walks_it_a_code_point_at_a_time() -> None:
+    # TM index.ts:352-372 loops ``for (const block of blocks)``: over a string, each code point is a block of no known
+    # type, 4 + ceil(JSON.stringify(point).length / 4); a campaign against a55f148516 compacted where the model, pricing
+    # it 0, did not.
+    assert estimate_content("ab") == 2 * (4 + 1)  # '"a"' is 3 characters
+    assert estimate_content('"') == 4 + 1 and estimate_content("😀") == 4 + 1  # '"\\""' and '"😀"': 4 UTF-16 units
+    assert estimate_content("\x01") == 4 + 2 and estimate_content("\ud800") == 4 + 2  # "\\u0001": 8 characters
+    assert estimate_message(freeze({"role": "user", "content": "ab"})) == 10 + 4
+    assert estimate_content(None) == 0 and estimate_content(freeze({"type": "text"})) == 0  # no array, no string
+
+
+@pytest.mark.spec("TOK-2")
 def test_a_non_bmp_character_counts_as_two_utf16_units() -> None:
     # Three code points, six UTF-16 units: ceil(6/4) = 2, where counting code points would give 1.
     assert estimate_content((block("😀😀😀"),)) == 2 + 4
@@ -202,11 +214,12 @@ def test_post_step_pressure_counts_the_routed_prefix_exactly_once() -> None:
 
 
 @pytest.mark.spec("TOK-2")
-def test_a_tool_call_prices_its_name_and_its_arguments_each_and_non_array_content_is_free() -> None:
+def test_a_tool_call_prices_its_name_and_its_arguments_each_and_string_content_is_no_longer_free() -> None:
     call = freeze({"type": "tool-call", "id": "c1", "name": "a_long_tool_name", "arguments": "{}"})
     assert estimate_content((call,)) == 4 + 1 + 4  # ceil(16/4) + ceil(2/4) + 4: a name of other than 1 token
-    assert estimate_content(freeze("plain text")) == 0  # content that is no array has no blocks to price
-    assert estimate_message(freeze({"role": "user", "content": "plain text"})) == 4
+    # Priced 0 until a campaign showed the harness walking it: ten code points, each an unknown block of 5
+    assert estimate_content(freeze("plain text")) == 10 * 5
+    assert estimate_message(freeze({"role": "user", "content": "plain text"})) == 50 + 4
 
 
 def _answer(log: Log, text: str | None, usage: dict[str, object] | None = None) -> Log:
