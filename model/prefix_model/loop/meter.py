@@ -54,8 +54,9 @@ def estimate_content(blocks: JsonValue) -> int:
     """Return the heuristic price of a content-block array.
 
     Content that is a string (a contributed message may hold one; the ``Message`` type says an array, and a request
-    holding one fails the capture's schema, CAP-1) is priced as the harness's loop over it prices it: ``for (const block of blocks)`` walks a string's code points, and each is a
-    block of no known type, 4 + ⌈its JSON text's length / 4⌉ (TM index.ts:352-372). Any other non-array is priced 0.
+    holding one fails the capture's schema, CAP-1) is priced as the harness's loop over it prices it:
+    ``for (const block of blocks)`` walks a string's code points, and each is a block of no known type,
+    4 + ⌈its JSON text's length / 4⌉ (TM index.ts:352-372). Any other non-array is priced 0.
     """
     if isinstance(blocks, str):
         return sum(BLOCK_OVERHEAD + _tokens(json_text(point)) for point in blocks)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -169,11 +170,14 @@ class Grammar:
         self.rng = rng
         self.offered = offered  # the action names the adapter's hello offers (None: every one)
         self._made = 0  # a counter that makes every drawn text distinct within a script
-        self._restarts = 0  # a counter that picks the plain restarts among the resumes and forks offered
-        self._splits = 0  # a counter that picks the replacements moved to split a tool call from its result
-        self._aims = 0  # a counter that picks the compaction windows aimed at a session's pressure
-        self._pressings = 0  # a counter that picks the text replies sized to land on the threshold
-        self._thoughts = 0  # a counter that picks the streamed answers that reason first
+        self._offers: Counter[str] = Counter()  # the variants picked by a count of their own (``_offer``)
+
+    def _offer(self, variant: str) -> int:
+        """Count one more chance at ``variant`` and return the count: a plain restart, a split tool pair, an aimed
+        window, a sized reply, a reasoning answer are picked by it (every other one, two in five), never by a random
+        draw, so the random stream, and with it every other script of a seed, stays as it was before they existed."""
+        self._offers[variant] += 1
+        return self._offers[variant]
 
     # --- small draws ---
 
@@ -245,9 +249,8 @@ class Grammar:
         """Every other window drawn, where a session has pressure: one whose threshold sits a few tokens above the most
         pressed session's measure, so the next steps cross it and a meter that misprices by a token or two compacts a
         step early or late (TOK-1, TOK-2). Fixed windows put the threshold hundreds of tokens from any measure, where
-        only a gross mispricing shows. No draw of its own (the margin is read off the drawn window)."""
-        self._aims += 1
-        if window is None or self._aims % 2:
+        only a gross mispricing shows. The margin is read off the drawn window."""
+        if self._offer("aim") % 2 or window is None:
             return window
         pressure = max((measure(session.log).total for session in world.sessions), default=0)
         return math.ceil((pressure + window % 23 + 1) / ratio) if pressure else window
@@ -303,13 +306,12 @@ class Grammar:
     def splitting(self, log: Log, where: tuple[int, int] | None) -> tuple[int, int]:
         """Every other replacement drawn, where a tool call is open across some gap: the range moved to end at the last
         node before that gap, so the call is shadowed and its result kept — the corrupt surface a compaction must refuse
-        (CMP-4), which a uniform range makes too rarely to reach under pressure. No draw of its own: the random stream,
-        and so every other script of a seed, stays as it was."""
+        (CMP-4), which a uniform range makes too rarely to reach under pressure."""
         assert where is not None
-        self._splits += 1
+        picked = self._offer("split") % 2 == 0
         cuts = balanced_cuts(log)
         open_gaps = [gap for gap, balanced in enumerate(cuts) if not balanced]
-        if self._splits % 2 or not open_gaps:
+        if not picked or not open_gaps:
             return where
         gap = min(open_gaps, key=lambda g: (abs(g - 1 - where[1]), g))  # the open gap nearest the drawn end
         return max(k for k in range(gap) if cuts[k] and k <= where[0]), gap - 1
@@ -319,14 +321,14 @@ class Grammar:
         the model measures lands on the threshold or one token under it, where a meter that misprices by one token
         compacts a step late or early (TOK-1, TOK-2). Elsewhere a threshold lies tens of tokens from any measure, and
         only a gross mispricing shows. Sized by the model itself (the reply and post-step applied, the pressure read
-        from the trace); no draw of its own."""
+        from the trace)."""
         budgets = world.compaction.budgets()
         if budgets is None or reply.tool_calls or reply.failure is not None or reply.stream is not None or reply.max_tokens:
             return reply
-        self._pressings += 1
-        if self._pressings % 2:
+        offered = self._offer("press")
+        if offered % 2:
             return reply
-        target = budgets[0] - (self._pressings // 2) % 2
+        target = budgets[0] - (offered // 2) % 2
 
         def pressure(words: int) -> JsonValue:  # the post-step pressure after a reply of ``words`` four-character words
             sized, post_step = replace(reply, text="word" * words), PostStep(reply.instance)
@@ -359,8 +361,7 @@ class Grammar:
             if self.rng.random() < 0.5:
                 usage |= {"cacheReadTokens": self.rng.choice((0, 50, 400)), "cacheWriteTokens": self.rng.choice((0, 30))}
             text, pieces = self.text("streamed "), self.rng.randint(1, 3)
-            self._thoughts += 1
-            if self._thoughts % 2:
+            if self._offer("reason") % 2:
                 return Reply(i, stream=text_stream(text, usage=usage, pieces=pieces))
             # every other one thinks first: a reasoning block before its answer (priced as text is: TOK-2)
             return Reply(i, stream=_reasoning(f"thinking: {text}") + text_stream(text, index=1, usage=usage, pieces=pieces))
@@ -475,9 +476,8 @@ class Grammar:
             # Now and then a plain restart: the last driver's agent, options, system and tools, so that the new
             # instance's anchor may equal the header the log already folds to (the commonest resume, and the one where
             # an implementation that skips an "unchanged" anchor shows).
-            # Two offers in five (by a count of its own, so the random draws, and every other script, stay as they were).
-            self._restarts += 1
-            same = drivers[-1] if drivers and self._restarts % 5 in (1, 3) else None
+            # Two offers in five (``_offer``).
+            same = drivers[-1] if self._offer("restart") % 5 in (1, 3) and drivers else None
             if all(not i.turn_open for i in drivers):
                 resume = Resume(session.id, agent, AgentOptions(), self.text("You are careful. "), self.tools())
                 if same is not None:

@@ -174,20 +174,13 @@ def as_text(result: Result, adapter: str) -> str:
         lines.append(f"{label} {found.difference.signature}  ({found.count} script{'s' if found.count != 1 else ''}, first #{found.first.number} at {found.seconds:.1f} s)")
         if found.known is not None:
             lines.append(f"    baseline: {found.known}")
-            for (script, _, shrunk), witness in zip(found.witnesses, entry["witnesses"]):
-                lines.append(f"  UNDECLARED WITNESS, script #{script.number}: its shrunk script has other action kinds than the baseline's (perhaps a cause it hides)")
-                lines += shrunk_lines(shrunk, witness["originalLength"])
-                lines.append(f"    reproduce: {witness['reproduce']}")
+            lines += _witness_lines(found, entry, "UNDECLARED WITNESS", "than the baseline's (perhaps a cause it hides)", differences=False)
             continue
         shown = found.shrunk.difference if found.shrunk is not None else found.difference
         lines += [f"    {line}" for line in shown.text().splitlines()]
         lines += shrunk_lines(found.shrunk, entry["originalLength"])
         lines.append(f"    reproduce: {entry['reproduce']}")
-        for (script, _, shrunk), witness in zip(found.witnesses, entry["witnesses"]):
-            lines.append(f"  ANOTHER WITNESS, script #{script.number}: its shrunk script has other action kinds (perhaps another cause)")
-            lines += [f"    {line}" for line in shrunk.difference.text().splitlines()]
-            lines += shrunk_lines(shrunk, witness["originalLength"])
-            lines.append(f"    reproduce: {witness['reproduce']}")
+        lines += _witness_lines(found, entry, "ANOTHER WITNESS", "(perhaps another cause)")
     for fault in result.faults:
         lines.append(f"FAULT script #{fault.script}: the adapter failed (not a divergence)")
         lines += [f"    {line}" for line in fault.message.splitlines()]
@@ -197,6 +190,18 @@ def as_text(result: Result, adapter: str) -> str:
     scope = f", {result.settings.out_of_scope} baseline entr{'ies' if result.settings.out_of_scope != 1 else 'y'} of the other oracle not judged" if result.settings.out_of_scope else ""
     lines.append(f"{new} new divergence{'s' if new != 1 else ''}, {len(result.found) - new} known, {len(result.faults)} adapter fault{'s' if len(result.faults) != 1 else ''}, {len(result.stale)} stale{scope}")
     return "\n".join(lines)
+
+
+def _witness_lines(found: Found, entry: dict[str, Any], label: str, why: str, differences: bool = True) -> list[str]:
+    """The text of a group's further witnesses (FUZZ-3, FUZZ-6): each one's first difference (a known group's shows
+    none, as the group itself shows none), shrunk script and reproduce line."""
+    lines = []
+    for (script, _, shrunk), witness in zip(found.witnesses, entry["witnesses"]):
+        lines.append(f"  {label}, script #{script.number}: its shrunk script has other action kinds {why}")
+        lines += [f"    {line}" for line in shrunk.difference.text().splitlines()] if differences else []
+        lines += shrunk_lines(shrunk, witness["originalLength"])
+        lines.append(f"    reproduce: {witness['reproduce']}")
+    return lines
 
 
 def as_junit(result: Result) -> bytes:
