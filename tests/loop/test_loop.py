@@ -671,6 +671,21 @@ def test_tools_are_sorted_by_name_in_the_header_and_the_request() -> None:
     assert json_text(request_to_json(world.requests[0].request)["tools"]) == json_text(headers_of(world)[0][1].tools)
 
 
+@pytest.mark.spec("LOOP-12", "HDR-15")
+def test_a_schema_is_collected_as_name_description_parameters_whatever_its_registered_key_order_and_members() -> None:
+    registered = freeze({"parameters": {"type": "object", "b": 1, "a": 2}, "x-extra": True, "description": "d", "name": "echo"})
+    world = clean(play((start(tools=(registered,)), *turn(0, "one", compose=True))))
+    assert json_text(headers_of(world)[0][1].tools) == '[{"name":"echo","description":"d","parameters":{"type":"object","b":1,"a":2}}]'
+    # The same schema in its collected order is no change; its parameters' own key order is (JSON text, HDR-15).
+    again = clean(play((SetTools(0, (freeze({"name": "echo", "description": "d", "parameters": {"type": "object", "b": 1, "a": 2}}),)), *turn(0, "two")), world))
+    assert [reason for reason, _ in headers_of(again)] == [INITIAL]
+    reordered = clean(play((SetTools(0, (freeze({"name": "echo", "description": "d", "parameters": {"a": 2, "b": 1, "type": "object"}}),)), *turn(0, "two")), world))
+    assert [reason for reason, _ in headers_of(reordered)] == [INITIAL, CHANGE]
+    # A schema without a description has none in the header.
+    bare = clean(play((start(tools=(freeze({"parameters": {}, "name": "grep"}),)), *turn(0, "go", compose=True))))
+    assert json_text(headers_of(bare)[0][1].tools) == '[{"name":"grep","parameters":{}}]'
+
+
 # --- Request failures, throwing listeners, steering ---
 
 

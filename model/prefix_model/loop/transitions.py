@@ -328,6 +328,14 @@ def _send_prompt(world: World, action: SendPrompt) -> World:
     return world.with_instance(replace(instance, phase=Phase.STEP_BEGIN, cancel=None, continues=False, max_tokens=False))
 
 
+def _schema(tool: JsonValue) -> JsonValue:
+    """A registered tool as assembly collects it: its name, description and parameters, in that order (absent ones
+    left out, as JSON text leaves out an undefined member)."""
+    if not isinstance(tool, FrozenMap):
+        return tool
+    return FrozenMap({key: tool[key] for key in ("name", "description", "parameters") if key in tool})
+
+
 def _begin_step(world: World, action: BeginStep, semantics: Semantics) -> World:
     instance = world.instance(action.instance)
     if instance.cancel is not None:
@@ -338,8 +346,10 @@ def _begin_step(world: World, action: BeginStep, semantics: Semantics) -> World:
     if not retried:  # a retried step's steering was drained as its request failed; what came since waits (LOOP-9)
         world = _drain_steering(world, instance)
     instance = world.instance(instance.id)
-    # Assembly renders the system prompt and the tool list (sorted by name: facts addendum 6).
-    tools = tuple(sorted(instance.tools, key=lambda t: str(t.get("name", "")) if isinstance(t, FrozenMap) else ""))
+    # Assembly renders the system prompt and the tool list: each schema rebuilt as {name, description, parameters},
+    # so another key order or another member of a registered schema never reaches a header (system-prompt/src/
+    # index.ts:359-363), the list sorted by name (facts addendum 6).
+    tools = tuple(sorted(map(_schema, instance.tools), key=lambda t: str(t.get("name", "")) if isinstance(t, FrozenMap) else ""))
     prefix = None if semantics.recompose(instance) else instance.prefix
     compose_now = prefix is None and not semantics.compose_in_pre_step
     phase = Phase.COMPOSE if compose_now else Phase.PRE_STEP

@@ -58,7 +58,7 @@ from prefix_model.loop.world import (
     text_message,
 )
 
-__all__ = ["Scenario", "ScriptError", "edge_tools", "play", "scenarios"]
+__all__ = ["EDGE_KEYS", "EDGE_NUMBERS", "EDGE_TEXT", "Scenario", "ScriptError", "edge_tools", "play", "scenarios"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -891,20 +891,20 @@ def _guard_scenarios() -> tuple[Scenario, ...]:
 # JSON's edges (JSON-3, JSON-4): numbers JavaScript prints with a fraction, an exponent or past 2^53, strings
 # that need escapes, and keys JavaScript orders first (canonical array indices: "2", "10", "4294967294"; not
 # "01", "-1", "1e3" or "4294967295"), in a tool schema, an inject's meta, a prompt and a request config.
-_EDGE_NUMBERS = (
+EDGE_NUMBERS = (
     0.1, 0.1 + 0.2, 1 / 3, -0.5, 1e-6, 1e-7, -1e-7, 5e-324, 1.7976931348623157e308, 1.5e300,
     123456789012345680000.0, 1e21, -1e21, 2**53, 2**53 + 2, 100.0,
 )  # fmt: skip
-_EDGE_TEXT = 'a "quoted" word, a back\\slash, a tab\t, a bell\u0007, a line\u2028separator, caf\u00e9 and \U0001f600'
-_EDGE_KEYS = ("10", "b", "2", "01", "4294967295", "-1", "a", "4294967294", "1e3")
+EDGE_TEXT = 'a "quoted" word, a back\\slash, a tab\t, a bell\u0007, a line\u2028separator, caf\u00e9 and \U0001f600'
+EDGE_KEYS = ("10", "b", "2", "01", "4294967295", "-1", "a", "4294967294", "1e3")
 
 
 def _gauge(pad: str) -> JsonValue:
     """A tool whose schema holds every edge value; ``pad`` tunes the length of its JSON text."""
-    properties: dict[str, dict[str, object]] = {key: {"type": "number", "description": key + (pad if key == "b" else "")} for key in _EDGE_KEYS}
-    properties["10"] = {"type": "number", "minimum": -3.25, "maximum": 1e21, "multipleOf": 1e-7, "examples": list(_EDGE_NUMBERS)}
+    properties: dict[str, dict[str, object]] = {key: {"type": "number", "description": key + (pad if key == "b" else "")} for key in EDGE_KEYS}
+    properties["10"] = {"type": "number", "minimum": -3.25, "maximum": 1e21, "multipleOf": 1e-7, "examples": list(EDGE_NUMBERS)}
     parameters = {"type": "object", "properties": properties, "required": ["10", "2"], "additionalProperties": False, "nullable": None, "strict": True}
-    return freeze({"name": "gauge", "description": _EDGE_TEXT, "parameters": parameters})
+    return freeze({"name": "gauge", "description": EDGE_TEXT, "parameters": parameters})
 
 
 # A schema without a fraction: its text is the one JSON text a fast path could write, non-ASCII and all.
@@ -916,15 +916,15 @@ def edge_tools(pad: str) -> tuple[JsonValue, ...]:
     return (*ECHO, _gauge(pad), _NOTE)
 
 
-_EDGE_META = FrozenMap({key: freeze(value) for key, value in zip(_EDGE_KEYS, (*_EDGE_NUMBERS[5:13], {"1": [1e-7, "\u2028"]}))})
+_EDGE_META = FrozenMap({key: freeze(value) for key, value in zip(EDGE_KEYS, (*EDGE_NUMBERS[5:13], {"1": [1e-7, "\u2028"]}))})
 _EDGE_CONFIG = LlmCallConfig("mock", "mock-model", None, 0.1 + 0.2, 4096, ("\n\n", '"END"'))
 
 
 def _pressure_edges(pad: str, *, above: bool) -> tuple[Action, ...]:
     """A step priced by the meter's estimate (tools as JSON text), under a threshold at its total or one above it."""
     tools = edge_tools(pad)
-    head = (Create("main", "s1", tools=tools), SendPrompt(0, _EDGE_TEXT + " " + _LONG), *_until_reply(0, compose=True, config=_EDGE_CONFIG))
-    body = (Inject(0, _EDGE_TEXT, _NOTES, _EDGE_META), Reply(0, text=_EDGE_TEXT), PostStep(0, summaries=("checkpoint",)))
+    head = (Create("main", "s1", tools=tools), SendPrompt(0, EDGE_TEXT + " " + _LONG), *_until_reply(0, compose=True, config=_EDGE_CONFIG))
+    body = (Inject(0, EDGE_TEXT, _NOTES, _EDGE_META), Reply(0, text=EDGE_TEXT), PostStep(0, summaries=("checkpoint",)))
     total = measure(play(Scenario("(pricing)", "", (), (*head, *body[:2]))).session("s1").log).total
     policy = CompactPolicy(context_window=total + (1 if above else 0), threshold_ratio=1, retain_tokens=8)
     return (MountCompaction(policy), *head, *body, *_turn(0, "go on"))

@@ -69,6 +69,7 @@ from prefix_model.loop.world import (
     World,
     text_message,
 )
+from prefix_model.vectors.scenarios import EDGE_KEYS, EDGE_NUMBERS, EDGE_TEXT
 
 __all__ = ["DRIVE", "START", "WINDOW", "BOUNDARY", "REFUSED", "Move", "Grammar", "out_of_domain"]
 
@@ -159,8 +160,6 @@ class Move:
     family: str
 
 
-def _tool(name: str, pad: str = "") -> JsonValue:
-    return freeze({"name": name, "description": f"the {name} tool{pad}", "parameters": {"type": "object"}})
 
 
 class Grammar:
@@ -192,16 +191,22 @@ class Grammar:
         return f"c{tag}", UNHELD if tag % 10 == 9 else name
 
     def text(self, stem: str = "t") -> str:
-        """A short text, or now and then a long one (a compaction then has something to shrink)."""
+        """A short text, or now and then a long one (a compaction then has something to shrink); every third one ends
+        in JSON's edge characters (escapes, U+2028, non-ASCII, a character past U+FFFF that JavaScript counts as two)."""
         if self.rng.random() < 0.15:
-            return _LONG * self.rng.randint(2, 6) + f"#{self._tag()}"
-        return f"{stem}{self._tag()}"
+            return _LONG * self.rng.randint(2, 6) + f"#{self._tag()}" + self._edged()
+        return f"{stem}{self._tag()}" + self._edged()
+
+    def _edged(self) -> str:
+        """Every third text drawn: a tail of edge characters, which a meter that counts code points (or prices
+        escaped ASCII) prices otherwise than the harness (TOK-2, JSON-4)."""
+        return f" {EDGE_TEXT}" if self._offer("edge") % 3 == 0 else ""
 
     def message(self, who: str, version: int) -> FrozenMap:
         # Now and then two listeners (or two calls) contribute the very same message.
         if self.rng.random() < 0.1:
             return text_message(f"<shared prefix {self.rng.randint(1, 2)}>")
-        return text_message(f"<prefix {who} v{version}>", self.rng.choice(ROLES))
+        return text_message(f"<prefix {who} v{version}>" + self._edged(), self.rng.choice(ROLES))
 
     def messages(self, who: str, version: int) -> tuple[FrozenMap, ...]:
         count = 1 if self.rng.random() < 0.8 else 2
@@ -264,14 +269,36 @@ class Grammar:
             if len(set(map(str, named))) == len(named):
                 return near
         names = self.rng.sample(("echo", "read", "grep"), self.rng.randint(0, 2))
-        return tuple(_tool(n, " (v2)" if self.rng.random() < 0.3 else "") for n in sorted(names))
+        return tuple(self.schema(n, " (v2)" if self.rng.random() < 0.3 else "") for n in sorted(names))
+
+    def schema(self, name: str, pad: str) -> JsonValue:
+        """A tool schema, in turn: plain; registered in another key order with a member of its own (assembly collects
+        name, description, parameters: LOOP-12); parameters holding JSON's edge numbers and integer-like keys
+        (JSON-3, JSON-4: priced by their JSON text); a description of edge characters. Picked by a count, not a draw."""
+        kind, description = self._offer("schema"), f"the {name} tool{pad}"
+        if kind % 4 == 2:
+            return freeze({"parameters": {"type": "object", "required": []}, "x-origin": "registry", "description": description, "name": name})
+        if kind % 4 == 3:
+            turn = kind // 4
+            keys, numbers = EDGE_KEYS[turn % 3 * 2 :][:4], EDGE_NUMBERS[turn % 4 :: 4]
+            properties = {key: {"type": "number", "examples": list(numbers)} for key in keys}
+            return freeze({"name": name, "description": description, "parameters": {"type": "object", "properties": properties}})
+        if kind % 4 == 0:
+            return freeze({"name": name, "description": f"{description} {EDGE_TEXT}", "parameters": {"type": "object"}})
+        return freeze({"name": name, "description": description, "parameters": {"type": "object"}})
 
     def near(self, values: tuple[JsonValue, ...]) -> tuple[JsonValue, ...]:
-        """``values`` changed a little: one member edited where it is an object with a string, reordered, one dropped or repeated."""
+        """``values`` changed a little: one member edited where it is an object with a string (a tool schema whose
+        parameters have several keys: those keys in another order), reordered, one dropped or repeated."""
         roll, index = self.rng.random(), self.rng.randrange(len(values))
         if roll < 0.5 and isinstance(values[index], FrozenMap):
             member = values[index]
             assert isinstance(member, FrozenMap)
+            parameters = member.get("parameters")
+            if isinstance(parameters, FrozenMap) and len(parameters) > 1:
+                # The same schema whose parameters list their keys in another order: a change, as JSON text (HDR-15).
+                reordered = FrozenMap({k: parameters[k] for k in reversed(tuple(parameters))})
+                return values[:index] + (FrozenMap({k: (reordered if k == "parameters" else v) for k, v in member.items()}),) + values[index + 1 :]
             key = next((k for k, v in member.items() if isinstance(v, str) and k not in ("name", "role", "type")), None)
             if key is not None:
                 edited = FrozenMap({k: (f"{v} (edited)" if k == key else v) for k, v in member.items()})
