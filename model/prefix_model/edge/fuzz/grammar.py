@@ -90,16 +90,20 @@ _PREAMBLE = CompactPolicy().preamble
 
 def out_of_domain(world: World, action: Action) -> str | None:
     """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a tool list naming
-    one tool twice, a Create or a fork's child reusing the id of a session no live instance drives, a compaction policy framing
-    with a preamble other than the default or mounted while a post-step is awaited, a provider other than the one
-    drawn, a steer or tool-set change before a turn's first step, a tool-set change before a retried step. A shrink keeps no candidate that holds
-    one."""
+    one tool twice, a Create or a fork's child reusing the id of a session no live instance drives, a compaction policy
+    framing with a preamble other than the default or mounted while a post-step is awaited, a provider other than the
+    one drawn, a reasoning effort other than those drawn, a steer or tool-set change before a turn's first step, a
+    tool-set change before a retried step. A shrink keeps no candidate that holds one."""
     provider = _unrouted(action)
     if provider is not None:
         # The model routes every provider; a real adapter routes those it registers, and a step routed elsewhere fails
         # before its stream (at deepseek-harness a55f148516, a shrink's "x" provider was answered "not parked at stream").
         return f"a provider other than {PROVIDER!r} ({provider!r}), which an implementation's adapter need not route"
     match action:
+        # The harness resolves an effort against the routed model's info and fails the step on one it lacks
+        # (llm/src/index.ts:375-395); the model takes any non-empty one (D-5). A shrink's "x" is such an effort.
+        case Dispatch(config=config) if config is not None and config.reasoning_effort not in (None, *_EFFORTS):
+            return f"a reasoning effort other than those drawn ({config.reasoning_effort!r}), which a provider may not support"
         # Cordis collects the agent/post-step serial's listeners when it is dispatched: a service mounted while a
         # step's post-step is awaited is not called by it; the model's post-step asks the service in force (D-20 (b)).
         case MountCompaction() if any(i.phase is Phase.POST_STEP for i in world.instances):
