@@ -1,8 +1,9 @@
 """Small, realistic faults in when or how the prefix is composed, ordered or kept, each served over the adapter protocol.
 
 ``python tests/adapters/planted_adapter.py NAME`` serves the model with fault NAME planted; the
-ones listed in ``PASS_THE_VECTORS`` pass every published vector (tests/edge/test_fuzz.py checks
-that), so only a generated campaign finds them:
+ones listed in ``FOUND_BY_A_CAMPAIGN`` pass every published vector but the cases a campaign found for
+them and the project adopted (tests/edge/test_fuzz.py checks that), so, before those, only a generated
+campaign found them:
 
 - ``recompose-from-turn-4``: the cached prefix expires: from the fourth turn on every turn composes anew;
 - ``scoped-first``: the waterfall calls the listeners scoped to the agent before the global ones;
@@ -10,6 +11,7 @@ that), so only a generated campaign finds them:
 - ``tools-by-name``: the record rule compares tool lists by their names only;
 - ``key-order-blind``: the record rule compares headers as values, key order ignored, where the harness compares
   their JSON text (a schema whose parameters list their keys in another order is no change to it);
+- ``model-ignored``: the record rule compares request configs without their model;
 - ``duplicates-dropped``: a composition that contributes the same message twice sends it once;
 - ``fork-reuses-logged``: a fork's new instance takes the prefix of the seed's last header instead of composing;
 - ``resume-reuses-logged``: a resumed instance takes the prefix of the log's last header instead of composing;
@@ -35,7 +37,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from prefix_model.core.headers import EpochHeader, fold_request_header, header_to_json
+from prefix_model.core.headers import EpochHeader, fold_request_header, header_equals, header_to_json
 from prefix_model.core.json_values import FrozenMap, JsonValue
 from prefix_model.core.log import Log
 from prefix_model.edge.runner.server import Failed, Server, serve
@@ -93,6 +95,14 @@ class KeyOrderBlind(Semantics):
     def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
         folded = fold_request_header(log.events)
         if logged and folded is not None and header_to_json(folded) == header_to_json(header):  # a FrozenMap's == ignores order
+            return log, None
+        return super().record(log, logged, header)
+
+
+class ModelIgnored(Semantics):
+    def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
+        folded = fold_request_header(log.events)
+        if logged and folded is not None and header_equals(replace(folded, config=replace(folded.config, model=header.config.model)), header):
             return log, None
         return super().record(log, logged, header)
 
@@ -186,11 +196,21 @@ SEMANTICS: dict[str, Semantics] = {
     "empty-not-cached": EmptyNotCached(),
     "tools-by-name": ToolsByName(),
     "key-order-blind": KeyOrderBlind(),
+    "model-ignored": ModelIgnored(),
     "anchor-skipped-when-unchanged": AnchorSkippedWhenUnchanged(),
 }
 SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
 PLANTED = (*SEMANTICS, *SERVERS, "disposed-takes-inputs")
-PASS_THE_VECTORS = ("tools-by-name", "key-order-blind", "duplicates-dropped", "disposed-takes-inputs")  # the others fail some published vector
+# Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
+# fail some hand-written vector).
+_KEY_ORDER = "fuzz/parameters-in-another-key-order-are-a-tool-change"
+FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
+    "tools-by-name": (_KEY_ORDER,),
+    "key-order-blind": (_KEY_ORDER,),
+    "model-ignored": ("fuzz/a-model-change-alone-is-a-change",),
+    "duplicates-dropped": (),
+    "disposed-takes-inputs": (),
+}
 
 
 def server(name: str) -> Server:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from prefix_model.core.events import TURN_END
-from prefix_model.core.headers import LlmCallConfig
+from prefix_model.core.headers import LlmCallConfig, fold_request_header
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
 from prefix_model.core.log import Log
 from prefix_model.examples.streams import text_stream, tool_call_stream
@@ -148,6 +148,29 @@ def _unrouted(action: Action) -> str | None:
         case MountCompaction(policy=policy) if policy.summarization_provider not in ("", PROVIDER):
             return policy.summarization_provider
     return None
+
+
+# A field's alternatives for a near-miss config: stops of two in either order and an empty one (distinct from none, HDR-3).
+_STOPS: tuple[tuple[str, ...] | None, ...] = (("END", "\n\n"), ("\n\n", "END"), (), None, ("END",))
+_FIELDS: tuple[tuple[str, tuple[object, ...]], ...] = (
+    ("model", ("mock-model", "other-model")),
+    ("reasoning_effort", (None, *_EFFORTS)),
+    ("temperature", (None, 0, 0.5, 1)),
+    ("max_tokens", (None, 512, 4096)),
+    ("stop", _STOPS),
+)
+
+
+def _one_field_changed(current: LlmCallConfig, turn: int) -> LlmCallConfig:
+    """``current`` with one field changed, picked by ``turn``, to the next of its alternatives that differs (a stop of
+    several, first to the same stop in reverse order)."""
+    field, options = _FIELDS[turn % len(_FIELDS)]
+    start = (turn // len(_FIELDS)) % len(options)
+    candidates = options[start:] + options[:start]
+    if field == "stop" and current.stop is not None and len(current.stop) > 1:
+        candidates = (tuple(reversed(current.stop)), *candidates)
+    value = next((v for v in candidates if v != getattr(current, field)), getattr(current, field))
+    return replace(current, **{field: value})
 
 
 def _reasoning(text: str) -> tuple[FrozenMap, ...]:
@@ -313,11 +336,21 @@ class Grammar:
             return values[:index] + values[index + 1 :]
         return values + (values[index],)
 
-    def config(self) -> LlmCallConfig:
+    def config(self, current: LlmCallConfig | None = None) -> LlmCallConfig:
+        """A request config; every other one, where the instance has logged a header, the config in force with one
+        field changed (a record rule blind to that field logs no change, and a config drawn whole changes several)."""
         model = self.rng.choice(("mock-model", "mock-model", "other-model"))
         effort = self.rng.choice((None, *_EFFORTS))
         temperature = self.rng.choice((None, 0, 0.5, 1))
-        return LlmCallConfig(PROVIDER, model, effort, temperature, self.rng.choice((None, 512)), self.rng.choice((None, ("END",))))
+        drawn = LlmCallConfig(PROVIDER, model, effort, temperature, self.rng.choice((None, 512)), self.rng.choice((None, ("END",))))
+        offered = self._offer("near-config")
+        # Which field, and to what, is read off the text counter (a count of the script so far, not a draw): the
+        # offers restart with every script, and few scripts make more than a handful.
+        return drawn if current is None or offered % 2 else _one_field_changed(current, self._made)
+
+    def _edited(self, system: str) -> str:
+        """An edit of a system prompt: words added, or every third one a line break alone (a change all the same)."""
+        return system + ("\n" if self._offer("edit-system") % 3 == 0 else " (edited)")
 
     def source(self) -> FrozenMap | None:
         return None if self.rng.random() < 0.5 else self.rng.choice(_SOURCES)
@@ -420,7 +453,12 @@ class Grammar:
                     where = self.splitting(world.log_of(i), self.positions(nodes))
                     yield PreStep(i, replace=PlainReplace(where[0], where[1], self.text("replaced ")))
             case Phase.REQUEST:
-                yield Dispatch(i, None if self.rng.random() < 0.8 else self.config())
+                folded = fold_request_header(world.log_of(i).events) if instance.logged_header else None
+                current = None if folded is None else folded.config
+                config = None if self.rng.random() < 0.8 else self.config(current)
+                if config is None and current is not None and self._offer("nudge") % 4 == 0:
+                    config = _one_field_changed(current, self._made)  # one in four config-less requests: a one-field nudge
+                yield Dispatch(i, config)
             case Phase.STREAM:
                 yield self.pressing(world, self.reply(instance))
             case Phase.TOOLS:
@@ -462,7 +500,7 @@ class Grammar:
                 Move(Inject(i, self.text("inject "), self.source(), self.meta()), WINDOW),
                 Move(Steer(i, self.text("steer ")), WINDOW),
                 Move(Cancel(i), WINDOW),
-                Move(SetSystem(i, instance.system + " (edited)" if instance.system and self.rng.random() < 0.5 else self.text("system ")), WINDOW),
+                Move(SetSystem(i, self._edited(instance.system) if instance.system and self.rng.random() < 0.5 else self.text("system ")), WINDOW),
                 Move(SetTools(i, self.tools(instance.tools)), WINDOW),
             ]
             if instance.turn_open:
