@@ -301,7 +301,10 @@ class Grammar:
     def schema(self, name: str, pad: str) -> JsonValue:
         """A tool schema, in turn: plain; registered in another key order with a member of its own (assembly collects
         name, description, parameters: LOOP-12); parameters holding JSON's edge numbers and integer-like keys
-        (JSON-3, JSON-4: priced by their JSON text); a description of edge characters. Picked by a count, not a draw."""
+        (JSON-3, JSON-4: priced by their JSON text); a description of edge characters. Every third name capitalized
+        (LOOP-12 sorts by code unit). Picked by counts, not draws."""
+        if self._offer("capital") % 3 == 0:
+            name = name.capitalize()  # sorted by code unit, "Read" before "echo" (a locale's order puts it after)
         kind, description = self._offer("schema"), f"the {name} tool{pad}"
         if kind % 4 == 2:
             return freeze({"parameters": {"type": "object", "required": []}, "x-origin": "registry", "description": description, "name": name})
