@@ -117,6 +117,11 @@ def test_scripts_draw_json_edges_and_tool_schemas_in_every_shape_assembly_collec
     stops = {json.dumps(a["config"]["stop"]) for a in actions if a["action"] == "Dispatch" and a["config"] is not None}
     assert {"[]", '["END", "\\n\\n"]'} <= stops, stops
     assert any(a["action"] == "SetSystem" and a["text"].endswith("\n") for a in actions)
+    # Contributed messages of the whole Message type: blocks other than text (a plugin's own type among them), and an
+    # assistant's provenance.
+    contributed = [m for a in actions if a["action"] == "Register" for call in a["listener"]["script"] for m in call.get("messages", ())]
+    assert {"image", "reasoning", "tool-call"} <= {b["type"] for m in contributed for b in m["content"]}
+    assert any(m["role"] == "assistant" and m.get("provenance") for m in contributed)
 
 
 # Every action kind with a guard (MountCompaction has none).

@@ -19,6 +19,7 @@ import random
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 from prefix_model.core.events import TURN_END
 from prefix_model.core.headers import LlmCallConfig, fold_request_header
@@ -169,7 +170,7 @@ def _one_field_changed(current: LlmCallConfig, turn: int) -> LlmCallConfig:
     candidates = options[start:] + options[:start]
     if field == "stop" and current.stop is not None and len(current.stop) > 1:
         candidates = (tuple(reversed(current.stop)), *candidates)
-    value = next((v for v in candidates if v != getattr(current, field)), getattr(current, field))
+    value: Any = next((v for v in candidates if v != getattr(current, field)), getattr(current, field))
     return replace(current, **{field: value})
 
 
@@ -233,7 +234,25 @@ class Grammar:
         # Now and then two listeners (or two calls) contribute the very same message.
         if self.rng.random() < 0.1:
             return text_message(f"<shared prefix {self.rng.randint(1, 2)}>")
-        return text_message(f"<prefix {who} v{version}>" + self._edged(), self.rng.choice(ROLES))
+        return self._blocks(text_message(f"<prefix {who} v{version}>" + self._edged(), self.rng.choice(ROLES)))
+
+    def _blocks(self, message: FrozenMap) -> FrozenMap:
+        """Every other contributed message, in turn: one more block of a type a plugin merged in (priced by its JSON
+        text, TOK-2), of reasoning, or of a tool call; an assistant's carries its provenance (the ``Message`` type's
+        own member). A prefix is sent and logged as contributed, member for member (PFX-3)."""
+        kind = self._offer("blocks")
+        if kind % 2:
+            return message
+        extra = (
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "reasoning", "text": "considering the plan"},
+            {"type": "tool-call", "id": f"p{kind}", "name": "read", "arguments": '{"path":"notes.md"}'},
+        )[kind // 2 % 3]
+        content = message.get("content")
+        fields: dict[str, JsonValue] = dict(message.items()) | {"content": (*(content if isinstance(content, tuple) else ()), freeze(extra))}
+        if message.get("role") == "assistant":
+            fields["provenance"] = freeze({"provider": PROVIDER, "model": "mock-model"})
+        return FrozenMap(fields)
 
     def messages(self, who: str, version: int) -> tuple[FrozenMap, ...]:
         count = 1 if self.rng.random() < 0.8 else 2
