@@ -11,7 +11,12 @@ campaign found them:
 - ``tools-by-name``: the record rule compares tool lists by their names only;
 - ``key-order-blind``: the record rule compares headers as values, key order ignored, where the harness compares
   their JSON text (a schema whose parameters list their keys in another order is no change to it);
-- ``model-ignored``: the record rule compares request configs without their model;
+- ``model-ignored``, ``max-tokens-ignored``, ``temperature-ignored``, ``stop-ignored``: the record rule compares request
+  configs without that field; ``stop-as-set``: stop lists as sets; ``system-trimmed``: system prompts trimmed;
+- ``falsy-dropped``: a header drops a temperature or maxTokens of 0; ``empty-stop-dropped``: an empty stop list;
+- ``locale-sorted``: assembly sorts tools case-insensitively; ``merged-fold``: the record rule's baseline merges
+  snapshots; ``prefix-rebuilt``: each composed message rebuilt as ``{role, content}``; ``text-blocks-only``: each
+  composed message keeps its text blocks only;
 - ``duplicates-dropped``: a composition that contributes the same message twice sends it once;
 - ``fork-reuses-logged``: a fork's new instance takes the prefix of the seed's last header instead of composing;
 - ``resume-reuses-logged``: a resumed instance takes the prefix of the log's last header instead of composing;
@@ -34,12 +39,15 @@ order, a log layout that differs by design, and ``own-layout+NAME`` does so with
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from prefix_model.core.headers import EpochHeader, fold_request_header, header_equals, header_to_json
+from prefix_model.core.events import REQUEST_HEADER
+from prefix_model.core.headers import CHANGE, EpochHeader, LlmCallConfig, canonical_header, fold_request_header, header_equals, header_of, header_to_json
 from prefix_model.core.json_values import FrozenMap, JsonValue
-from prefix_model.core.log import Log
+from prefix_model.core.log import Log, append_event
+from prefix_model.core.request_log import header_event
 from prefix_model.edge.runner.server import Failed, Server, serve
 from prefix_model.loop.semantics import Durable, Semantics
 from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit
@@ -99,12 +107,95 @@ class KeyOrderBlind(Semantics):
         return super().record(log, logged, header)
 
 
-class ModelIgnored(Semantics):
+class RecordSlip(Semantics):
+    """The record rule compares the two headers after ``seen`` (which forgets what the slip does not compare)."""
+
+    def __init__(self, seen: Callable[[EpochHeader], EpochHeader]) -> None:
+        self.seen = seen
+
     def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
         folded = fold_request_header(log.events)
-        if logged and folded is not None and header_equals(replace(folded, config=replace(folded.config, model=header.config.model)), header):
+        if logged and folded is not None and header_equals(self.seen(folded), self.seen(header)):
             return log, None
         return super().record(log, logged, header)
+
+
+def _config_without(field: str) -> Callable[[EpochHeader], EpochHeader]:
+    forgotten: dict[str, Any] = {field: None}
+    return lambda header: replace(header, config=replace(header.config, **forgotten))
+
+
+def _stop_as_set(header: EpochHeader) -> EpochHeader:
+    stop = header.config.stop
+    return replace(header, config=replace(header.config, stop=None if stop is None else tuple(sorted(stop))))
+
+
+def _system_trimmed(header: EpochHeader) -> EpochHeader:
+    return replace(header, system=(header.system or "").strip() or None)
+
+
+class HeaderSlip(Semantics):
+    """The header a request is built from passes through ``built`` first."""
+
+    def __init__(self, built: Callable[[LlmCallConfig, tuple[JsonValue, ...]], tuple[LlmCallConfig, tuple[JsonValue, ...]]]) -> None:
+        self.built = built
+
+    def header(self, config: LlmCallConfig, system: str, tools: tuple[JsonValue, ...], prefix: tuple[JsonValue, ...]) -> EpochHeader:
+        config, tools = self.built(config, tools)
+        return super().header(config, system, tools, prefix)
+
+
+def _falsy_dropped(config: LlmCallConfig, tools: tuple[JsonValue, ...]) -> tuple[LlmCallConfig, tuple[JsonValue, ...]]:
+    return replace(config, temperature=config.temperature or None, max_tokens=config.max_tokens or None), tools
+
+
+def _empty_stop_dropped(config: LlmCallConfig, tools: tuple[JsonValue, ...]) -> tuple[LlmCallConfig, tuple[JsonValue, ...]]:
+    return replace(config, stop=config.stop or None), tools
+
+
+def _locale_sorted(config: LlmCallConfig, tools: tuple[JsonValue, ...]) -> tuple[LlmCallConfig, tuple[JsonValue, ...]]:
+    return config, tuple(sorted(tools, key=lambda t: str(t.get("name", "")).lower() if isinstance(t, FrozenMap) else ""))
+
+
+class MergedFold(Semantics):
+    """The record rule's baseline merges each snapshot's absent members from the ones before it (HDR-7: wholesale)."""
+
+    def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
+        if not logged:
+            return super().record(log, logged, header)
+        merged: EpochHeader | None = None
+        for event in log.events:
+            if event.type == REQUEST_HEADER:
+                latest = header_of(event)
+                merged = latest if merged is None else replace(
+                    latest,
+                    system=latest.system if latest.system is not None else merged.system,
+                    tools=latest.tools if latest.tools is not None else merged.tools,
+                    message_prefix=latest.message_prefix if latest.message_prefix is not None else merged.message_prefix,
+                )
+        if merged is not None and header_equals(merged, header):
+            return log, None
+        return append_event(log, header_event(log, canonical_header(header), CHANGE)), CHANGE
+
+
+class Rebuilt(Semantics):
+    """Each composed message passes through ``rebuilt`` before it is cached."""
+
+    def __init__(self, rebuilt: Callable[[FrozenMap], FrozenMap]) -> None:
+        self.rebuilt = rebuilt
+
+    def adopt(self, log: Log, product: tuple[JsonValue, ...]) -> tuple[tuple[Durable, ...], tuple[JsonValue, ...]]:
+        return (), tuple(self.rebuilt(m) if isinstance(m, FrozenMap) else m for m in product)
+
+
+def _role_and_content(message: FrozenMap) -> FrozenMap:
+    return FrozenMap({k: message[k] for k in ("role", "content") if k in message})
+
+
+def _text_blocks_only(message: FrozenMap) -> FrozenMap:
+    content = message.get("content")
+    texts = tuple(b for b in content if isinstance(b, FrozenMap) and b.get("type") == "text") if isinstance(content, tuple) else content
+    return FrozenMap({k: (texts if k == "content" else v) for k, v in message.items()})
 
 
 class AnchorSkippedWhenUnchanged(Semantics):
@@ -196,7 +287,18 @@ SEMANTICS: dict[str, Semantics] = {
     "empty-not-cached": EmptyNotCached(),
     "tools-by-name": ToolsByName(),
     "key-order-blind": KeyOrderBlind(),
-    "model-ignored": ModelIgnored(),
+    "model-ignored": RecordSlip(_config_without("model")),
+    "max-tokens-ignored": RecordSlip(_config_without("max_tokens")),
+    "temperature-ignored": RecordSlip(_config_without("temperature")),
+    "stop-ignored": RecordSlip(_config_without("stop")),
+    "stop-as-set": RecordSlip(_stop_as_set),
+    "system-trimmed": RecordSlip(_system_trimmed),
+    "falsy-dropped": HeaderSlip(_falsy_dropped),
+    "empty-stop-dropped": HeaderSlip(_empty_stop_dropped),
+    "locale-sorted": HeaderSlip(_locale_sorted),
+    "merged-fold": MergedFold(),
+    "prefix-rebuilt": Rebuilt(_role_and_content),
+    "text-blocks-only": Rebuilt(_text_blocks_only),
     "anchor-skipped-when-unchanged": AnchorSkippedWhenUnchanged(),
 }
 SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
@@ -204,13 +306,33 @@ PLANTED = (*SEMANTICS, *SERVERS, "disposed-takes-inputs")
 # Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
 # fail some hand-written vector).
 _KEY_ORDER = "fuzz/parameters-in-another-key-order-are-a-tool-change"
+_PROVENANCE = "fuzz/a-contributed-assistant-message-keeps-its-provenance"
+_PLUGIN_BLOCK = "fuzz/a-block-of-a-plugin-type-is-priced-by-its-json-text"  # its prefix messages hold blocks and provenance
 FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "tools-by-name": (_KEY_ORDER,),
     "key-order-blind": (_KEY_ORDER,),
     "model-ignored": ("fuzz/a-model-change-alone-is-a-change",),
     "duplicates-dropped": (),
     "disposed-takes-inputs": (),
+    "max-tokens-ignored": ("fuzz/a-max-tokens-change-alone-is-a-change",),
+    "temperature-ignored": ("fuzz/a-temperature-change-alone-is-a-change",),
+    "stop-ignored": ("fuzz/a-stop-change-alone-is-a-change", "fuzz/stop-sequences-in-another-order-are-a-change"),
+    "stop-as-set": ("fuzz/stop-sequences-in-another-order-are-a-change",),
+    "system-trimmed": ("fuzz/a-system-prompt-change-of-a-line-break-is-a-change",),
+    "falsy-dropped": (  # the other cases' shrunk configs hold a 0 too
+        "fuzz/a-temperature-of-zero-is-recorded-and-sent", "fuzz/an-empty-stop-list-is-recorded-and-sent", "fuzz/a-model-change-alone-is-a-change",
+        "fuzz/a-max-tokens-change-alone-is-a-change", "fuzz/a-stop-change-alone-is-a-change", "fuzz/a-temperature-change-alone-is-a-change",
+        "fuzz/tools-are-sorted-by-code-unit",
+    ),
+    "empty-stop-dropped": ("fuzz/an-empty-stop-list-is-recorded-and-sent", "fuzz/a-stop-change-alone-is-a-change"),
+    "locale-sorted": ("fuzz/tools-are-sorted-by-code-unit",),
+    "merged-fold": ("fuzz/the-fold-takes-the-latest-snapshot-wholesale",),
+    "prefix-rebuilt": (_PROVENANCE, _PLUGIN_BLOCK),
+    "text-blocks-only": (_PROVENANCE, _PLUGIN_BLOCK, "fuzz/a-contributed-message-keeps-every-block"),
 }
+# The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
+# are measured by proofs/fault_hunt.py.
+CAMPAIGN_TESTED = ("tools-by-name", "key-order-blind", "model-ignored", "duplicates-dropped", "disposed-takes-inputs")
 
 
 def server(name: str) -> Server:

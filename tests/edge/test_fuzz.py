@@ -29,7 +29,7 @@ from prefix_model.edge.runner.client import AdapterProcess
 from prefix_model.edge.runner.consumer import JsonObject
 from prefix_model.vectors.codec import ACTION_TYPES
 
-from tests.adapters.planted_adapter import FOUND_BY_A_CAMPAIGN
+from tests.adapters.planted_adapter import CAMPAIGN_TESTED, FOUND_BY_A_CAMPAIGN
 from tests.conftest import HANG
 from tests.edge.conftest import VECTORS_GROUP
 
@@ -155,14 +155,32 @@ def test_an_implementation_taking_what_the_model_refuses_is_found_by_the_hostile
 
 
 @pytest.mark.spec("FUZZ-3", "FUZZ-4", "FUZZ-7", "VEC-5")
-@pytest.mark.parametrize("planted", FOUND_BY_A_CAMPAIGN)
+def _adopted_baseline(planted: str, folder: Path) -> Path:
+    """A conform baseline declaring the cases adopted from the campaigns that found ``planted``."""
+    baseline = folder / f"{planted}.json"
+    baseline.write_text(json.dumps({"cases": [{"id": c, "reason": "found by a campaign"} for c in FOUND_BY_A_CAMPAIGN[planted]]}), encoding="utf-8")
+    return baseline
+
+
+@pytest.mark.spec("VEC-5", "FUZZ-4")
+@pytest.mark.parametrize("planted", [name for name in FOUND_BY_A_CAMPAIGN if name not in CAMPAIGN_TESTED])
+def test_a_catalogued_fault_fails_the_cases_adopted_for_it_and_passes_every_other_vector(
+    planted: str, generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Each passed every vector until a campaign found it (proofs/fault_hunt.py measures where); its adopted cases are
+    # what fail it now, and each of them must (a declared case that passed would be stale: exit 1).
+    adapter = f"{PLANTED} {planted}"
+    assert main(["conform", "--adapter", adapter, "--vectors", str(generated[0]), "--baseline", str(_adopted_baseline(planted, tmp_path))]) == 0
+    assert FOUND_BY_A_CAMPAIGN[planted] and "known" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("planted", CAMPAIGN_TESTED)
 def test_a_fault_that_passes_every_vector_is_found_shrunk_and_saved_as_a_case_that_fails_it(
     planted: str, generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     adapter = f"{PLANTED} {planted}"
     # Every vector but the cases adopted from campaigns that found it passes (a declared one that passed would be stale).
-    adopted = tmp_path / "adopted.json"
-    adopted.write_text(json.dumps({"cases": [{"id": c, "reason": "found by a campaign"} for c in FOUND_BY_A_CAMPAIGN[planted]]}), encoding="utf-8")
+    adopted = _adopted_baseline(planted, tmp_path)
     assert main(["conform", "--adapter", adapter, "--vectors", str(generated[0]), "--baseline", str(adopted)]) == 0, "the fault must pass the rest"
     capsys.readouterr()
     saved = tmp_path / "found"
