@@ -11,7 +11,7 @@ HYPOTHESIS_PROFILE ?= ci
 TEST_WORKERS ?= 2
 export HYPOTHESIS_PROFILE
 
-.PHONY: setup run-setup run vectors-bundle test typecheck unit proofs proofs-deep explore-deep explore-million mutation mutation-vectors bench bench-compare bench-process bench-workspace thorough thorough-long conform-harness fuzz fuzz-harness clean
+.PHONY: setup run-setup run vectors-bundle test typecheck unit proofs proofs-deep explore-deep explore-million mutation mutation-vectors bench bench-compare bench-process bench-workspace fault-hunt thorough thorough-long conform-harness fuzz fuzz-harness clean
 
 ## setup: .venv with the package (editable), the plot extra and the test and proof toolchain (what make test uses)
 setup: $(STAMP)
@@ -118,6 +118,10 @@ bench: setup
 ## against a whole `python -c` json.loads loop over both files, interleaved (ROUNDS; SIZES; SHAPE=compactions SIZES=40000)
 bench-process: setup
 	$(BIN)/python bench/process_bench.py --sizes $(SIZES) --rounds $(ROUNDS) --shape $(SHAPE)
+
+## fault-hunt: where a 300-script campaign first finds each catalogued realistic fault (the generator's power)
+fault-hunt: setup
+	$(BIN)/python bench/fault_hunt.py --scripts 300 --seed 0
 
 ## bench-workspace: check over a generated workspace of SESSIONS sessions (harness layout, captures paired by name),
 ## --jobs 1 against 2: sessions/s and events/s, medians of interleaved runs (not a test; prints figures)
