@@ -174,6 +174,22 @@ def _one_field_changed(current: LlmCallConfig, turn: int) -> LlmCallConfig:
     return replace(current, **{field: value})
 
 
+def _parameters(schema: FrozenMap) -> FrozenMap:
+    """A tool schema's parameters object (empty when it has none)."""
+    parameters = schema.get("parameters")
+    return parameters if isinstance(parameters, FrozenMap) else FrozenMap({})
+
+
+def _post_step_pressure(world: World, reply: Reply) -> JsonValue:
+    """The pressure the model's post-step measures after ``reply``, or None where no post-step follows it (a cancel or a
+    dispose is waiting, or tool calls run first)."""
+    post_step = PostStep(reply.instance)
+    if not enabled(world, reply) or not enabled(replied := apply(world, reply), post_step):
+        return None
+    measured = [m.value for m in apply(replied, post_step).trace[len(world.trace) :] if m.kind == "measured"]
+    return measured[0] if measured else None
+
+
 def _reasoning(text: str) -> tuple[FrozenMap, ...]:
     """A reasoning block streamed at index 0 in one delta, as a reasoning model's adapter streams it before its answer."""
     chunks = ({"type": "block-start", "index": 0, "blockType": "reasoning"}, {"type": "reasoning-delta", "index": 0, "text": text})
@@ -340,17 +356,19 @@ class Grammar:
         """``values`` changed a little: one member edited where it is an object with a string (a tool schema whose
         parameters have several keys: those keys in another order), reordered, one dropped or repeated."""
         roll, index = self.rng.random(), self.rng.randrange(len(values))
+        # The same schema whose parameters list their keys in another order (a change, as JSON text: HDR-15), whichever
+        # member of the list has such parameters.
+        reorderable = [(k, m) for k, m in enumerate(values) if isinstance(m, FrozenMap) and len(_parameters(m)) > 1]
+        if roll < 0.5 and reorderable:
+            at, member = reorderable[index % len(reorderable)]
+            reordered = FrozenMap({k: v for k, v in reversed(tuple(_parameters(member).items()))})
+            return values[:at] + (FrozenMap({k: (reordered if k == "parameters" else v) for k, v in member.items()}),) + values[at + 1 :]
         if roll < 0.5 and isinstance(values[index], FrozenMap):
-            member = values[index]
-            assert isinstance(member, FrozenMap)
-            parameters = member.get("parameters")
-            if isinstance(parameters, FrozenMap) and len(parameters) > 1:
-                # The same schema whose parameters list their keys in another order: a change, as JSON text (HDR-15).
-                reordered = FrozenMap({k: parameters[k] for k in reversed(tuple(parameters))})
-                return values[:index] + (FrozenMap({k: (reordered if k == "parameters" else v) for k, v in member.items()}),) + values[index + 1 :]
-            key = next((k for k, v in member.items() if isinstance(v, str) and k not in ("name", "role", "type")), None)
+            picked = values[index]
+            assert isinstance(picked, FrozenMap)
+            key = next((k for k, v in picked.items() if isinstance(v, str) and k not in ("name", "role", "type")), None)
             if key is not None:
-                edited = FrozenMap({k: (f"{v} (edited)" if k == key else v) for k, v in member.items()})
+                edited = FrozenMap({k: (f"{v} (edited)" if k == key else v) for k, v in picked.items()})
                 return values[:index] + (edited,) + values[index + 1 :]
         if roll < 0.7 and len(values) > 1:
             return tuple(reversed(values))
@@ -406,28 +424,37 @@ class Grammar:
         """Every other plain text reply where the loaded policy can press: its text sized so that the post-step pressure
         the model measures lands on the threshold or one token under it, where a meter that misprices by one token
         compacts a step late or early (TOK-1, TOK-2). Elsewhere a threshold lies tens of tokens from any measure, and
-        only a gross mispricing shows. Sized by the model itself (the reply and post-step applied, the pressure read
-        from the trace)."""
+        only a gross mispricing shows. Every streamed reply with usage is sized so too, by its input tokens, so that a
+        usage sum that drops a member (cache reads or writes, output) compacts late. Sized by the model itself
+        (the reply and post-step applied, the pressure read from the trace)."""
         budgets = world.compaction.budgets()
-        if budgets is None or reply.tool_calls or reply.failure is not None or reply.stream is not None or reply.max_tokens:
+        if budgets is None or reply.tool_calls or reply.failure is not None or reply.max_tokens:
             return reply
+        if reply.stream is not None:
+            return self._pressing_usage(world, reply, budgets[0])
         offered = self._offer("press")
         if offered % 2:
             return reply
         target = budgets[0] - (offered // 2) % 2
-
-        def pressure(words: int) -> JsonValue:  # the post-step pressure after a reply of ``words`` four-character words
-            sized, post_step = replace(reply, text="word" * words), PostStep(reply.instance)
-            if not enabled(world, sized) or not enabled(replied := apply(world, sized), post_step):
-                return None  # the reply ends the turn (a cancel or dispose is waiting): no post-step measures it
-            measured = [m.value for m in apply(replied, post_step).trace[len(world.trace) :] if m.kind == "measured"]
-            return measured[0] if measured else None
-
-        first = pressure(1)
+        first = _post_step_pressure(world, replace(reply, text="word"))
         if not isinstance(first, int) or target - first + 1 < 1:
             return reply
-        words = target - first + 1
-        return replace(reply, text="word" * words) if pressure(words) == target else reply
+        sized = replace(reply, text="word" * (target - first + 1))  # each four-character word one token more
+        return sized if _post_step_pressure(world, sized) == target else reply
+
+    def _pressing_usage(self, world: World, reply: Reply, threshold: int) -> Reply:
+        assert reply.stream is not None
+        at = next((k for k, chunk in enumerate(reply.stream) if chunk.get("type") == "usage"), None)
+        usage = None if at is None else reply.stream[at].get("usage")
+        if at is None or not isinstance(usage, FrozenMap):
+            return reply
+        target = threshold - self._offer("press-usage") % 2  # every one it can be: usage replies are few
+        others = sum(v for k, v in usage.items() if k != "inputTokens" and isinstance(v, int))
+        if target - others < 0:
+            return reply
+        chunk = freeze_object({"type": "usage", "usage": dict(usage.items()) | {"inputTokens": target - others}})
+        sized = replace(reply, stream=reply.stream[:at] + (chunk,) + reply.stream[at + 1 :])
+        return sized if _post_step_pressure(world, sized) == target else reply  # the usage anchors it, at the target
 
     # --- a turn's segments ---
 
