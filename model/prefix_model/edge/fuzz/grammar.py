@@ -5,11 +5,13 @@ turn's next segment with its argument variants (compactions, replacements, confi
 streamed replies with usage, tool batches, failures with and without retry, max-tokens), inputs
 in every window (prompts, injects with sources and meta, steering, cancel, dispose, system and
 tool changes, listener mutations), and the instance boundaries (create, resume, fork, new
-listeners, a new compaction policy). Each candidate is tagged with its *family*, which the
-generator weighs. ``Grammar.hostile`` lists actions of every kind aimed where a guard may refuse
-them (family ``refused``), which test that an implementation refuses what the model refuses. The
-grammar states no rule: whether a move is enabled, and what it does, is for ``transitions.enabled``
-and ``transitions.apply`` to say.
+listeners, a new compaction policy) — with values over the types the harness takes (contributed
+messages of several block types, tool schemas in four shapes, JSON's edge numbers, keys and
+characters, the config in force changed in one field alone). Each candidate is tagged with its
+*family*, which the generator weighs. ``Grammar.hostile`` lists actions of every kind aimed where a
+guard may refuse them (family ``refused``), which test that an implementation refuses what the
+model refuses. The grammar states no rule: whether a move is enabled, and what it does, is for
+``transitions.enabled`` and ``transitions.apply`` to say.
 """
 
 from __future__ import annotations
@@ -202,8 +204,6 @@ class Move:
 
     action: Action
     family: str
-
-
 
 
 class Grammar:
