@@ -87,6 +87,7 @@ ROLES = ("user", "user", "user", "assistant", "system")
 _LONG = "carry the plan out step by step, checking each result; "  # repeated: long enough that a summary is smaller
 _SOURCES = (FrozenMap({"kind": "plugin", "plugin": "notes"}), FrozenMap({"kind": "plugin", "plugin": "rules"}), FrozenMap({"kind": "user"}))
 _EFFORTS = ("low", "high", "max")
+_TEMPERATURES = (None, 0, 0.5, 1)
 PROVIDER = "mock"  # the one provider drawn: the model routes any, an implementation those its adapter registers
 _PREAMBLE = CompactPolicy().preamble
 
@@ -158,7 +159,7 @@ _STOPS: tuple[tuple[str, ...] | None, ...] = (("END", "\n\n"), ("\n\n", "END"), 
 _FIELDS: tuple[tuple[str, tuple[object, ...]], ...] = (
     ("model", ("mock-model", "other-model")),
     ("reasoning_effort", (None, *_EFFORTS)),
-    ("temperature", (None, 0, 0.5, 1)),
+    ("temperature", _TEMPERATURES),
     ("max_tokens", (None, 512, 4096)),
     ("stop", _STOPS),
 )
@@ -381,7 +382,7 @@ class Grammar:
         field changed (a record rule blind to that field logs no change, and a config drawn whole changes several)."""
         model = self.rng.choice(("mock-model", "mock-model", "other-model"))
         effort = self.rng.choice((None, *_EFFORTS))
-        temperature = self.rng.choice((None, 0, 0.5, 1))
+        temperature = self.rng.choice(_TEMPERATURES)
         drawn = LlmCallConfig(PROVIDER, model, effort, temperature, self.rng.choice((None, 512)), self.rng.choice((None, ("END",))))
         offered = self._offer("near-config")
         # Which field, and to what, is read off the text counter (a count of the script so far, not a draw): the
