@@ -29,6 +29,8 @@ const ACTIONS = [
   'Create', 'ForkDrive', 'Resume', 'Register', 'MountCompaction', 'MutateContribution', 'SendPrompt', 'BeginStep',
   'Compose', 'PreStep', 'Dispatch', 'Reply', 'RunTools', 'PostStep', 'Inject', 'Steer', 'Cancel', 'Dispose', 'SetSystem', 'SetTools',
 ]
+// The scripted fake's routes (spec/vectors.md §5): both go to the one gate, so a change of provider alone reaches the wire.
+const PROVIDERS = ['mock', 'mock-b']
 const UNSUPPORTED = new Set((process.env.DSH_ADAPTER_UNSUPPORTED ?? '').split(',').filter(Boolean))
 
 class Refused extends Error {}
@@ -223,8 +225,8 @@ async function reset(): Promise<void> {
   if (TokenMeterService !== undefined) await ctx.plugin(TokenMeterService) // LEGACY
   await ctx.plugin(AgentLoop, { agents: [] })
   const gate = new GateAdapter(generation)
-  legacy.reset(ctx, gate) // LEGACY: without providers, configOf/optionsOf register each `mock/<model>` route
-  if (HAS.providers) ctx.llm.registerAdapter(['mock'], gate)
+  legacy.reset(ctx, gate, PROVIDERS) // LEGACY: without providers, configOf/optionsOf register each `<provider>/<model>` route
+  if (HAS.providers) ctx.llm.registerAdapter(PROVIDERS, gate)
   const c = ctx as Json
 
   // BeginStep (a): the turn-stop seam, awaited after step/end when the turn goes on.
@@ -657,7 +659,7 @@ async function handle(req: Json): Promise<Json> {
   switch (method) {
     case 'hello':
       if (params?.protocol !== 1) return { id, error: { code: 'unsupported-protocol', message: 'protocol 1 only' } }
-      return { id, result: { protocol: 1, implementation: IMPLEMENTATION, kinds: ['scenario'], actions: ACTIONS.filter(a => !UNSUPPORTED.has(a)) } }
+      return { id, result: { protocol: 1, implementation: IMPLEMENTATION, kinds: ['scenario'], actions: ACTIONS.filter(a => !UNSUPPORTED.has(a)), providers: PROVIDERS } }
     case 'reset':
       await reset()
       return { id, result: {} }

@@ -84,6 +84,7 @@ const SEP = '/'
 let gate: LlmAdapter | undefined
 let ctx: Json
 let routes = new Set<string>()
+let routed: string[] = [] // the scripted fake's providers
 let raised = new Set<string>() // provider failures the scripted provider raised: [message, code]
 const cancelledAt = new WeakMap<object, number>() // agent -> turn/start count at its cancel
 
@@ -97,18 +98,18 @@ function decodeConfig(c: Json): Json {
   }
   return out
 }
-/** Register the mock adapter for each `mock/<model>` the case names. */
+/** Register the scripted fake for each `<provider>/<model>` the case names, of the providers it routes. */
 function route(provider: string | null | undefined, model: string | null | undefined): void {
-  if (provider !== 'mock' || model == null) return
+  if (provider == null || !routed.includes(provider) || model == null) return
   const key = encodeModel(provider, model)
   if (routes.has(key)) return
   routes.add(key)
   ctx.llm.registerAdapter([key], gate)
 }
 
-/** Per case. With providers the adapter registers `mock` itself. */
-export function reset(context: Json, mock: LlmAdapter): void {
-  ctx = context; gate = mock; routes = new Set(); raised = new Set(); sharedTools.clear()
+/** Per case. With providers the adapter registers its providers itself. */
+export function reset(context: Json, mock: LlmAdapter, providers: string[]): void {
+  ctx = context; gate = mock; routed = providers; routes = new Set(); raised = new Set(); sharedTools.clear()
 }
 
 function noEffort(what: string, x: Json): void {
@@ -202,6 +203,7 @@ export function frameNoSummary(): Json[] { return (BasicCompactService.prototype
 
 /** The basic service's config: older ones take the window in it (no resolveModel), no retain ratio, no instruction hook. */
 export function compactConfig(p: Json): Json {
+  route(p.summarizationProvider || null, p.summarizationModel) // a named summarizer's route, as a request's is registered
   return {
     contextWindow: p.contextWindow ?? 1, auto: p.contextWindow != null, thresholdRatio: p.thresholdRatio,
     retainTokens: p.retainTokens ?? Math.floor((p.contextWindow ?? 0) * p.retainRatio),

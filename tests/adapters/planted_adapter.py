@@ -11,8 +11,9 @@ campaign found them:
 - ``tools-by-name``: the record rule compares tool lists by their names only;
 - ``key-order-blind``: the record rule compares headers as values, key order ignored, where the harness compares
   their JSON text (a schema whose parameters list their keys in another order is no change to it);
-- ``model-ignored``, ``max-tokens-ignored``, ``temperature-ignored``, ``stop-ignored``: the record rule compares request
-  configs without that field; ``stop-as-set``: stop lists as sets; ``system-trimmed``: system prompts trimmed;
+- ``model-ignored``, ``provider-ignored``, ``max-tokens-ignored``, ``temperature-ignored``, ``stop-ignored``: the
+  record rule compares request configs without that field; ``stop-as-set``: stop lists as sets; ``system-trimmed``:
+  system prompts trimmed; ``tool-description-ignored``: tool schemas without their descriptions;
 - ``falsy-dropped``: a header drops a temperature or maxTokens of 0; ``empty-stop-dropped``: an empty stop list;
 - ``locale-sorted``: assembly sorts tools case-insensitively; ``merged-fold``: the record rule's baseline merges
   snapshots; ``prefix-rebuilt``: each composed message rebuilt as ``{role, content}``; ``text-blocks-only``: each
@@ -132,6 +133,11 @@ def _stop_as_set(header: EpochHeader) -> EpochHeader:
 
 def _system_trimmed(header: EpochHeader) -> EpochHeader:
     return replace(header, system=(header.system or "").strip() or None)
+
+
+def _tool_descriptions_forgotten(header: EpochHeader) -> EpochHeader:
+    kept = tuple(FrozenMap({k: v for k, v in t.items() if k != "description"}) if isinstance(t, FrozenMap) else t for t in header.tools or ())
+    return replace(header, tools=kept or None)
 
 
 class HeaderSlip(Semantics):
@@ -288,11 +294,13 @@ SEMANTICS: dict[str, Semantics] = {
     "tools-by-name": ToolsByName(),
     "key-order-blind": KeyOrderBlind(),
     "model-ignored": RecordSlip(_config_without("model")),
+    "provider-ignored": RecordSlip(_config_without("provider")),
     "max-tokens-ignored": RecordSlip(_config_without("max_tokens")),
     "temperature-ignored": RecordSlip(_config_without("temperature")),
     "stop-ignored": RecordSlip(_config_without("stop")),
     "stop-as-set": RecordSlip(_stop_as_set),
     "system-trimmed": RecordSlip(_system_trimmed),
+    "tool-description-ignored": RecordSlip(_tool_descriptions_forgotten),
     "falsy-dropped": HeaderSlip(_falsy_dropped),
     "empty-stop-dropped": HeaderSlip(_empty_stop_dropped),
     "locale-sorted": HeaderSlip(_locale_sorted),
@@ -312,6 +320,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "tools-by-name": (_KEY_ORDER,),
     "key-order-blind": (_KEY_ORDER,),
     "model-ignored": ("fuzz/a-model-change-alone-is-a-change",),
+    "provider-ignored": ("fuzz/a-provider-change-alone-is-a-change",),
     "duplicates-dropped": (),
     "disposed-takes-inputs": (),
     "max-tokens-ignored": ("fuzz/a-max-tokens-change-alone-is-a-change",),
@@ -319,6 +328,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "stop-ignored": ("fuzz/a-stop-change-alone-is-a-change", "fuzz/stop-sequences-in-another-order-are-a-change"),
     "stop-as-set": ("fuzz/stop-sequences-in-another-order-are-a-change",),
     "system-trimmed": ("fuzz/a-system-prompt-change-of-a-line-break-is-a-change",),
+    "tool-description-ignored": ("fuzz/a-tool-description-change-alone-is-a-change",),
     "falsy-dropped": (  # the other cases' shrunk configs hold a 0 too
         "fuzz/a-temperature-of-zero-is-recorded-and-sent", "fuzz/an-empty-stop-list-is-recorded-and-sent", "fuzz/a-model-change-alone-is-a-change",
         "fuzz/a-max-tokens-change-alone-is-a-change", "fuzz/a-stop-change-alone-is-a-change", "fuzz/a-temperature-change-alone-is-a-change",

@@ -27,6 +27,9 @@ from prefix_model.edge.fuzz.shrink import shrink
 from prefix_model.core.json_values import freeze
 from prefix_model.edge.runner.client import AdapterProcess
 from prefix_model.edge.runner.consumer import JsonObject
+from prefix_model.edge.runner.protocol import routes
+from prefix_model.edge.runner.run import not_applicable
+from prefix_model.edge.runner.server import Server
 from prefix_model.vectors.codec import ACTION_TYPES
 
 from tests.adapters.planted_adapter import CAMPAIGN_TESTED, FOUND_BY_A_CAMPAIGN
@@ -122,6 +125,37 @@ def test_scripts_draw_json_edges_and_tool_schemas_in_every_shape_assembly_collec
     contributed = [m for a in actions if a["action"] == "Register" for call in a["listener"]["script"] for m in call.get("messages", ())]
     assert {"image", "reasoning", "tool-call"} <= {b["type"] for m in contributed for b in m["content"]}
     assert any(m["role"] == "assistant" and m.get("provenance") for m in contributed)
+
+
+@pytest.mark.spec("FUZZ-1", "VEC-5", "HDR-5")
+def test_a_change_of_provider_alone_is_drawn_only_for_an_adapter_that_routes_two() -> None:
+    def scripts(providers: tuple[str, ...]) -> list[tuple[JsonObject, ...]]:
+        coverage = Coverage()
+        return [draw(0, k, coverage, providers=providers).actions for k in range(40)]
+
+    assert "mock-b" not in json.dumps(scripts(("mock",)))  # an adapter that lists no second route is never sent one
+    drawn = scripts(("mock", "mock-b"))
+    actions = [a for script in drawn for a in script]
+    # The config an instance dispatched last, changed in its provider alone (a record rule blind to the provider logs no
+    # change).
+    switched = set()
+    for script in drawn:
+        last: dict[Any, JsonObject] = {}
+        for a in script:
+            if a["action"] == "Dispatch" and a["config"] is not None:
+                before = last.get(a["instance"])
+                if before is not None and before != a["config"] and before | {"provider": a["config"]["provider"]} == a["config"]:
+                    switched.add((before["provider"], a["config"]["provider"]))
+                last[a["instance"]] = a["config"]
+    assert ("mock", "mock-b") in switched, switched
+    configs = [a["config"] for a in actions if a["action"] == "Dispatch" and a["config"] is not None]
+    assert any(a["action"] == "Create" and a["options"].get("provider") == "mock-b" for a in actions)
+    # A case naming the second route does not apply to an adapter whose hello does not list it; the model lists both.
+    case = {"actions": [{"action": "Dispatch", "instance": 0, "config": configs[0] | {"provider": "mock-b"}}]}
+    hello = {"kinds": ["scenario"], "actions": ["Dispatch"]}
+    assert not_applicable(case, hello) == "the adapter does not route provider mock-b"
+    assert not_applicable(case, hello | {"providers": ["mock", "mock-b"]}) is None
+    assert routes(Server().handle("hello", {"protocol": 1})) == ("mock", "mock-b")
 
 
 # Every action kind with a guard (MountCompaction has none).

@@ -25,6 +25,7 @@ from prefix_model.edge.fuzz.shrink import Shrunk, shrink
 from prefix_model.edge.runner.baseline import KnownDivergence, oracle_of
 from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
 from prefix_model.edge.runner.consumer import JsonObject
+from prefix_model.edge.runner.protocol import routes
 
 __all__ = ["Fault", "Found", "Settings", "Result", "Unusable", "run_campaign", "replay_script", "oracle", "offered_actions", "kinds"]
 
@@ -150,7 +151,7 @@ def run_campaign(command: str, timeout: float, settings: Settings, progress: Pro
     try:
         offered = offered_actions(adapters[0])
         result = Result(str(adapters[0].hello.get("implementation", "?")), settings)
-        _run(adapters, offered, settings, result, progress)
+        _run(adapters, (offered, routes(adapters[0].hello)), settings, result, progress)
         _shrink_all(adapters[0], result, settings)
         _judge_baseline(adapters[0], result, settings)
         return result
@@ -159,7 +160,9 @@ def run_campaign(command: str, timeout: float, settings: Settings, progress: Pro
             adapter.stop()
 
 
-def _run(adapters: list[AdapterProcess], offered: frozenset[str], settings: Settings, result: Result, progress: Progress | None) -> None:
+def _run(
+    adapters: list[AdapterProcess], offer: tuple[frozenset[str], tuple[str, ...]], settings: Settings, result: Result, progress: Progress | None
+) -> None:
     work: queue.Queue[Script | None] = queue.Queue(maxsize=2 * len(adapters))
     results: queue.Queue[tuple[Script, Difference | Fault | None]] = queue.Queue()
     workers = [_Worker(adapter, work, results, settings.compare) for adapter in adapters]
@@ -208,7 +211,7 @@ def _run(adapters: list[AdapterProcess], offered: frozenset[str], settings: Sett
         while not enough():
             if not any(w.is_alive() for w in workers):
                 raise Unusable("every adapter process failed and none restarts: " + (result.faults[-1].message if result.faults else "no fault recorded"))
-            script = draw(settings.seed, drawn, result.coverage, offered)
+            script = draw(settings.seed, drawn, result.coverage, offer[0], providers=offer[1])
             drawn += 1
             while True:
                 try:
@@ -318,7 +321,7 @@ def _judge_baseline(adapter: AdapterProcess, result: Result, settings: Settings)
 def replay_script(
     command: str,
     timeout: float,
-    script: Callable[[frozenset[str]], Sequence[JsonObject]],
+    script: Callable[[frozenset[str], tuple[str, ...]], Sequence[JsonObject]],
     compare: str = "all",
     shrink_budget: int | None = None,
     keep_arguments: bool = False,
@@ -326,7 +329,8 @@ def replay_script(
     """Run one script in lockstep against ``command`` by the oracle ``compare``: (implementation, first difference, the
     script, its shrink). A difference is shrunk as a campaign's is, by the same oracle, when ``shrink_budget`` is given.
 
-    ``script`` makes the script from the actions the adapter offers (a campaign's script N is drawn from them).
+    ``script`` makes the script from the actions and provider routes the adapter offers (a campaign's script N is drawn
+    from them).
 
     :raises Unusable: the adapter will not start or run scenarios, or it faults on the script
     """
@@ -335,7 +339,7 @@ def replay_script(
     except AdapterFailure as failure:
         raise Unusable(str(failure)) from None
     try:
-        actions = list(script(offered_actions(adapter)))
+        actions = list(script(offered_actions(adapter), routes(adapter.hello)))
         implementation = str(adapter.hello.get("implementation", "?"))
         try:
             difference = lockstep(adapter, actions, model_replies(actions, domain=False), compare)

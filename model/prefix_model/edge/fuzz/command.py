@@ -263,13 +263,13 @@ def _replay(args: argparse.Namespace) -> int:
     if args.save is not None:
         _save_folder(args.save)
 
-    def actions(offered: frozenset[str]) -> list[JsonObject]:
+    def actions(offered: frozenset[str], providers: tuple[str, ...]) -> list[JsonObject]:
         if script is not None:
             return script
         coverage = Coverage()  # script N of a campaign depends on the coverage the scripts before it reached
         for number in range(args.script):
-            draw(args.seed, number, coverage, offered)
-        return list(draw(args.seed, args.script, coverage, offered).actions)
+            draw(args.seed, number, coverage, offered, providers=providers)
+        return list(draw(args.seed, args.script, coverage, offered, providers=providers).actions)
 
     implementation, difference, replayed, shrunk = replay_script(args.adapter, args.timeout, actions, args.compare, args.shrink_budget, args.keep_arguments)
     reproduce = reproduce_line(args.adapter, args.compare, seed=args.seed, script=args.script, replay=args.replay)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from prefix_model.core.json_values import thaw
-from prefix_model.edge.fuzz.grammar import BOUNDARY, DRIVE, LISTENERS, REFUSED, START, WINDOW, Grammar, Move, out_of_domain
+from prefix_model.edge.fuzz.grammar import BOUNDARY, DRIVE, LISTENERS, PROVIDER, REFUSED, START, WINDOW, Grammar, Move, out_of_domain
 from prefix_model.edge.fuzz.lockstep import Answer
 from prefix_model.edge.runner.server import Failed, Server
 from prefix_model.vectors.codec import action_to_json
@@ -95,10 +95,18 @@ def _pick_family(rng: random.Random, moves: Sequence[Move], weights: dict[str, f
     return [m for m in moves if m.family == chosen]
 
 
-def draw(seed: int, number: int, coverage: Coverage, offered: frozenset[str] | None = None, semantics: Semantics = HARNESS) -> Script:
-    """Return script ``number`` of the campaign ``seed``, adding what it reaches to ``coverage``."""
+def draw(
+    seed: int,
+    number: int,
+    coverage: Coverage,
+    offered: frozenset[str] | None = None,
+    semantics: Semantics = HARNESS,
+    providers: tuple[str, ...] = (PROVIDER,),
+) -> Script:
+    """Return script ``number`` of the campaign ``seed`` over the actions ``offered`` and the provider routes
+    ``providers`` (an adapter's hello), adding what it reaches to ``coverage``."""
     rng = random.Random(f"{seed}/{number}")
-    grammar = Grammar(rng, offered)
+    grammar = Grammar(rng, offered, providers)
     server = Server(semantics)
     style = _STYLES[rng.choice(list(_STYLES))]
     actions: list[JsonObject] = []

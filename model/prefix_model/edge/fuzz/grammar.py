@@ -27,6 +27,7 @@ from prefix_model.core.events import TURN_END
 from prefix_model.core.headers import LlmCallConfig, fold_request_header
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
 from prefix_model.core.log import Log
+from prefix_model.edge.runner.protocol import PROVIDERS
 from prefix_model.examples.streams import text_stream, tool_call_stream
 from prefix_model.loop.actions import (
     Action,
@@ -74,7 +75,7 @@ from prefix_model.loop.world import (
 )
 from prefix_model.vectors.scenarios import EDGE_KEYS, EDGE_NUMBERS, EDGE_TEXT
 
-__all__ = ["DRIVE", "START", "WINDOW", "BOUNDARY", "REFUSED", "Move", "Grammar", "out_of_domain"]
+__all__ = ["DRIVE", "START", "WINDOW", "BOUNDARY", "REFUSED", "PROVIDER", "Move", "Grammar", "out_of_domain"]
 
 # Families of moves: the generator's weights are per family; ``refused`` is a hostile step's (FUZZ-10), drawn apart.
 DRIVE, START, WINDOW, BOUNDARY, REFUSED = "drive", "start", "window", "boundary", "refused"
@@ -88,7 +89,7 @@ _LONG = "carry the plan out step by step, checking each result; "  # repeated: l
 _SOURCES = (FrozenMap({"kind": "plugin", "plugin": "notes"}), FrozenMap({"kind": "plugin", "plugin": "rules"}), FrozenMap({"kind": "user"}))
 _EFFORTS = ("low", "high", "max")
 _TEMPERATURES = (None, 0, 0.5, 1)
-PROVIDER = "mock"  # the one provider drawn: the model routes any, an implementation those its adapter registers
+PROVIDER = PROVIDERS[0]  # the provider every adapter routes: the model routes any, an implementation those it registers
 _PREAMBLE = CompactPolicy().preamble
 
 
@@ -96,13 +97,13 @@ def out_of_domain(world: World, action: Action) -> str | None:
     """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a tool list naming
     one tool twice, a Create or a fork's child reusing the id of a session no live instance drives, a compaction policy
     framing with a preamble other than the default or mounted while a post-step is awaited, a provider other than the
-    one drawn, a reasoning effort other than those drawn, a steer or tool-set change before a turn's first step, a
+    scripted fake's routes, a reasoning effort other than those drawn, a steer or tool-set change before a turn's first step, a
     tool-set change before a retried step. A shrink keeps no candidate that holds one."""
     provider = _unrouted(action)
     if provider is not None:
         # The model routes every provider; a real adapter routes those it registers, and a step routed elsewhere fails
         # before its stream (at deepseek-harness a55f148516, a shrink's "x" provider was answered "not parked at stream").
-        return f"a provider other than {PROVIDER!r} ({provider!r}), which an implementation's adapter need not route"
+        return f"a provider other than {' or '.join(map(repr, PROVIDERS))} ({provider!r}), which an implementation's adapter need not route"
     match action:
         # The harness resolves an effort against the routed model's info and fails the step on one it lacks
         # (llm/src/index.ts:375-395); the model takes any non-empty one (D-5). A shrink's "x" is such an effort.
@@ -143,13 +144,14 @@ def _assembling(world: World, instance_id: int, retried: bool) -> bool:
 
 
 def _unrouted(action: Action) -> str | None:
-    """The provider ``action`` names that is not the one drawn (an empty summarizer provider means "the step's own")."""
+    """The provider ``action`` names that is none of the scripted fake's routes (an empty summarizer provider means "the
+    step's own")."""
     match action:
-        case Create(options=options) | ForkDrive(options=options) | Resume(options=options) if options.provider != PROVIDER:
+        case Create(options=options) | ForkDrive(options=options) | Resume(options=options) if options.provider not in PROVIDERS:
             return options.provider
-        case Dispatch(config=config) if config is not None and config.provider != PROVIDER:
+        case Dispatch(config=config) if config is not None and config.provider not in PROVIDERS:
             return config.provider
-        case MountCompaction(policy=policy) if policy.summarization_provider not in ("", PROVIDER):
+        case MountCompaction(policy=policy) if policy.summarization_provider not in ("", *PROVIDERS):
             return policy.summarization_provider
     return None
 
@@ -210,9 +212,10 @@ class Move:
 class Grammar:
     """Draws actions over the whole language; every draw comes from the ``random.Random`` it is given."""
 
-    def __init__(self, rng: random.Random, offered: frozenset[str] | None = None) -> None:
+    def __init__(self, rng: random.Random, offered: frozenset[str] | None = None, providers: tuple[str, ...] = (PROVIDER,)) -> None:
         self.rng = rng
         self.offered = offered  # the action names the adapter's hello offers (None: every one)
+        self.providers = providers  # the scripted fake's routes the adapter's hello lists, the one every adapter routes first
         self._made = 0  # a counter that makes every drawn text distinct within a script
         self._offers: Counter[str] = Counter()  # the variants picked by a count of their own (``_offer``)
 
@@ -310,7 +313,7 @@ class Grammar:
         window = self.aimed(world, window, threshold)
         retain = self.rng.choice((0.1, 0.16, 0.3))
         tokens = self.rng.choice((None, None, 0, 20, 200))
-        summarizer = ("", "") if self.rng.random() < 0.7 else (PROVIDER, "summary-model")
+        summarizer = ("", "") if self.rng.random() < 0.7 else (self._routed(), "summary-model")
         return CompactPolicy(window, threshold, retain, tokens, summarization_provider=summarizer[0], summarization_model=summarizer[1])
 
     def aimed(self, world: World, window: int | None, ratio: float) -> int | None:
@@ -388,6 +391,10 @@ class Grammar:
         # Which field, and to what, is read off the text counter (a count of the script so far, not a draw): the
         # offers restart with every script, and few scripts make more than a handful.
         return drawn if current is None or offered % 2 else _one_field_changed(current, self._made)
+
+    def _routed(self) -> str:
+        """A provider for a route an action names: the adapter's routes in turn (by a count, no draw)."""
+        return self.providers[self._offer("routed") % len(self.providers)]
 
     def _edited(self, system: str) -> str:
         """An edit of a system prompt: words added, or every third one a line break alone (a change all the same)."""
@@ -506,8 +513,11 @@ class Grammar:
                 folded = fold_request_header(world.log_of(i).events) if instance.logged_header else None
                 current = None if folded is None else folded.config
                 config = None if self.rng.random() < 0.8 else self.config(current)
-                if config is None and current is not None and self._offer("nudge") % 4 == 0:
+                nudge = self._offer("nudge") % 4 if config is None and current is not None else None
+                if current is not None and nudge == 0:
                     config = _one_field_changed(current, self._made)  # one in four config-less requests: a one-field nudge
+                elif current is not None and nudge == 2 and len(self.providers) > 1:  # another: the provider alone
+                    config = replace(current, provider=next(p for p in self.providers if p != current.provider))
                 yield Dispatch(i, config)
             case Phase.STREAM:
                 yield self.pressing(world, self.reply(instance))
@@ -574,7 +584,7 @@ class Grammar:
         # Now and then a route with no model: its requests fail (LOOP-10), and with no request routed a compaction has
         # only these options to fall back on, which name no summarizer (CB/region.ts's throw). Drawn from the same roll.
         roll = self.rng.random()
-        options = AgentOptions() if roll < 0.8 else AgentOptions(PROVIDER, "other-model" if roll < 0.95 else "")
+        options = AgentOptions() if roll < 0.8 else AgentOptions(self._routed(), "other-model" if roll < 0.95 else "")
         return Create(self.rng.choice(AGENTS), free[0], options, self.text("You are careful. ") if self.rng.random() < 0.7 else "", self.tools())
 
     def _boundaries(self, world: World) -> list[Move]:

@@ -10,13 +10,23 @@ it breaks) and ``shutdown``. Every message has its schema in spec/schema/adapter
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["PROTOCOL_VERSION", "METHODS", "KINDS", "ProtocolError", "request", "result_of"]
+__all__ = ["PROTOCOL_VERSION", "METHODS", "KINDS", "PROVIDERS", "ProtocolError", "request", "result_of", "routes"]
 
 PROTOCOL_VERSION = 1
 METHODS = ("hello", "reset", "apply", "read", "check", "shutdown")
 KINDS = ("scenario", "log", "file")  # the three kinds of vector case (spec/vectors.md §2)
+# The scripted fake provider's routes (spec/vectors.md §5): every adapter routes the first; a hello that lists the second
+# in ``providers`` routes it too, and a campaign then draws changes of provider (a record rule blind to it shows).
+PROVIDERS = ("mock", "mock-b")
+
+
+def routes(hello: Mapping[str, Any]) -> tuple[str, ...]:
+    """The scripted fake's routes an adapter's ``hello`` result lists: the first always, the others where listed."""
+    listed = hello.get("providers")
+    return tuple(p for p in PROVIDERS if p == PROVIDERS[0] or (isinstance(listed, list) and p in listed))
 
 
 class ProtocolError(Exception):

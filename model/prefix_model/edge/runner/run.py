@@ -2,7 +2,7 @@
 
 A case passes, fails (what ``replay`` finds, or the adapter's crash, hang or protocol error with
 its stderr tail) or is not applicable (the adapter's ``hello`` does not offer its kind or one of
-its actions) — never counted as a pass. An adapter that fails a case is restarted for the next.
+its actions, or does not list a provider route it names) — never counted as a pass. An adapter that fails a case is restarted for the next.
 With ``fail_fast`` the run stops at the first failure, and every case after it is reported as not
 run (counted, named by the report, never a pass).
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from prefix_model.edge.runner.baseline import Baseline
 from prefix_model.edge.runner.client import AdapterFailure, AdapterProcess
-from prefix_model.edge.runner.protocol import PROTOCOL_VERSION
+from prefix_model.edge.runner.protocol import PROTOCOL_VERSION, PROVIDERS, routes
 from prefix_model.edge.runner.consumer import Problem, load_cases, replay
 
 __all__ = [
@@ -55,7 +55,20 @@ def not_applicable(case: Mapping[str, Any], hello: Mapping[str, Any]) -> str | N
         return f"the adapter does not run {kind} cases"
     offered = set(hello.get("actions", ()))
     missing = sorted({str(a.get("action")) for a in case.get("actions", ()) if isinstance(a, dict)} - offered)
-    return f"the adapter does not support {', '.join(missing)}" if missing else None
+    if missing:
+        return f"the adapter does not support {', '.join(missing)}"
+    unrouted = sorted(_routes_named(case.get("actions", ())) - set(routes(hello)))
+    return f"the adapter does not route provider {', '.join(unrouted)}" if unrouted else None
+
+
+def _routes_named(value: Any) -> set[str]:
+    """The scripted fake's routes a case's actions name as a provider (a request's, an agent's or a summarizer's)."""
+    if isinstance(value, list):
+        return set().union(*map(_routes_named, value))
+    if not isinstance(value, dict):
+        return set()
+    named = {v for k, v in value.items() if k in ("provider", "summarizationProvider") and v in PROVIDERS}
+    return named.union(*map(_routes_named, value.values()))
 
 
 def ran(outcomes: list[Outcome]) -> int:

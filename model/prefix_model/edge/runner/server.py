@@ -12,7 +12,7 @@ import json
 from typing import IO, Any
 
 from prefix_model import __version__
-from prefix_model.edge.runner.protocol import KINDS, PROTOCOL_VERSION
+from prefix_model.edge.runner.protocol import KINDS, PROTOCOL_VERSION, PROVIDERS
 from prefix_model.vectors.codec import ACTION_TYPES, CodecError
 from prefix_model.edge.runner.consumer import ActionRefused, ModelAdapter, ModelChecker, ModelReader, Unreadable
 from prefix_model.loop.semantics import HARNESS, Semantics
@@ -45,7 +45,7 @@ class Server:
                 if params.get("protocol") != PROTOCOL_VERSION:
                     raise Failed("unsupported-protocol", f"this adapter speaks protocol {PROTOCOL_VERSION}")
                 actions = [cls.__name__ for cls in ACTION_TYPES]
-                return {"protocol": PROTOCOL_VERSION, "implementation": self.name, "kinds": list(KINDS), "actions": actions}
+                return {"protocol": PROTOCOL_VERSION, "implementation": self.name, "kinds": list(KINDS), "actions": actions, "providers": list(PROVIDERS)}
             case "reset":
                 self.adapter.reset()
                 self._shown, self._sent = {}, 0
