@@ -17,7 +17,8 @@ campaign found them:
 - ``falsy-dropped``: a header drops a temperature or maxTokens of 0; ``empty-stop-dropped``: an empty stop list;
 - ``locale-sorted``: assembly sorts tools case-insensitively; ``merged-fold``: the record rule's baseline merges
   snapshots; ``prefix-rebuilt``: each composed message rebuilt as ``{role, content}``; ``text-blocks-only``: each
-  composed message keeps its text blocks only;
+  composed message keeps its text blocks only; ``system-first``: a composition's system messages moved before the
+  others; ``empty-dropped``: a composed message with no block dropped;
 - ``duplicates-dropped``: a composition that contributes the same message twice sends it once;
 - ``fork-reuses-logged``: a fork's new instance takes the prefix of the seed's last header instead of composing;
 - ``resume-reuses-logged``: a resumed instance takes the prefix of the log's last header instead of composing;
@@ -194,6 +195,28 @@ class Rebuilt(Semantics):
         return (), tuple(self.rebuilt(m) if isinstance(m, FrozenMap) else m for m in product)
 
 
+class Normalized(Semantics):
+    """The composed messages pass through ``normalized`` as a whole before they are cached."""
+
+    def __init__(self, normalized: Callable[[tuple[JsonValue, ...]], tuple[JsonValue, ...]]) -> None:
+        self.normalized = normalized
+
+    def adopt(self, log: Log, product: tuple[JsonValue, ...]) -> tuple[tuple[Durable, ...], tuple[JsonValue, ...]]:
+        return (), self.normalized(product)
+
+
+def _is_system(message: JsonValue) -> bool:
+    return isinstance(message, FrozenMap) and message.get("role") == "system"
+
+
+def _system_first(product: tuple[JsonValue, ...]) -> tuple[JsonValue, ...]:
+    return tuple(m for m in product if _is_system(m)) + tuple(m for m in product if not _is_system(m))
+
+
+def _empty_dropped(product: tuple[JsonValue, ...]) -> tuple[JsonValue, ...]:
+    return tuple(m for m in product if not (isinstance(m, FrozenMap) and m.get("content") == ()))
+
+
 def _role_and_content(message: FrozenMap) -> FrozenMap:
     return FrozenMap({k: message[k] for k in ("role", "content") if k in message})
 
@@ -307,6 +330,8 @@ SEMANTICS: dict[str, Semantics] = {
     "merged-fold": MergedFold(),
     "prefix-rebuilt": Rebuilt(_role_and_content),
     "text-blocks-only": Rebuilt(_text_blocks_only),
+    "system-first": Normalized(_system_first),
+    "empty-dropped": Normalized(_empty_dropped),
     "anchor-skipped-when-unchanged": AnchorSkippedWhenUnchanged(),
 }
 SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
@@ -316,8 +341,9 @@ PLANTED = (*SEMANTICS, *SERVERS, "disposed-takes-inputs")
 _KEY_ORDER = "fuzz/parameters-in-another-key-order-are-a-tool-change"
 _PROVENANCE = "fuzz/a-contributed-assistant-message-keeps-its-provenance"
 _PLUGIN_BLOCK = "fuzz/a-block-of-a-plugin-type-is-priced-by-its-json-text"  # its prefix messages hold blocks and provenance
+_IN_PLACE = "fuzz/a-composition-is-sent-as-contributed-an-empty-message-and-a-later-system-one-in-place"
 FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
-    "tools-by-name": (_KEY_ORDER,),
+    "tools-by-name": (_KEY_ORDER, "fuzz/a-tool-description-change-alone-is-a-change"),
     "key-order-blind": (_KEY_ORDER,),
     "model-ignored": ("fuzz/a-model-change-alone-is-a-change",),
     "provider-ignored": ("fuzz/a-provider-change-alone-is-a-change",),
@@ -338,7 +364,9 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "locale-sorted": ("fuzz/tools-are-sorted-by-code-unit",),
     "merged-fold": ("fuzz/the-fold-takes-the-latest-snapshot-wholesale",),
     "prefix-rebuilt": (_PROVENANCE, _PLUGIN_BLOCK),
-    "text-blocks-only": (_PROVENANCE, _PLUGIN_BLOCK, "fuzz/a-contributed-message-keeps-every-block"),
+    "text-blocks-only": (_PROVENANCE, _PLUGIN_BLOCK, "fuzz/a-contributed-message-keeps-every-block", _IN_PLACE),
+    "system-first": (_IN_PLACE,),
+    "empty-dropped": (_IN_PLACE,),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by proofs/fault_hunt.py.

@@ -124,6 +124,7 @@ def test_scripts_draw_json_edges_and_tool_schemas_in_every_shape_assembly_collec
     # assistant's provenance.
     contributed = [m for a in actions if a["action"] == "Register" for call in a["listener"]["script"] for m in call.get("messages", ())]
     assert {"image", "reasoning", "tool-call"} <= {b["type"] for m in contributed for b in m["content"]}
+    assert any(m["content"] == [] for m in contributed)  # and one with no block at all, sent as contributed (PFX-3)
     assert any(m["role"] == "assistant" and m.get("provenance") for m in contributed)
 
 

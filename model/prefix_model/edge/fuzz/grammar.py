@@ -259,8 +259,11 @@ class Grammar:
     def _blocks(self, message: FrozenMap) -> FrozenMap:
         """Every other contributed message, in turn: one more block of a type a plugin merged in (priced by its JSON
         text, TOK-2), of reasoning, or of a tool call; an assistant's carries its provenance (the ``Message`` type's
-        own member). A prefix is sent and logged as contributed, member for member (PFX-3)."""
+        own member); one in ten carries no block at all. A prefix is sent and logged as contributed, member for member,
+        an empty one too (PFX-3)."""
         kind = self._offer("blocks")
+        if kind % 10 == 5:
+            return FrozenMap(dict(message.items()) | {"content": ()})
         if kind % 2:
             return message
         extra = (
