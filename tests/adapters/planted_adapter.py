@@ -15,6 +15,7 @@ campaign found them:
   record rule compares request configs without that field; ``stop-as-set``: stop lists as sets; ``system-trimmed``:
   system prompts trimmed; ``tool-description-ignored``: tool schemas without their descriptions;
 - ``falsy-dropped``: a header drops a temperature or maxTokens of 0; ``empty-stop-dropped``: an empty stop list;
+  ``medium-effort-dropped``: a medium reasoning effort, taken for a provider's default;
 - ``locale-sorted``: assembly sorts tools case-insensitively; ``merged-fold``: the record rule's baseline merges
   snapshots; ``prefix-rebuilt``: each composed message rebuilt as ``{role, content}``; ``text-blocks-only``: each
   composed message keeps its text blocks only; ``system-first``: a composition's system messages moved before the
@@ -158,6 +159,10 @@ def _falsy_dropped(config: LlmCallConfig, tools: tuple[JsonValue, ...]) -> tuple
 
 def _empty_stop_dropped(config: LlmCallConfig, tools: tuple[JsonValue, ...]) -> tuple[LlmCallConfig, tuple[JsonValue, ...]]:
     return replace(config, stop=config.stop or None), tools
+
+
+def _medium_effort_dropped(config: LlmCallConfig, tools: tuple[JsonValue, ...]) -> tuple[LlmCallConfig, tuple[JsonValue, ...]]:
+    return (replace(config, reasoning_effort=None) if config.reasoning_effort == "medium" else config), tools
 
 
 def _locale_sorted(config: LlmCallConfig, tools: tuple[JsonValue, ...]) -> tuple[LlmCallConfig, tuple[JsonValue, ...]]:
@@ -326,6 +331,7 @@ SEMANTICS: dict[str, Semantics] = {
     "tool-description-ignored": RecordSlip(_tool_descriptions_forgotten),
     "falsy-dropped": HeaderSlip(_falsy_dropped),
     "empty-stop-dropped": HeaderSlip(_empty_stop_dropped),
+    "medium-effort-dropped": HeaderSlip(_medium_effort_dropped),
     "locale-sorted": HeaderSlip(_locale_sorted),
     "merged-fold": MergedFold(),
     "prefix-rebuilt": Rebuilt(_role_and_content),
@@ -358,9 +364,10 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "falsy-dropped": (  # the other cases' shrunk configs hold a 0 too
         "fuzz/a-temperature-of-zero-is-recorded-and-sent", "fuzz/an-empty-stop-list-is-recorded-and-sent", "fuzz/a-model-change-alone-is-a-change",
         "fuzz/a-max-tokens-change-alone-is-a-change", "fuzz/a-stop-change-alone-is-a-change", "fuzz/a-temperature-change-alone-is-a-change",
-        "fuzz/tools-are-sorted-by-code-unit",
+        "fuzz/tools-are-sorted-by-code-unit", "fuzz/a-medium-reasoning-effort-is-recorded-and-sent",
     ),
     "empty-stop-dropped": ("fuzz/an-empty-stop-list-is-recorded-and-sent", "fuzz/a-stop-change-alone-is-a-change"),
+    "medium-effort-dropped": ("fuzz/a-medium-reasoning-effort-is-recorded-and-sent",),
     "locale-sorted": ("fuzz/tools-are-sorted-by-code-unit",),
     "merged-fold": ("fuzz/the-fold-takes-the-latest-snapshot-wholesale",),
     "prefix-rebuilt": (_PROVENANCE, _PLUGIN_BLOCK),

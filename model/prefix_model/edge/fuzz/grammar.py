@@ -87,7 +87,10 @@ LISTENERS = ("rules", "docs", "skills", "memory", "tools")  # registered in a dr
 ROLES = ("user", "user", "user", "assistant", "system")
 _LONG = "carry the plan out step by step, checking each result; "  # repeated: long enough that a summary is smaller
 _SOURCES = (FrozenMap({"kind": "plugin", "plugin": "notes"}), FrozenMap({"kind": "plugin", "plugin": "rules"}), FrozenMap({"kind": "user"}))
-_EFFORTS = ("low", "high", "max")
+_EFFORTS = ("low", "high", "max")  # drawn with a whole config
+# Every effort the harness adapter's mock model supports: a one-field nudge lands on "medium" too, the effort a
+# provider may take by default (an implementation that leaves it out of a header as a default is found so).
+_SUPPORTED_EFFORTS = ("low", "medium", "high", "max")
 _TEMPERATURES = (None, 0, 0.5, 1)
 PROVIDER = PROVIDERS[0]  # the provider every adapter routes: the model routes any, an implementation those it registers
 _PREAMBLE = CompactPolicy().preamble
@@ -97,8 +100,8 @@ def out_of_domain(world: World, action: Action) -> str | None:
     """Why ``action`` is outside what a campaign draws, though the model takes it (D-20), or None: a tool list naming
     one tool twice, a Create or a fork's child reusing the id of a session no live instance drives, a compaction policy
     framing with a preamble other than the default or mounted while a post-step is awaited, a provider other than the
-    scripted fake's routes, a reasoning effort other than those drawn, a steer or tool-set change before a turn's first step, a
-    tool-set change before a retried step. A shrink keeps no candidate that holds one."""
+    scripted fake's routes, a reasoning effort other than those drawn, a steer or tool-set change before a turn's first
+    step, a tool-set change before a retried step. A shrink keeps no candidate that holds one."""
     provider = _unrouted(action)
     if provider is not None:
         # The model routes every provider; a real adapter routes those it registers, and a step routed elsewhere fails
@@ -107,7 +110,7 @@ def out_of_domain(world: World, action: Action) -> str | None:
     match action:
         # The harness resolves an effort against the routed model's info and fails the step on one it lacks
         # (llm/src/index.ts:375-395); the model takes any non-empty one (D-5). A shrink's "x" is such an effort.
-        case Dispatch(config=config) if config is not None and config.reasoning_effort not in (None, *_EFFORTS):
+        case Dispatch(config=config) if config is not None and config.reasoning_effort not in (None, *_SUPPORTED_EFFORTS):
             return f"a reasoning effort other than those drawn ({config.reasoning_effort!r}), which a provider may not support"
         # Cordis collects the agent/post-step serial's listeners when it is dispatched: a service mounted while a
         # step's post-step is awaited is not called by it; the model's post-step asks the service in force (D-20 (b)).
@@ -160,7 +163,7 @@ def _unrouted(action: Action) -> str | None:
 _STOPS: tuple[tuple[str, ...] | None, ...] = (("END", "\n\n"), ("\n\n", "END"), (), None, ("END",))
 _FIELDS: tuple[tuple[str, tuple[object, ...]], ...] = (
     ("model", ("mock-model", "other-model")),
-    ("reasoning_effort", (None, *_EFFORTS)),
+    ("reasoning_effort", (None, *_SUPPORTED_EFFORTS)),
     ("temperature", _TEMPERATURES),
     ("max_tokens", (None, 512, 4096)),
     ("stop", _STOPS),
