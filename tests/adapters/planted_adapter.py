@@ -190,16 +190,6 @@ class MergedFold(Semantics):
         return append_event(log, header_event(log, canonical_header(header), CHANGE)), CHANGE
 
 
-class Rebuilt(Semantics):
-    """Each composed message passes through ``rebuilt`` before it is cached."""
-
-    def __init__(self, rebuilt: Callable[[FrozenMap], FrozenMap]) -> None:
-        self.rebuilt = rebuilt
-
-    def adopt(self, log: Log, product: tuple[JsonValue, ...]) -> tuple[tuple[Durable, ...], tuple[JsonValue, ...]]:
-        return (), tuple(self.rebuilt(m) if isinstance(m, FrozenMap) else m for m in product)
-
-
 class Normalized(Semantics):
     """The composed messages pass through ``normalized`` as a whole before they are cached."""
 
@@ -208,6 +198,11 @@ class Normalized(Semantics):
 
     def adopt(self, log: Log, product: tuple[JsonValue, ...]) -> tuple[tuple[Durable, ...], tuple[JsonValue, ...]]:
         return (), self.normalized(product)
+
+
+def _each(rebuilt: Callable[[FrozenMap], FrozenMap]) -> Callable[[tuple[JsonValue, ...]], tuple[JsonValue, ...]]:
+    """A normalization that passes each composed message through ``rebuilt``."""
+    return lambda product: tuple(rebuilt(m) if isinstance(m, FrozenMap) else m for m in product)
 
 
 def _is_system(message: JsonValue) -> bool:
@@ -334,8 +329,8 @@ SEMANTICS: dict[str, Semantics] = {
     "medium-effort-dropped": HeaderSlip(_medium_effort_dropped),
     "locale-sorted": HeaderSlip(_locale_sorted),
     "merged-fold": MergedFold(),
-    "prefix-rebuilt": Rebuilt(_role_and_content),
-    "text-blocks-only": Rebuilt(_text_blocks_only),
+    "prefix-rebuilt": Normalized(_each(_role_and_content)),
+    "text-blocks-only": Normalized(_each(_text_blocks_only)),
     "system-first": Normalized(_system_first),
     "empty-dropped": Normalized(_empty_dropped),
     "anchor-skipped-when-unchanged": AnchorSkippedWhenUnchanged(),

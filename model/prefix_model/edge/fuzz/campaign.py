@@ -151,7 +151,7 @@ def run_campaign(command: str, timeout: float, settings: Settings, progress: Pro
     try:
         offered = offered_actions(adapters[0])
         result = Result(str(adapters[0].hello.get("implementation", "?")), settings)
-        _run(adapters, (offered, routes(adapters[0].hello)), settings, result, progress)
+        _run(adapters, offered, routes(adapters[0].hello), settings, result, progress)
         _shrink_all(adapters[0], result, settings)
         _judge_baseline(adapters[0], result, settings)
         return result
@@ -161,7 +161,12 @@ def run_campaign(command: str, timeout: float, settings: Settings, progress: Pro
 
 
 def _run(
-    adapters: list[AdapterProcess], offer: tuple[frozenset[str], tuple[str, ...]], settings: Settings, result: Result, progress: Progress | None
+    adapters: list[AdapterProcess],
+    offered: frozenset[str],
+    providers: tuple[str, ...],
+    settings: Settings,
+    result: Result,
+    progress: Progress | None,
 ) -> None:
     work: queue.Queue[Script | None] = queue.Queue(maxsize=2 * len(adapters))
     results: queue.Queue[tuple[Script, Difference | Fault | None]] = queue.Queue()
@@ -211,7 +216,7 @@ def _run(
         while not enough():
             if not any(w.is_alive() for w in workers):
                 raise Unusable("every adapter process failed and none restarts: " + (result.faults[-1].message if result.faults else "no fault recorded"))
-            script = draw(settings.seed, drawn, result.coverage, offer[0], providers=offer[1])
+            script = draw(settings.seed, drawn, result.coverage, offered, providers=providers)
             drawn += 1
             while True:
                 try:

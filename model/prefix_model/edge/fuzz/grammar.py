@@ -519,11 +519,12 @@ class Grammar:
                 folded = fold_request_header(world.log_of(i).events) if instance.logged_header else None
                 current = None if folded is None else folded.config
                 config = None if self.rng.random() < 0.8 else self.config(current)
-                nudge = self._offer("nudge") % 4 if config is None and current is not None else None
-                if current is not None and nudge == 0:
-                    config = _one_field_changed(current, self._made)  # one in four config-less requests: a one-field nudge
-                elif current is not None and nudge == 2 and len(self.providers) > 1:  # another: the provider alone
-                    config = replace(current, provider=next(p for p in self.providers if p != current.provider))
+                if config is None and current is not None:
+                    nudge = self._offer("nudge") % 4
+                    if nudge == 0:  # one in four config-less requests: a one-field nudge
+                        config = _one_field_changed(current, self._made)
+                    elif nudge == 2 and len(self.providers) > 1:  # another: the provider alone
+                        config = replace(current, provider=next(p for p in self.providers if p != current.provider))
                 yield Dispatch(i, config)
             case Phase.STREAM:
                 yield self.pressing(world, self.reply(instance))

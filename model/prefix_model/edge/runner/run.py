@@ -2,8 +2,8 @@
 
 A case passes, fails (what ``replay`` finds, or the adapter's crash, hang or protocol error with
 its stderr tail) or is not applicable (the adapter's ``hello`` does not offer its kind or one of
-its actions, or does not list a provider route it names) — never counted as a pass. An adapter that fails a case is restarted for the next.
-With ``fail_fast`` the run stops at the first failure, and every case after it is reported as not
+its actions, or does not list a provider route it names) — never counted as a pass. An adapter
+that fails a case is restarted for the next. With ``fail_fast`` the run stops at the first failure, and every case after it is reported as not
 run (counted, named by the report, never a pass).
 """
 
