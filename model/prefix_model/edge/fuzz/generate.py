@@ -27,16 +27,19 @@ from prefix_model.edge.fuzz.lockstep import Answer
 from prefix_model.edge.runner.server import Failed, Server
 from prefix_model.vectors.codec import action_to_json
 from prefix_model.edge.runner.consumer import JsonObject
-from prefix_model.loop.actions import Action, Dispatch, MountCompaction, PostStep, PreStep, Register, Reply
+from prefix_model.loop.actions import Action, Dispatch, Inject, MountCompaction, PostStep, PreStep, Register, Reply, Steer
 from prefix_model.loop.explore import action_kind, outcomes
 from prefix_model.loop.explore import requirements_of as outcome_requirements
 from prefix_model.loop.semantics import HARNESS, Semantics
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.world import World
 
-__all__ = ["AIM", "HOSTILE", "LENGTHS", "Coverage", "Script", "kind_of", "draw", "refused_moves"]
+__all__ = ["AFTER_DRIVE", "AIM", "BURST", "HOSTILE", "LENGTHS", "Coverage", "Script", "kind_of", "draw", "refused_moves"]
 
 AIM = 0.15  # how often a move is chosen for the least-seen outcome rather than at random
+# How often a drawn inject or steer is followed at once by one or two more inputs to its instance, and how often a step
+# of a turn by two or three (into whatever window it left open: a tool batch running, a request streaming).
+BURST, AFTER_DRIVE = 0.5, 0.1
 HOSTILE = 0.06  # how often a step draws an action the model refuses there (about one in sixteen; none in the setup)
 LENGTHS = (8, 16, 30, 50, 90, 160)  # actions after the setup; long scripts reach several instances and many turns
 _STYLES: dict[str, dict[str, float]] = {
@@ -150,8 +153,25 @@ def draw(
         elif rng.random() < AIM:  # aimed: over every family, the move reaching the least-seen outcome
             take(_aimed(moves, world, coverage, semantics))
         else:
-            take(rng.choice(_pick_family(rng, moves, style if busy else _IDLE)))
+            move = rng.choice(_pick_family(rng, moves, style if busy else _IDLE))
+            take(move)
+            for action in _burst(rng, grammar, move, server.adapter.world):
+                world = server.adapter.world
+                if (offered is None or type(action).__name__ in offered) and enabled(world, action) and out_of_domain(world, action) is None:
+                    take(Move(action, WINDOW))
     return Script(seed, number, tuple(actions), tuple(replies))
+
+
+def _burst(rng: random.Random, grammar: Grammar, move: Move, world: World) -> list[Action]:
+    """Inputs to send at once after ``move`` (taken; ``world`` is after it): what waits (steering, injects a tool batch
+    defers) is taken in an order that shows only where several inputs meet in one window."""
+    action = move.action
+    if isinstance(action, (Inject, Steer)):
+        return grammar.burst(action.instance, rng.randint(1, 2)) if rng.random() < BURST else []
+    target = getattr(action, "instance", None)
+    if move.family == DRIVE and isinstance(target, int) and world.instance(target).turn_open:
+        return grammar.burst(target, rng.randint(2, 3)) if rng.random() < AFTER_DRIVE else []
+    return []
 
 
 def refused_moves(grammar: Grammar, world: World) -> dict[str, list[Move]]:

@@ -536,6 +536,11 @@ class Grammar:
                 summaries = self.summaries() if roll < 0.4 else ()
                 yield PostStep(i, self.positions(nodes) if 0.85 <= roll else None, summaries)
 
+    def burst(self, i: int, count: int) -> list[Action]:
+        """``count`` inputs to instance ``i``, injects and steers mixed, to send at once: the order of inputs that wait
+        (injects for a tool batch to settle, steering for a checkpoint) shows only where several meet in one window."""
+        return [Inject(i, self.text("inject "), self.source(), self.meta()) if self.rng.random() < 0.5 else Steer(i, self.text("steer ")) for _ in range(count)]
+
     def prompt(self, i: int) -> SendPrompt:
         roll = self.rng.random()
         if roll < 0.75:
