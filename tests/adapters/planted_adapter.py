@@ -28,7 +28,8 @@ campaign found them:
 - ``register-recomposes``, ``mount-recomposes``: every cached prefix dropped when a listener registers, or a compaction
   service mounts, so each instance composes again at its next step;
 - ``steering-stacked``, ``deferred-stacked``, ``queued-stacked``: what waits (steering, the injects a tool batch defers,
-  the prompts queued behind a turn) taken newest first;
+  the prompts queued behind a turn) taken newest first; ``steering-first``: a tool batch's end drains the steering
+  before the injects it deferred;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
@@ -52,7 +53,7 @@ from typing import Any
 
 from prefix_model.core.events import REQUEST_HEADER
 from prefix_model.core.headers import CHANGE, EpochHeader, LlmCallConfig, canonical_header, fold_request_header, header_equals, header_of, header_to_json
-from prefix_model.core.json_values import FrozenMap, JsonValue
+from prefix_model.core.json_values import FrozenMap, JsonValue, thaw
 from prefix_model.core.log import Log, append_event
 from prefix_model.core.request_log import header_event
 from prefix_model.edge.runner.server import Failed, Server, serve
@@ -363,6 +364,29 @@ class Stacked(Server):
         return result
 
 
+class SteeringFirst(Server):
+    """A tool batch's end drains the steering before the injects it deferred, where the harness lands the injects first
+    (its batch's ``finally``): the deferred injects are taken out before ``RunTools`` and injected after it."""
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        action = params.get("action") if method == "apply" else None
+        if not (isinstance(action, dict) and action.get("action") == "RunTools" and isinstance(action.get("instance"), int)):
+            return super().handle(method, params)
+        world = self.adapter.world
+        if not 0 <= action["instance"] < len(world.instances):
+            return super().handle(method, params)
+        instance = world.instance(action["instance"])
+        deferred = instance.deferred if instance.steering else ()
+        self.adapter.world = world.with_instance(replace(instance, deferred=instance.deferred[len(deferred) :]))
+        result = super().handle(method, params)
+        for data in map(thaw, deferred):
+            assert isinstance(data, dict)
+            inject = {"action": "Inject", "instance": instance.id, "text": data["content"][0]["text"], "source": data["source"], "meta": data.get("meta")}
+            for session, events in super().handle("apply", {"action": inject})["appended"].items():
+                result["appended"][session] = result["appended"].get(session, []) + events
+        return result
+
+
 SEMANTICS: dict[str, Semantics] = {
     "recompose-from-turn-4": RecomposeFromTurn4(),
     "recompose-from-turn-6": RecomposeFromTurn6(),
@@ -394,7 +418,7 @@ SEMANTICS: dict[str, Semantics] = {
 SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
 RECOMPOSES_AFTER = {"register-recomposes": "Register", "mount-recomposes": "MountCompaction"}
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
-PLANTED = (*SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "disposed-takes-inputs")
+PLANTED = (*SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "disposed-takes-inputs")
 # Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
 # fail some hand-written vector).
 _KEY_ORDER = "fuzz/parameters-in-another-key-order-are-a-tool-change"
@@ -432,6 +456,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "steering-stacked": ("fuzz/steering-is-drained-in-the-order-it-was-sent",),
     "deferred-stacked": ("fuzz/injects-deferred-by-a-tool-batch-land-in-the-order-they-were-made",),
     "queued-stacked": ("fuzz/prompts-queued-behind-a-turn-are-taken-oldest-first",),
+    "steering-first": ("fuzz/injects-deferred-by-a-tool-batch-land-before-the-steering-drained-after-it",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
@@ -455,6 +480,8 @@ def server(name: str) -> Server:
         return RecomposesAfter(RECOMPOSES_AFTER[name], name)
     if name in STACKED:
         return Stacked(STACKED[name], name)
+    if name == "steering-first":
+        return SteeringFirst(name=name)
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
 
 
