@@ -525,6 +525,10 @@ class Grammar:
                         config = _one_field_changed(current, self._made)
                     elif nudge == 2 and len(self.providers) > 1:  # another: the provider alone
                         config = replace(current, provider=next(p for p in self.providers if p != current.provider))
+                # A system prompt or tool set the step assembled anew goes out alone three times in four (the config in
+                # force kept): a record rule blind to that change shows only where nothing else of the header changes.
+                if folded is not None and (folded.system or "", folded.tools or ()) != instance.assembled and self._offer("alone") % 4:
+                    config = None
                 yield Dispatch(i, config)
             case Phase.STREAM:
                 yield self.pressing(world, self.reply(instance))
