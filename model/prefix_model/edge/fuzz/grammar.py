@@ -543,7 +543,15 @@ class Grammar:
     def burst(self, i: int, count: int) -> list[Action]:
         """``count`` inputs to instance ``i``, injects and steers mixed, to send at once: the order of inputs that wait
         (injects for a tool batch to settle, steering for a checkpoint) shows only where several meet in one window."""
-        return [Inject(i, self.text("inject "), self.source(), self.meta()) if self.rng.random() < 0.5 else Steer(i, self.text("steer ")) for _ in range(count)]
+        return [self.inject(i) if self.rng.random() < 0.5 else self.steer(i) for _ in range(count)]
+
+    def inject(self, i: int, stem: str = "inject ") -> Inject:
+        """An inject to instance ``i``: a text, now and then a source and meta of its own."""
+        return Inject(i, self.text(stem), self.source(), self.meta())
+
+    def steer(self, i: int) -> Steer:
+        """A steer to instance ``i``."""
+        return Steer(i, self.text("steer "))
 
     def prompt(self, i: int) -> SendPrompt:
         roll = self.rng.random()
@@ -566,15 +574,15 @@ class Grammar:
                 moves += [Move(a, DRIVE) for a in self._segment(world, instance)]
             elif not instance.disposed:
                 moves.append(Move(self.prompt(instance.id), START))
-                moves.append(Move(Inject(instance.id, self.text("one-shot "), self.source(), self.meta()), START if self.rng.random() < 0.3 else WINDOW))
-                moves.append(Move(Steer(instance.id, self.text("steer ")), WINDOW))
+                moves.append(Move(self.inject(instance.id, "one-shot "), START if self.rng.random() < 0.3 else WINDOW))
+                moves.append(Move(self.steer(instance.id), WINDOW))
         active = [inst for inst in world.instances if not inst.disposed]
         if active:
             instance = self.rng.choice(active)
             i = instance.id
             moves += [
-                Move(Inject(i, self.text("inject "), self.source(), self.meta()), WINDOW),
-                Move(Steer(i, self.text("steer ")), WINDOW),
+                Move(self.inject(i), WINDOW),
+                Move(self.steer(i), WINDOW),
                 Move(Cancel(i), WINDOW),
                 Move(SetSystem(i, self._edited(instance.system) if instance.system and self.rng.random() < 0.5 else self.text("system ")), WINDOW),
                 Move(SetTools(i, self.tools(instance.tools)), WINDOW),
@@ -667,8 +675,8 @@ class Grammar:
             PostStep(i, (past, past)),
             SendPrompt(self._gone(world), self.text("prompt ")),
             SendPrompt(self._target(world), self.text("allowed "), block_reason="a reason with no block"),
-            Inject(self._gone(world), self.text("inject "), self.source(), self.meta()),
-            Steer(self._gone(world), self.text("steer ")),
+            self.inject(self._gone(world)),
+            self.steer(self._gone(world)),
             Cancel(self._gone(world)),
             Dispose(self._gone(world)),
             SetSystem(self._gone(world), self.text("system ")),
