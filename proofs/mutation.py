@@ -326,10 +326,34 @@ def _scope_of(scopes: Sequence[tuple[int, int, str]], line: int) -> str:
     return max(holding)[1] if holding else ""
 
 
+def _units(tree: ast.Module) -> dict[int, tuple[ast.stmt, bool]]:
+    """Per node (by id), the statement whose text alone shows a mutant of it parses as meant, and whether that statement
+    sits in the body of a top-level class: a module's statements are independent, so checking the one that changed
+    checks the module, at the cost of that statement rather than of the whole module for every mutant."""
+    unit: dict[int, tuple[ast.stmt, bool]] = {}
+    for top in tree.body:
+        unit.update((id(node), (top, False)) for node in ast.walk(top))
+        if isinstance(top, ast.ClassDef):
+            for inner in top.body:
+                unit.update((id(node), (inner, True)) for node in ast.walk(inner))
+    return unit
+
+
+def _parses_as(mutated: bytes, span: tuple[int, int], in_class: bool, expected: str) -> bool | None:
+    """Whether the statement at byte ``span`` of ``mutated`` parses alone to the dump ``expected``; None when it does not
+    parse alone (the whole module is then checked instead)."""
+    text = mutated[span[0]:span[1]].decode("utf-8")
+    try:
+        parsed = ast.parse(f"class _:\n{text}" if in_class else text)
+    except SyntaxError:
+        return None
+    body = parsed.body[0].body if in_class and isinstance(parsed.body[0], ast.ClassDef) else parsed.body
+    return [ast.dump(each) for each in body] == [expected]
+
+
 def mutants_of(source: str, only: frozenset[str] | None = None) -> list[Mutant]:
     """Return every mutant of ``source`` in a stable order (by line, column, operator, index); ``only``: those of these ids."""
     tree = ast.parse(source)
-    expected_original = ast.dump(tree)
     protected = protected_nodes(tree)
     raw = source.encode("utf-8")
     line_starts = [0]
@@ -338,6 +362,7 @@ def mutants_of(source: str, only: frozenset[str] | None = None) -> list[Mutant]:
     original_lines = source.splitlines()
     scopes = _scopes(tree)
     slots = _slots(tree)
+    units = _units(tree)
     found: list[Mutant] = []
     for node in ast.walk(tree):
         if id(node) in protected:
@@ -346,19 +371,27 @@ def mutants_of(source: str, only: frozenset[str] | None = None) -> list[Mutant]:
             if only is not None and f"{operator}:{line}:{column}:{index}" not in only:
                 continue
             text = ast.unparse(replacement)
-            expected = _dump_with(tree, slots[id(target)], replacement)
+            unit, in_class = units[id(target)]
+            first = min([unit.lineno] + [d.lineno for d in getattr(unit, "decorator_list", [])])
+            span = (line_starts[first - 1], line_starts[unit.end_lineno or unit.lineno])
+            original = _put(slots[id(target)], replacement)
+            try:
+                expected = ast.dump(replacement if target is unit else unit)
+            finally:
+                _put(slots[id(target)], original)
             # An atom or a statement goes in as it is; anything else in parentheses, unless the bare
             # text already parses to the mutated tree. Either way it must.
             tries = (True,) if isinstance(target, ast.stmt) else (True, False) if isinstance(replacement, _ATOMS) else (False,)
             for bare in tries:
-                mutated = _splice(raw, line_starts, target, text, bare).decode("utf-8")
-                got = ast.dump(ast.parse(mutated))
-                if got == expected:
+                spliced = _splice(raw, line_starts, target, text, bare)
+                alone = _parses_as(spliced, (span[0], span[1] + len(spliced) - len(raw)), in_class, expected)
+                if alone if alone is not None else ast.dump(ast.parse(spliced)) == _dump_with(tree, slots[id(target)], replacement):
                     break
             else:
                 raise AssertionError(f"{operator}:{line}:{column}:{index}: the spliced text does not parse to the mutated tree")
-            if got == expected_original:
+            if expected == ast.dump(unit):
                 continue  # no change at all (e.g. a swap of equal arguments): not a mutant
+            mutated = spliced.decode("utf-8")
             start_line = getattr(target, "lineno")
             found.append(
                 Mutant(
