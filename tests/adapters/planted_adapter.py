@@ -30,6 +30,8 @@ campaign found them:
 - ``steering-stacked``, ``deferred-stacked``, ``queued-stacked``: what waits (steering, the injects a tool batch defers,
   the prompts queued behind a turn) taken newest first; ``steering-first``: a tool batch's end drains the steering
   before the injects it deferred;
+- ``empty-answer-kept``: an answer with no block (an empty reply) derived as an assistant message of empty content,
+  where the harness derives it to nothing, so every later request sends it;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
@@ -51,7 +53,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from prefix_model.core.events import REQUEST_HEADER
+from prefix_model.core.derive import derive_event_message
+from prefix_model.core.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START
 from prefix_model.core.headers import CHANGE, EpochHeader, LlmCallConfig, canonical_header, fold_request_header, header_equals, header_of, header_to_json
 from prefix_model.core.json_values import FrozenMap, JsonValue, thaw
 from prefix_model.core.log import Log, append_event
@@ -230,6 +233,23 @@ def _text_blocks_only(message: FrozenMap) -> FrozenMap:
     content = message.get("content")
     texts = tuple(b for b in content if isinstance(b, FrozenMap) and b.get("type") == "text") if isinstance(content, tuple) else content
     return FrozenMap({k: (texts if k == "content" else v) for k, v in message.items()})
+
+
+class EmptyAnswerKept(Semantics):
+    """An ``assistant/message`` with no block derived as an assistant message of empty content, where the harness derives
+    it to nothing (DER-3): the history each request sends is the surface before the step's ``step/start``, every node
+    derived by the spec's own projection but an empty answer, which is kept."""
+
+    def history(self, boundary: tuple[FrozenMap, ...], log: Log) -> tuple[FrozenMap, ...]:
+        start = max(event.seq for event in log.events if event.type == STEP_START)
+        kept: list[FrozenMap] = []
+        for event in (log.events[seq] for seq in log.surface.nodes if seq < start):
+            message = derive_event_message(event)
+            if message is None and event.type == ASSISTANT_MESSAGE:
+                message = FrozenMap({"role": "assistant", "content": (), "provenance": event.field("provenance")})
+            if message is not None:
+                kept.append(message)
+        return tuple(kept)
 
 
 class AnchorSkippedWhenUnchanged(Semantics):
@@ -414,6 +434,7 @@ SEMANTICS: dict[str, Semantics] = {
     "system-first": Normalized(_system_first),
     "empty-dropped": Normalized(_empty_dropped),
     "anchor-skipped-when-unchanged": AnchorSkippedWhenUnchanged(),
+    "empty-answer-kept": EmptyAnswerKept(),
 }
 SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
 RECOMPOSES_AFTER = {"register-recomposes": "Register", "mount-recomposes": "MountCompaction"}
@@ -457,12 +478,13 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "deferred-stacked": ("fuzz/injects-deferred-by-a-tool-batch-land-in-the-order-they-were-made",),
     "queued-stacked": ("fuzz/prompts-queued-behind-a-turn-are-taken-oldest-first",),
     "steering-first": ("fuzz/injects-deferred-by-a-tool-batch-land-before-the-steering-drained-after-it",),
+    "empty-answer-kept": ("fuzz/an-empty-answer-stays-on-the-surface-and-sends-no-message",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
 # With the seed whose first 60 scripts find each (a record rule blind to a tool change shows only where the tools
 # change alone, which some seeds' first scripts never do; bench/fault_hunt.py measures one seed for every fault).
-CAMPAIGN_TESTED = {"tools-by-name": 0, "key-order-blind": 1, "model-ignored": 2, "duplicates-dropped": 15, "disposed-takes-inputs": 2}
+CAMPAIGN_TESTED = {"tools-by-name": 0, "key-order-blind": 6, "model-ignored": 2, "duplicates-dropped": 15, "disposed-takes-inputs": 2}
 
 
 def server(name: str) -> Server:

@@ -444,6 +444,8 @@ class Grammar:
         budgets = world.compaction.budgets()
         if budgets is None or reply.tool_calls or reply.failure is not None or reply.max_tokens:
             return reply
+        if reply.stream is None and not reply.text:
+            return reply  # an empty answer stays empty
         if reply.stream is not None:
             return self._pressing_usage(world, reply, budgets[0])
         offered = self._offer("press")
@@ -479,7 +481,9 @@ class Grammar:
         if not names and 0.30 <= roll < 0.80:
             roll = 0.0  # no tool to call: a text answer
         if roll < 0.30:
-            return Reply(i, text=self.text("answer "))
+            # One text answer in eight is empty: its assistant/message holds no block, and derives to no message (DER-3).
+            text = self.text("answer ")
+            return Reply(i, text="" if self._offer("empty") % 8 == 0 else text)
         if roll < 0.50:
             calls = tuple((*self._call(names), json_text(FrozenMap({"text": self.text("arg")}))) for _ in range(self.rng.randint(1, 3)))
             return Reply(i, text=self.text("calling ") if self.rng.random() < 0.3 else "", tool_calls=calls)
