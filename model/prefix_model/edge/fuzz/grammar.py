@@ -465,10 +465,15 @@ class Grammar:
         if at is None or not isinstance(usage, FrozenMap):
             return reply
         target = threshold - self._offer("press-usage") % 2  # every one it can be: usage replies are few
-        others = sum(v for k, v in usage.items() if k != "inputTokens" and isinstance(v, int))
+        members = dict(usage.items())
+        if self._offer("press-usage-members") % 3:
+            # Two in three carry every member the sum counts, none of them 0: a sum that leaves one out then lands under
+            # the threshold (TOK-1). The others keep the members as drawn, absent or 0 among them.
+            members |= {k: members.get(k) or n for k, n in (("cacheReadTokens", 7), ("cacheWriteTokens", 5), ("outputTokens", 3))}
+        others = sum(v for k, v in members.items() if k != "inputTokens" and isinstance(v, int))
         if target - others < 0:
             return reply
-        chunk = freeze_object({"type": "usage", "usage": dict(usage.items()) | {"inputTokens": target - others}})
+        chunk = freeze_object({"type": "usage", "usage": members | {"inputTokens": target - others}})
         sized = replace(reply, stream=reply.stream[:at] + (chunk,) + reply.stream[at + 1 :])
         return sized if _post_step_pressure(world, sized) == target else reply  # the usage anchors it, at the target
 
