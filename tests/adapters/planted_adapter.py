@@ -30,6 +30,8 @@ campaign found them:
 - ``steering-stacked``, ``deferred-stacked``, ``queued-stacked``: what waits (steering, the injects a tool batch defers,
   the prompts queued behind a turn) taken newest first; ``steering-first``: a tool batch's end drains the steering
   before the injects it deferred;
+- ``replay-state-dropped-at-max-tokens``: an answer cut short at max tokens logged without its finish's replay state,
+  where the harness drops it only where a cut tool call rewrote the content;
 - ``empty-answer-kept``: an answer with no block (an empty reply) derived as an assistant message of empty content,
   where the harness derives it to nothing, so every later request sends it;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
@@ -54,10 +56,10 @@ from dataclasses import replace
 from typing import Any
 
 from prefix_model.core.derive import derive_event_message
-from prefix_model.core.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START
+from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START
 from prefix_model.core.headers import CHANGE, EpochHeader, LlmCallConfig, canonical_header, fold_request_header, header_equals, header_of, header_to_json
-from prefix_model.core.json_values import FrozenMap, JsonValue, thaw
-from prefix_model.core.log import Log, append_event
+from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, thaw
+from prefix_model.core.log import EMPTY_LOG, Log, append_event
 from prefix_model.core.request_log import header_event
 from prefix_model.edge.runner.server import Failed, Server, serve
 from prefix_model.loop.semantics import Durable, Semantics
@@ -407,6 +409,41 @@ class SteeringFirst(Server):
         return result
 
 
+def _cut_short(log: Log, message_at: int) -> bool:
+    """Whether the step of the ``assistant/message`` at ``message_at`` finished at max tokens (its last finish chunk)."""
+    start = max(event.seq for event in log.events[:message_at] if event.type == STEP_START)
+    chunks = [event.field("chunk") for event in log.events[start:message_at] if event.type == ASSISTANT_CHUNK]
+    finishes = [chunk for chunk in chunks if isinstance(chunk, FrozenMap) and chunk.get("type") == "finish"]
+    reason = finishes[-1].get("reason") if finishes else None
+    return isinstance(reason, FrozenMap) and reason.get("kind") == "max-tokens"
+
+
+class ReplayDroppedAtMaxTokens(Server):
+    """An answer cut short at max tokens loses its finish's replay state, where the harness drops it only where a cut
+    tool call rewrote the content (STRM-4): the ``assistant/message`` is logged, kept and derived without it."""
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        result = super().handle(method, params)
+        world = self.adapter.world
+        for session_id, events in result.get("appended", {}).items():
+            for shown in events:
+                provenance = shown.get("data", {}).get("provenance") if shown.get("type") == ASSISTANT_MESSAGE else None
+                session = world.session(session_id)
+                if not (isinstance(provenance, dict) and "replayState" in provenance and _cut_short(session.log, shown["seq"])):
+                    continue
+                del provenance["replayState"]
+                log = EMPTY_LOG
+                for event in session.log.events:
+                    if event.seq == shown["seq"]:
+                        data = thaw(event.data)
+                        assert isinstance(data, dict)
+                        event = replace(event, data=freeze({**data, "provenance": provenance}))
+                    log = append_event(log, event)
+                world = world.with_session(replace(session, log=log))
+        self.adapter.world = world
+        return result
+
+
 SEMANTICS: dict[str, Semantics] = {
     "recompose-from-turn-4": RecomposeFromTurn4(),
     "recompose-from-turn-6": RecomposeFromTurn6(),
@@ -439,7 +476,7 @@ SEMANTICS: dict[str, Semantics] = {
 SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
 RECOMPOSES_AFTER = {"register-recomposes": "Register", "mount-recomposes": "MountCompaction"}
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
-PLANTED = (*SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "disposed-takes-inputs")
+PLANTED = (*SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "replay-state-dropped-at-max-tokens", "disposed-takes-inputs")
 # Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
 # fail some hand-written vector).
 _KEY_ORDER = "fuzz/parameters-in-another-key-order-are-a-tool-change"
@@ -479,6 +516,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "queued-stacked": ("fuzz/prompts-queued-behind-a-turn-are-taken-oldest-first",),
     "steering-first": ("fuzz/injects-deferred-by-a-tool-batch-land-before-the-steering-drained-after-it",),
     "empty-answer-kept": ("fuzz/an-empty-answer-stays-on-the-surface-and-sends-no-message",),
+    "replay-state-dropped-at-max-tokens": ("fuzz/an-answer-cut-short-at-max-tokens-keeps-its-replay-state",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
@@ -504,6 +542,8 @@ def server(name: str) -> Server:
         return Stacked(STACKED[name], name)
     if name == "steering-first":
         return SteeringFirst(name=name)
+    if name == "replay-state-dropped-at-max-tokens":
+        return ReplayDroppedAtMaxTokens(name=name)
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
 
 

@@ -13,7 +13,7 @@ from prefix_model.core.events import is_safe_seq
 from prefix_model.core.json_values import FrozenMap, freeze_object
 from prefix_model.loop.stream import check_stream
 
-__all__ = ["text_stream", "tool_call_stream"]
+__all__ = ["text_stream", "tool_call_stream", "with_replay_state"]
 
 
 def _split(text: str, count: int) -> list[str]:
@@ -67,3 +67,12 @@ def tool_call_stream(call_id: str, name: str, arguments: str, text: str = "", pi
         {"type": "finish", "reason": {"kind": "tool-calls"}},
     ]
     return tuple(freeze_object(c) for c in chunks)
+
+
+@ensure(lambda result: check_stream(result) is None, "STRM-1: a built stream is well formed", enabled=ENABLED)
+def with_replay_state(chunks: tuple[FrozenMap, ...], state: str, kind: str | None = None) -> tuple[FrozenMap, ...]:
+    """Return ``chunks`` with their finish carrying a ``replayState`` (``{cursor: state}``), and the finish kind ``kind``
+    where one is given: what a provider that resumes its reasoning sends (STRM-3, STRM-4)."""
+    finish = chunks[-1]
+    reason = finish["reason"] if kind is None else FrozenMap({"kind": kind})
+    return (*chunks[:-1], FrozenMap({**finish, "reason": reason, "replayState": FrozenMap({"cursor": state})}))

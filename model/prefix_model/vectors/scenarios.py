@@ -13,7 +13,7 @@ from functools import cache
 
 from prefix_model.core.headers import LlmCallConfig
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
-from prefix_model.examples.streams import text_stream, tool_call_stream
+from prefix_model.examples.streams import text_stream, tool_call_stream, with_replay_state
 from prefix_model.loop.actions import (
     Action,
     BeginStep,
@@ -143,13 +143,6 @@ _ODD_CHUNKS = tuple(
         {"type": "finish", "index": 4, "reason": {"kind": "tool-calls"}},
     )
 )
-
-
-def _with_replay(chunks: tuple[FrozenMap, ...], state: str, kind: str | None = None) -> tuple[FrozenMap, ...]:
-    """``chunks`` with their finish carrying ``replayState`` (and the finish kind ``kind``, when given)."""
-    finish = chunks[-1]
-    reason = finish["reason"] if kind is None else FrozenMap({"kind": kind})
-    return (*chunks[:-1], FrozenMap({**finish, "reason": reason, "replayState": FrozenMap({"cursor": state})}))
 
 
 def _until_reply(
@@ -825,9 +818,9 @@ def _stream_scenarios() -> tuple[Scenario, ...]:
             ("STRM-3", "STRM-4"),
             (
                 Create("main", "s1", tools=ECHO), SendPrompt(0, "go"),
-                *_step(0, Reply(0, stream=_with_replay(text_stream("kept", pieces=2), "r1")), compose=True),
+                *_step(0, Reply(0, stream=with_replay_state(text_stream("kept", pieces=2), "r1")), compose=True),
                 SendPrompt(0, "again"),
-                *_step(0, Reply(0, stream=_with_replay(tool_call_stream(*_call("c1", "x"), text="cut"), "r2", "max-tokens"))),
+                *_step(0, Reply(0, stream=with_replay_state(tool_call_stream(*_call("c1", "x"), text="cut"), "r2", "max-tokens"))),
                 SendPrompt(0, "last"), *_step(0, Reply(0, text="done")),
             ),
         ),  # fmt: skip

@@ -28,7 +28,7 @@ from prefix_model.core.headers import LlmCallConfig, fold_request_header
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
 from prefix_model.core.log import Log
 from prefix_model.edge.runner.protocol import PROVIDERS
-from prefix_model.examples.streams import text_stream, tool_call_stream
+from prefix_model.examples.streams import text_stream, tool_call_stream, with_replay_state
 from prefix_model.loop.actions import (
     Action,
     BeginStep,
@@ -498,15 +498,24 @@ class Grammar:
                 usage |= {"cacheReadTokens": self.rng.choice((0, 50, 400)), "cacheWriteTokens": self.rng.choice((0, 30))}
             text, pieces = self.text("streamed "), self.rng.randint(1, 3)
             if self._offer("reason") % 2:
-                return Reply(i, stream=text_stream(text, usage=usage, pieces=pieces))
+                return Reply(i, stream=self._replayed(text_stream(text, usage=usage, pieces=pieces)))
             # every other one thinks first: a reasoning block before its answer (priced as text is: TOK-2)
-            return Reply(i, stream=_reasoning(f"thinking: {text}") + text_stream(text, index=1, usage=usage, pieces=pieces))
+            return Reply(i, stream=self._replayed(_reasoning(f"thinking: {text}") + text_stream(text, index=1, usage=usage, pieces=pieces)))
         if roll < 0.72:
-            return Reply(i, stream=tool_call_stream(*self._call(names), json_text(FrozenMap({"text": self.text("s")})), pieces=self.rng.randint(1, 3)))
+            call = tool_call_stream(*self._call(names), json_text(FrozenMap({"text": self.text("s")})), pieces=self.rng.randint(1, 3))
+            return Reply(i, stream=self._replayed(call))
         if roll < 0.80:
             return Reply(i, text=self.text("cut "), max_tokens=True, tool_calls=((*self._call(names), "{}"),) if self.rng.random() < 0.4 else ())
         failure = self.rng.choice(("overloaded", "rate_limited", "network"))
         return Reply(i, failure=failure, failure_message=f"{failure} {self._tag()}", retry=self.rng.random() < 0.5)
+
+    def _replayed(self, stream: tuple[FrozenMap, ...]) -> tuple[FrozenMap, ...]:
+        """Every other streamed reply as a provider that resumes its reasoning sends it: its finish carries a replay
+        state, and one in three of those ends at max tokens instead. The assistant/message keeps the state where its
+        content is what was assembled, a text answer cut short included, and drops it where a cut tool call rewrote
+        the content (STRM-4); picked by a count, no random draw taken."""
+        n = self._offer("replay")
+        return stream if n % 2 else with_replay_state(stream, f"r{n}", "max-tokens" if n % 3 == 0 else None)
 
     def _segment(self, world: World, instance: Instance) -> Iterator[Action]:
         i, nodes = instance.id, len(world.log_of(instance.id).surface.nodes)
