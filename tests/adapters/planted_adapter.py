@@ -32,6 +32,8 @@ campaign found them:
   before the injects it deferred;
 - ``replay-state-dropped-at-max-tokens``: an answer cut short at max tokens logged without its finish's replay state,
   where the harness drops it only where a cut tool call rewrote the content;
+- ``usage-below-estimate-anchors``: a provider's usage anchors the meter even below the estimate of its request;
+  ``usage-anchored-at-the-answer``: a usage anchor's surface taken when the answer lands, not at the step's start;
 - ``empty-answer-kept``: an answer with no block (an empty reply) derived as an assistant message of empty content,
   where the harness derives it to nothing, so every later request sends it;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
@@ -56,12 +58,14 @@ from dataclasses import replace
 from typing import Any
 
 from prefix_model.core.derive import derive_event_message
-from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START
+from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event
 from prefix_model.core.headers import CHANGE, EpochHeader, LlmCallConfig, canonical_header, fold_request_header, header_equals, header_of, header_to_json
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, thaw
 from prefix_model.core.log import EMPTY_LOG, Log, append_event
 from prefix_model.core.request_log import header_event
+from prefix_model.core.requests import boundary_log
 from prefix_model.edge.runner.server import Failed, Server, serve
+from prefix_model.loop.meter import Measurement, surface_tokens
 from prefix_model.loop.semantics import Durable, Semantics
 from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit
 
@@ -409,6 +413,34 @@ class SteeringFirst(Server):
         return result
 
 
+def _last_answer(log: Log) -> Event | None:
+    return next((event for event in reversed(log.events) if event.type == ASSISTANT_MESSAGE), None)
+
+
+class UsageBelowEstimateAnchors(Semantics):
+    """A provider's usage anchors the meter even where its sum is below the estimate of its request, where the harness
+    keeps the estimate then (TOK-3): a usage that undercounts lowers the pressure."""
+
+    def pressure(self, log: Log, measured: Measurement, prefix_price: int) -> int:
+        answer = _last_answer(log)
+        usage = None if answer is None else answer.field("usage")
+        if measured.baseline != "estimated" or measured.header is None or not isinstance(usage, FrozenMap):
+            return measured.total
+        counted = sum(v for k, v in usage.items() if k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens") and type(v) is int)
+        return max(0, counted + measured.surface_delta)
+
+
+class UsageAnchoredAtTheAnswer(Semantics):
+    """A usage anchor's surface taken when the answer lands, where the harness takes the surface at the step's start
+    plus the answer (TOK-3): what landed while the request was out (an inject) is then counted as if the usage held it."""
+
+    def pressure(self, log: Log, measured: Measurement, prefix_price: int) -> int:
+        answer = _last_answer(log)
+        if measured.baseline != "usage" or answer is None:
+            return measured.total
+        return max(0, measured.baseline_tokens + surface_tokens(log) - surface_tokens(boundary_log(log, answer.seq + 1)))
+
+
 def _cut_short(log: Log, message_at: int) -> bool:
     """Whether the step of the ``assistant/message`` at ``message_at`` finished at max tokens (its last finish chunk)."""
     start = max(event.seq for event in log.events[:message_at] if event.type == STEP_START)
@@ -472,6 +504,8 @@ SEMANTICS: dict[str, Semantics] = {
     "empty-dropped": Normalized(_empty_dropped),
     "anchor-skipped-when-unchanged": AnchorSkippedWhenUnchanged(),
     "empty-answer-kept": EmptyAnswerKept(),
+    "usage-below-estimate-anchors": UsageBelowEstimateAnchors(),
+    "usage-anchored-at-the-answer": UsageAnchoredAtTheAnswer(),
 }
 SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
 RECOMPOSES_AFTER = {"register-recomposes": "Register", "mount-recomposes": "MountCompaction"}
@@ -517,6 +551,8 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "steering-first": ("fuzz/injects-deferred-by-a-tool-batch-land-before-the-steering-drained-after-it",),
     "empty-answer-kept": ("fuzz/an-empty-answer-stays-on-the-surface-and-sends-no-message",),
     "replay-state-dropped-at-max-tokens": ("fuzz/an-answer-cut-short-at-max-tokens-keeps-its-replay-state",),
+    "usage-below-estimate-anchors": ("fuzz/a-usage-below-the-estimate-leaves-the-meter-at-the-estimate",),
+    "usage-anchored-at-the-answer": ("fuzz/a-usage-anchors-the-meter-at-the-surface-of-the-step-s-start",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.

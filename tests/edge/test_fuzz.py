@@ -105,8 +105,8 @@ def test_a_campaign_is_the_same_scripts_for_its_seed_and_another_seed_draws_othe
 
 @pytest.mark.spec("FUZZ-1", "LOOP-12", "JSON-4")
 def test_scripts_draw_json_edges_and_tool_schemas_in_every_shape_assembly_collects() -> None:
-    coverage = Coverage()  # the first scripts of campaign 9, as it draws them (a stop of two comes at script 18)
-    scripts = [draw(9, k, coverage).actions for k in range(19)]
+    coverage = Coverage()  # the first scripts of campaign 3, as it draws them (the last shape comes at script 14)
+    scripts = [draw(3, k, coverage).actions for k in range(15)]
     actions = [a for script in scripts for a in script]
     tools = [t for a in actions if a["action"] in ("Create", "Resume", "ForkDrive", "SetTools") for t in a["tools"]]
     # Registered in another key order with a member assembly drops; parameters of edge numbers and integer-like keys.
@@ -198,7 +198,7 @@ def test_hostile_steps_draw_what_the_model_refuses_of_every_guarded_kind_and_the
 @pytest.mark.spec("FUZZ-10", "FUZZ-2")
 def test_an_implementation_taking_what_the_model_refuses_is_found_by_the_hostile_steps_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     adapter = f"{PLANTED} disposed-takes-inputs"  # passes every vector (FOUND_BY_A_CAMPAIGN)
-    settings = Settings(seed=0, scripts=12, shrink_budget=100)
+    settings = Settings(seed=7, scripts=12, shrink_budget=100)  # its script 3 sends a Dispose to a disposed instance
     found = run_campaign(adapter, 30, settings).found
     assert len(found) == 1 and found[0].difference.kind == ACCEPTED_BY_IMPLEMENTATION and found[0].shrunk is not None
     assert found[0].difference.action in {"Inject", "Steer", "Cancel", "Dispose", "SetSystem", "SetTools"} and len(found[0].shrunk.actions) <= 4
@@ -261,7 +261,7 @@ def test_plain_restarts_are_drawn_so_an_implementation_skipping_an_unchanged_anc
     # A resume or fork with the last driver's agent, options, system and tools: its anchor may equal the folded header.
     # Before the generator offered them, every resume drew a new system text, and 1,221 scripts (120 s) through
     # deepseek-harness with this fault planted found nothing.
-    status, report = fuzz("--adapter", f"{PLANTED} anchor-skipped-when-unchanged", "--scripts", "9", "--seed", "20", "--shrink-budget", "60")
+    status, report = fuzz("--adapter", f"{PLANTED} anchor-skipped-when-unchanged", "--scripts", "7", "--seed", "4", "--shrink-budget", "60")
     assert status == 1 and [d["signature"] for d in report["divergences"]] == ["Dispatch: replies differ at /appended (expected request/header, got nothing)"]
     shrunk = report["divergences"][0]["shrunk"]["actions"]
     assert {"Resume", "ForkDrive"} & {a["action"] for a in shrunk}, shrunk

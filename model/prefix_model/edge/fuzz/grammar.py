@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from prefix_model.core.events import TURN_END
+from prefix_model.core.events import STEP_START, TURN_END, is_surface_type
 from prefix_model.core.headers import LlmCallConfig, fold_request_header
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
 from prefix_model.core.log import Log
@@ -471,20 +471,41 @@ class Grammar:
             # the threshold (TOK-1). The others keep the members as drawn, absent or 0 among them.
             members |= {k: members.get(k) or n for k, n in (("cacheReadTokens", 7), ("cacheWriteTokens", 5), ("outputTokens", 3))}
         others = sum(v for k, v in members.items() if k != "inputTokens" and isinstance(v, int))
-        if target - others < 0:
+
+        stream = reply.stream
+
+        def sized(tokens: int) -> Reply:
+            chunk = freeze_object({"type": "usage", "usage": members | {"inputTokens": tokens}})
+            return replace(reply, stream=stream[:at] + (chunk,) + stream[at + 1 :])
+
+        # The usage anchors the pressure at its sum, plus what the surface grew by since the step began (an input that
+        # landed while the request was out): that growth, read off a first sizing, comes off the input tokens.
+        first = _post_step_pressure(world, sized(max(0, target - others)))
+        tokens = target - others - (first - target if isinstance(first, int) else 0)
+        if tokens < 0:
             return reply
-        chunk = freeze_object({"type": "usage", "usage": members | {"inputTokens": target - others}})
-        sized = replace(reply, stream=reply.stream[:at] + (chunk,) + reply.stream[at + 1 :])
-        return sized if _post_step_pressure(world, sized) == target else reply  # the usage anchors it, at the target
+        return sized(tokens) if _post_step_pressure(world, sized(tokens)) == target else reply
 
     # --- a turn's segments ---
 
-    def reply(self, instance: Instance) -> Reply:
-        """A reply; its tool calls name tools of the step's own set, and one call in ten a tool no set holds (LOOP-14)."""
+    def _landed_in_request(self, world: World, instance: Instance) -> bool:
+        """Whether an input landed on the surface while the step's request was out, where compaction can press: two
+        times in three the reply then carries usage. The usage anchors the surface at the step's start, not what came
+        since (TOK-3), and only a usage reply sized at the threshold shows a meter that anchors it later."""
+        log = world.log_of(instance.id)
+        start = max((event.seq for event in log.events if event.type == STEP_START), default=len(log.events))
+        landed = any(is_surface_type(event.type) for event in log.events[start:])
+        return landed and world.compaction.budgets() is not None and self._offer("landed") % 3 != 0
+
+    def reply(self, instance: Instance, with_usage: bool = False) -> Reply:
+        """A reply; its tool calls name tools of the step's own set, and one call in ten a tool no set holds (LOOP-14);
+        ``with_usage``, a streamed answer with usage (the same draws taken)."""
         i, roll = instance.id, self.rng.random()
         names = sorted({str(t.get("name")) for t in instance.assembled[1] if isinstance(t, FrozenMap)})
         if not names and 0.30 <= roll < 0.80:
             roll = 0.0  # no tool to call: a text answer
+        if with_usage:
+            roll = 0.50 + 0.12 * roll
         if roll < 0.30:
             # One text answer in eight is empty: its assistant/message holds no block, and derives to no message (DER-3).
             text = self.text("answer ")
@@ -549,7 +570,7 @@ class Grammar:
                     config = None
                 yield Dispatch(i, config)
             case Phase.STREAM:
-                yield self.pressing(world, self.reply(instance))
+                yield self.pressing(world, self.reply(instance, self._landed_in_request(world, instance)))
             case Phase.TOOLS:
                 outputs = tuple(f"out {n}" for n in range(len(instance.pending_calls)))
                 yield RunTools(i, outputs if self.rng.random() < 0.9 else outputs[:1])
