@@ -555,7 +555,9 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "empty-answer-kept": ("fuzz/an-empty-answer-stays-on-the-surface-and-sends-no-message",),
     "replay-state-dropped-at-max-tokens": ("fuzz/an-answer-cut-short-at-max-tokens-keeps-its-replay-state",),
     "usage-below-estimate-anchors": ("fuzz/a-usage-below-the-estimate-leaves-the-meter-at-the-estimate",),
-    "usage-anchored-at-the-answer": ("fuzz/a-usage-anchors-the-meter-at-the-surface-of-the-step-s-start",),
+    "usage-anchored-at-the-answer": (  # the surface when the answer lands prices the answer as logged, a cut call gone
+        "fuzz/a-usage-anchors-the-meter-at-the-surface-of-the-step-s-start", "fuzz/a-usage-anchor-prices-the-tool-call-a-max-tokens-finish-cut",
+    ),
     "create-recomposes": ("fuzz/an-instance-created-after-a-composition-leaves-the-cached-prefix-as-it-is",),
     "dispose-recomposes": ("fuzz/an-instance-disposed-after-a-composition-leaves-the-cached-prefix-as-it-is",),
 }

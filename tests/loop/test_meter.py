@@ -107,16 +107,27 @@ def _header(log: Log, header: EpochHeader, reason: str) -> Log:
     return log.append("request/header", {"header": header_to_json(header), "reason": reason})
 
 
+def _streamed(log: Log, data: dict[str, object], content: list[dict[str, object]]) -> Log:
+    """The ``assistant/message`` of ``data`` after a chunk per block of ``content``, its ``sourceEventSeqs``, as the loop
+    logs it: a usage anchor prices the message those chunks assemble to (TM:316-349)."""
+    where = {key: data[key] for key in ("turn", "step") if key in data}
+    seqs = []
+    for index, block in enumerate(content):
+        seqs.append(len(log.events))
+        log = log.append("assistant/chunk", where | {"chunk": {"type": "block-end", "index": index, "block": block}})
+    return log.append("assistant/message", data | {"content": content}, surface_op=APPEND, source_event_seqs=tuple(seqs))
+
+
 def anchored(usage: dict[str, int] | None, header: EpochHeader = HEADER) -> Log:
     """Turn 1: prompt 'hello world!' (11), step 1 under ``header``, answer 'hi' (9) with ``usage``."""
     log = EMPTY_LOG.append("turn/start", {"turn": 1, "trigger": {"kind": "message", "source": USER}})
     log = _user(log, "hello world!")
     log = log.append("step/start", {"turn": 1, "step": 1})
     log = _header(log, header, INITIAL)
-    data: dict[str, object] = {"turn": 1, "step": 1, "content": [{"type": "text", "text": "hi"}], "provenance": {"provider": "mock", "model": "mock-model"}}
+    data: dict[str, object] = {"turn": 1, "step": 1, "provenance": {"provider": "mock", "model": "mock-model"}}
     if usage is not None:
         data["usage"] = usage
-    log = log.append("assistant/message", data, surface_op=APPEND, source_event_seqs=())
+    log = _streamed(log, data, [{"type": "text", "text": "hi"}])
     return log.append("step/end", {"turn": 1, "step": 1})
 
 
@@ -136,6 +147,22 @@ def test_without_an_anchor_the_estimate_is_the_header_price_plus_the_surface() -
     assert (measure(only_header).baseline, measure(only_header).total) == ("estimated", 17)
     both = _user(only_header, "hello world!")
     assert measure(both).total == estimate_header(HEADER) + surface_tokens(both) == 17 + 11
+
+
+@pytest.mark.spec("TOK-3")
+def test_a_usage_anchor_prices_the_provider_output_a_max_tokens_finish_cut_a_tool_call_from() -> None:
+    """The usage counted the call the finish cut from the logged message; the anchor's surface holds it (TM:316-349),
+    so the surface now, without the call, is below the anchor's. A message with no chunk provenance is priced as logged."""
+    call = {"type": "tool-call", "id": "c1", "name": "read", "arguments": "{}"}
+    usage = {"inputTokens": 900, "outputTokens": 5}
+    base = _header(_user(EMPTY_LOG, "hello world!").append("step/start", {"turn": 1, "step": 1}), HEADER, INITIAL)
+    streamed = base.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "block-end", "index": 0, "block": call}})
+    streamed = streamed.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "finish", "reason": {"kind": "max-tokens"}}})
+    data = {"turn": 1, "step": 1, "content": [], "provenance": {"provider": "mock", "model": "mock-model"}, "usage": usage}
+    cut = measure(streamed.append("assistant/message", data, surface_op=APPEND, source_event_seqs=(len(base.events), len(base.events) + 1)))
+    assert (cut.baseline, cut.baseline_tokens, cut.surface_delta) == ("usage", 905, -estimate_message(freeze({"role": "assistant", "content": [call]})))
+    unsourced = measure(base.append("assistant/message", data, surface_op=APPEND))
+    assert (unsourced.baseline, unsourced.surface_delta, unsourced.total) == ("usage", 0, 905)
 
 
 @pytest.mark.spec("TOK-3")
@@ -224,11 +251,10 @@ def test_a_tool_call_prices_its_name_and_its_arguments_each_and_string_content_i
 
 def _answer(log: Log, text: str | None, usage: dict[str, object] | None = None) -> Log:
     """An assistant message outside any step: ``text``, or no content at all (no projection)."""
-    content = [] if text is None else [{"type": "text", "text": text}]
-    data: dict[str, object] = {"content": content, "provenance": {"provider": "mock", "model": "mock-model"}}
+    data: dict[str, object] = {"provenance": {"provider": "mock", "model": "mock-model"}}
     if usage is not None:
         data["usage"] = usage
-    return log.append("assistant/message", data, surface_op=APPEND, source_event_seqs=())
+    return _streamed(log, data, [] if text is None else [{"type": "text", "text": text}])
 
 
 @pytest.mark.spec("TOK-2", "TOK-3")

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 
 from prefix_model.core.contracts import ENABLED, ensure, require
 from prefix_model.core.derive import derive_event_message
-from prefix_model.core.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event
+from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event
 from prefix_model.core.headers import EpochHeader, canonical_header, header_equals, header_of, is_json_header
 from prefix_model.core.json_values import FrozenMap, JsonValue, is_json_value, json_text
 from prefix_model.core.log import Log
 from prefix_model.core.requests import boundary_log
+from prefix_model.loop.stream import assemble
 
 __all__ = ["Measurement", "estimate_content", "estimate_message", "estimate_header", "node_prices", "surface_tokens", "measure"]
 
@@ -135,6 +136,17 @@ def _usage_tokens(usage: JsonValue) -> int | None:
     return sum(p for p in parts if isinstance(p, int) and not isinstance(p, bool))
 
 
+def _provider_price(log: Log, message: Event) -> int:
+    """The price of what the provider sent for ``message``: the message its chunks (``sourceEventSeqs``) assemble to,
+    0 when that holds no block (TM:316-349). It differs from the message's own price where the durable content is not
+    the assembled one: a tool call a max-tokens finish cut is in the provider's output, and its usage counted it."""
+    seqs = message.source_event_seqs
+    if seqs is None:
+        return _node_price(message)
+    content = assemble(tuple(log.events[seq].field("chunk") for seq in seqs if log.events[seq].type == ASSISTANT_CHUNK)).content
+    return estimate_message(FrozenMap({"role": "assistant", "content": content})) if content else 0
+
+
 def _replay(log: Log) -> tuple[EpochHeader | None, _Anchor | None]:
     """Return the latest header and usage anchor the meter's fold holds after ``log``."""
     header: EpochHeader | None = None
@@ -146,13 +158,15 @@ def _replay(log: Log) -> tuple[EpochHeader | None, _Anchor | None]:
         elif event.type == STEP_START:
             step_start_surface = surface_tokens(boundary_log(log, event.seq))
         elif event.type == ASSISTANT_MESSAGE:
-            surface = step_start_surface + _node_price(event)
             provider = _usage_tokens(event.field("usage"))
-            estimate = estimate_header(header) + surface
-            if provider is not None and header is not None and provider >= estimate:
-                anchor = _Anchor(header, surface, "usage", provider)
+            if provider is not None and header is not None:
+                # A usage anchor's surface holds the provider's output, as the usage counted it (TM:231-247).
+                surface = step_start_surface + _provider_price(log, event)
+                estimate = estimate_header(header) + surface
+                anchor = _Anchor(header, surface, "usage", provider) if provider >= estimate else _Anchor(header, surface, "estimated", estimate)
             else:
-                anchor = _Anchor(header, surface, "estimated", estimate)
+                surface = step_start_surface + _node_price(event)
+                anchor = _Anchor(header, surface, "estimated", estimate_header(header) + surface)
     return header, anchor
 
 
