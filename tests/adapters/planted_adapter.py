@@ -25,9 +25,9 @@ campaign found them:
 - ``resume-reuses-logged``: a resumed instance takes the prefix of the log's last header instead of composing;
 - ``anchor-skipped-when-unchanged``: a resumed or forked instance logs no anchor when its header equals the log's
   folded one (a plain restart: same agent, options, system, tools and prefix);
-- ``register-recomposes``, ``mount-recomposes``, ``create-recomposes``, ``dispose-recomposes``: every cached prefix
-  dropped when a listener registers, a compaction service mounts, another instance is created or one is disposed, so
-  each instance composes again at its next step;
+- ``register-recomposes``, ``mount-recomposes``, ``create-recomposes``, ``dispose-recomposes``, ``resume-recomposes``,
+  ``fork-recomposes``: every cached prefix dropped when a listener registers, a compaction service mounts, another
+  instance is created, resumed or forked, or one is disposed, so each instance composes again at its next step;
 - ``steering-stacked``, ``deferred-stacked``, ``queued-stacked``: what waits (steering, the injects a tool batch defers,
   the prompts queued behind a turn) taken newest first; ``steering-first``: a tool batch's end drains the steering
   before the injects it deferred;
@@ -511,6 +511,7 @@ SEMANTICS: dict[str, Semantics] = {
 SERVERS = {"fork-reuses-logged": "ForkDrive", "resume-reuses-logged": "Resume"}
 RECOMPOSES_AFTER = {
     "register-recomposes": "Register", "mount-recomposes": "MountCompaction", "create-recomposes": "Create", "dispose-recomposes": "Dispose",
+    "resume-recomposes": "Resume", "fork-recomposes": "ForkDrive",
 }
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (*SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "replay-state-dropped-at-max-tokens", "disposed-takes-inputs")
@@ -560,6 +561,8 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     ),
     "create-recomposes": ("fuzz/an-instance-created-after-a-composition-leaves-the-cached-prefix-as-it-is",),
     "dispose-recomposes": ("fuzz/an-instance-disposed-after-a-composition-leaves-the-cached-prefix-as-it-is",),
+    "resume-recomposes": ("fuzz/an-instance-resumed-after-a-composition-leaves-the-cached-prefix-as-it-is",),
+    "fork-recomposes": ("fuzz/a-fork-driven-after-a-composition-leaves-the-cached-prefix-as-it-is",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
