@@ -280,8 +280,9 @@ def _put(slot: tuple[ast.AST, str, int | None], node: ast.AST) -> ast.AST:
     return previous
 
 
-def _dump_with(tree: ast.Module, slot: tuple[ast.AST, str, int | None], replacement: ast.AST) -> str:
-    """Return ``ast.dump`` of ``tree`` with the node in ``slot`` replaced, the tree left as it was (no copy of it)."""
+def _dump_with(tree: ast.AST, slot: tuple[ast.AST, str, int | None], replacement: ast.AST) -> str:
+    """Return ``ast.dump`` of ``tree`` (a module or one of its statements) with the node in ``slot`` replaced, the tree
+    left as it was (no copy of it)."""
     original = _put(slot, replacement)
     try:
         return ast.dump(tree)
@@ -374,11 +375,7 @@ def mutants_of(source: str, only: frozenset[str] | None = None) -> list[Mutant]:
             unit, in_class = units[id(target)]
             first = min([unit.lineno] + [d.lineno for d in getattr(unit, "decorator_list", [])])
             span = (line_starts[first - 1], line_starts[unit.end_lineno or unit.lineno])
-            original = _put(slots[id(target)], replacement)
-            try:
-                expected = ast.dump(replacement if target is unit else unit)
-            finally:
-                _put(slots[id(target)], original)
+            expected = ast.dump(replacement) if target is unit else _dump_with(unit, slots[id(target)], replacement)
             # An atom or a statement goes in as it is; anything else in parentheses, unless the bare
             # text already parses to the mutated tree. Either way it must.
             tries = (True,) if isinstance(target, ast.stmt) else (True, False) if isinstance(replacement, _ATOMS) else (False,)

@@ -159,14 +159,13 @@ def _replay(log: Log) -> tuple[EpochHeader | None, _Anchor | None]:
             step_start_surface = surface_tokens(boundary_log(log, event.seq))
         elif event.type == ASSISTANT_MESSAGE:
             provider = _usage_tokens(event.field("usage"))
-            if provider is not None and header is not None:
-                # A usage anchor's surface holds the provider's output, as the usage counted it (TM:231-247).
-                surface = step_start_surface + _provider_price(log, event)
-                estimate = estimate_header(header) + surface
-                anchor = _Anchor(header, surface, "usage", provider) if provider >= estimate else _Anchor(header, surface, "estimated", estimate)
+            # A usage anchor's surface holds the provider's output, as the usage counted it (TM:231-247).
+            surface = step_start_surface + (_provider_price(log, event) if provider is not None and header is not None else _node_price(event))
+            estimate = estimate_header(header) + surface
+            if provider is not None and header is not None and provider >= estimate:
+                anchor = _Anchor(header, surface, "usage", provider)
             else:
-                surface = step_start_surface + _node_price(event)
-                anchor = _Anchor(header, surface, "estimated", estimate_header(header) + surface)
+                anchor = _Anchor(header, surface, "estimated", estimate)
     return header, anchor
 
 

@@ -484,7 +484,8 @@ class Grammar:
         tokens = target - others - (first - target if isinstance(first, int) else 0)
         if tokens < 0:
             return reply
-        return sized(tokens) if _post_step_pressure(world, sized(tokens)) == target else reply
+        final = sized(tokens)
+        return final if _post_step_pressure(world, final) == target else reply
 
     # --- a turn's segments ---
 
