@@ -17,9 +17,11 @@ campaign found them:
 - ``falsy-dropped``: a header drops a temperature or maxTokens of 0; ``empty-stop-dropped``: an empty stop list;
   ``medium-effort-dropped``: a medium reasoning effort, taken for a provider's default;
 - ``locale-sorted``: assembly sorts tools case-insensitively; ``merged-fold``: the record rule's baseline merges
-  snapshots; ``prefix-rebuilt``: each composed message rebuilt as ``{role, content}``; ``text-blocks-only``: each
-  composed message keeps its text blocks only; ``system-first``: a composition's system messages moved before the
-  others; ``empty-dropped``: a composed message with no block dropped;
+  snapshots; ``seen-before``: the record rule logs no change for a header equal to any earlier snapshot;
+  ``whole-config-inherited``: a first request on the logged route starts from the whole logged config, not its
+  reasoning effort alone; ``prefix-rebuilt``: each composed message rebuilt as ``{role, content}``;
+  ``text-blocks-only``: each composed message keeps its text blocks only; ``system-first``: a composition's system
+  messages moved before the others; ``empty-dropped``: a composed message with no block dropped;
 - ``duplicates-dropped``: a composition that contributes the same message twice sends it once;
 - ``fork-reuses-logged``: a fork's new instance takes the prefix of the seed's last header instead of composing;
 - ``resume-reuses-logged``: a resumed instance takes the prefix of the log's last header instead of composing;
@@ -66,9 +68,11 @@ from prefix_model.core.log import EMPTY_LOG, Log, append_event
 from prefix_model.core.request_log import header_event
 from prefix_model.core.requests import boundary_log
 from prefix_model.edge.runner.server import Failed, Server, serve
+from prefix_model.loop.actions import Dispatch
 from prefix_model.loop.meter import Measurement, surface_tokens
 from prefix_model.loop.semantics import Durable, Semantics
 from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit
+from prefix_model.vectors.codec import action_to_json
 
 
 class RecomposeFromTurn4(Semantics):
@@ -266,6 +270,31 @@ class AnchorSkippedWhenUnchanged(Semantics):
         if not logged and fold_request_header(log.events) == header:
             return log, None
         return super().record(log, logged, header)
+
+
+class SeenBefore(Semantics):
+    """The record rule logs no change for a header equal to any snapshot the log holds, not only the latest (a set of
+    the headers seen, where the harness compares with the fold alone)."""
+
+    def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
+        if logged and any(header_equals(header_of(e), header) for e in log.events if e.type == REQUEST_HEADER):
+            return log, None
+        return super().record(log, logged, header)
+
+
+class WholeConfigInherited(Server):
+    """An instance's first request, on the route its log folds to, starts from the whole logged config (temperature,
+    max tokens and stop too), where the harness takes the logged reasoning effort alone (L/loop.ts:664-681)."""
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        action = params.get("action") if method == "apply" else None
+        if isinstance(action, dict) and action.get("action") == "Dispatch" and action.get("config") is None:
+            world, i = self.adapter.world, action.get("instance")
+            if isinstance(i, int) and 0 <= i < len(world.instances) and not world.instance(i).logged_header:
+                folded, route = fold_request_header(world.log_of(i).events), world.instance(i).options.config()
+                if folded is not None and (folded.config.provider, folded.config.model) == (route.provider, route.model):
+                    params = params | {"action": thaw(action_to_json(Dispatch(i, folded.config)))}
+        return super().handle(method, params)
 
 
 class ReusesLogged(Server):
@@ -499,6 +528,7 @@ SEMANTICS: dict[str, Semantics] = {
     "medium-effort-dropped": HeaderSlip(_medium_effort_dropped),
     "locale-sorted": HeaderSlip(_locale_sorted),
     "merged-fold": MergedFold(),
+    "seen-before": SeenBefore(),
     "prefix-rebuilt": Normalized(_each(_role_and_content)),
     "text-blocks-only": Normalized(_each(_text_blocks_only)),
     "system-first": Normalized(_system_first),
@@ -514,7 +544,10 @@ RECOMPOSES_AFTER = {
     "resume-recomposes": "Resume", "fork-recomposes": "ForkDrive",
 }
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
-PLANTED = (*SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "replay-state-dropped-at-max-tokens", "disposed-takes-inputs")
+PLANTED = (
+    *SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "replay-state-dropped-at-max-tokens", "disposed-takes-inputs",
+    "whole-config-inherited",
+)
 # Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
 # fail some hand-written vector).
 _KEY_ORDER = "fuzz/parameters-in-another-key-order-are-a-tool-change"
@@ -563,6 +596,8 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "dispose-recomposes": ("fuzz/an-instance-disposed-after-a-composition-leaves-the-cached-prefix-as-it-is",),
     "resume-recomposes": ("fuzz/an-instance-resumed-after-a-composition-leaves-the-cached-prefix-as-it-is",),
     "fork-recomposes": ("fuzz/a-fork-driven-after-a-composition-leaves-the-cached-prefix-as-it-is",),
+    "seen-before": ("fuzz/a-header-back-to-an-earlier-snapshot-is-a-change",),
+    "whole-config-inherited": ("fuzz/a-resumed-instance-takes-only-the-logged-reasoning-effort",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
@@ -590,6 +625,8 @@ def server(name: str) -> Server:
         return SteeringFirst(name=name)
     if name == "replay-state-dropped-at-max-tokens":
         return ReplayDroppedAtMaxTokens(name=name)
+    if name == "whole-config-inherited":
+        return WholeConfigInherited(name=name)
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
 
 
