@@ -35,6 +35,7 @@ campaign found them:
   before the injects it deferred;
 - ``replay-state-dropped-at-max-tokens``: an answer cut short at max tokens logged without its finish's replay state,
   where the harness drops it only where a cut tool call rewrote the content;
+- ``reasoning-unpriced``: the meter prices a reasoning block at nothing;
 - ``usage-below-estimate-anchors``: a provider's usage anchors the meter even below the estimate of its request;
   ``usage-anchored-at-the-answer``: a usage anchor's surface taken when the answer lands, not at the step's start;
 - ``empty-answer-kept``: an answer with no block (an empty reply) derived as an assistant message of empty content,
@@ -69,6 +70,7 @@ from prefix_model.core.request_log import header_event
 from prefix_model.core.requests import boundary_log
 from prefix_model.edge.runner.server import Failed, Server, serve
 from prefix_model.loop.actions import Dispatch
+from prefix_model.loop import meter
 from prefix_model.loop.meter import Measurement, surface_tokens
 from prefix_model.loop.semantics import Durable, Semantics
 from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit
@@ -295,6 +297,24 @@ class WholeConfigInherited(Server):
                 if folded is not None and (folded.config.provider, folded.config.model) == (route.provider, route.model):
                     params = params | {"action": thaw(action_to_json(Dispatch(i, folded.config)))}
         return super().handle(method, params)
+
+
+class ReasoningUnpriced(Server):
+    """The meter prices a reasoning block at nothing (the harness prices it as text, TM:352-372): while each request is
+    handled, the meter's public ``estimate_content`` sees every block but reasoning."""
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        priced = meter.estimate_content
+
+        def unreasoned(blocks: JsonValue) -> int:
+            kept = tuple(b for b in blocks if not (isinstance(b, FrozenMap) and b.get("type") == "reasoning")) if isinstance(blocks, tuple) else blocks
+            return priced(kept)
+
+        meter.estimate_content = unreasoned
+        try:
+            return super().handle(method, params)
+        finally:
+            meter.estimate_content = priced
 
 
 class ReusesLogged(Server):
@@ -546,7 +566,7 @@ RECOMPOSES_AFTER = {
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
     *SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "replay-state-dropped-at-max-tokens", "disposed-takes-inputs",
-    "whole-config-inherited",
+    "whole-config-inherited", "reasoning-unpriced",
 )
 # Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
 # fail some hand-written vector).
@@ -598,6 +618,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "fork-recomposes": ("fuzz/a-fork-driven-after-a-composition-leaves-the-cached-prefix-as-it-is",),
     "seen-before": ("fuzz/a-header-back-to-an-earlier-snapshot-is-a-change",),
     "whole-config-inherited": ("fuzz/a-resumed-instance-takes-only-the-logged-reasoning-effort",),
+    "reasoning-unpriced": ("fuzz/a-reasoning-block-is-priced-as-its-text",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
@@ -627,6 +648,8 @@ def server(name: str) -> Server:
         return ReplayDroppedAtMaxTokens(name=name)
     if name == "whole-config-inherited":
         return WholeConfigInherited(name=name)
+    if name == "reasoning-unpriced":
+        return ReasoningUnpriced(name=name)
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
 
 
