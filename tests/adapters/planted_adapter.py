@@ -35,7 +35,9 @@ campaign found them:
   before the injects it deferred;
 - ``replay-state-dropped-at-max-tokens``: an answer cut short at max tokens logged without its finish's replay state,
   where the harness drops it only where a cut tool call rewrote the content;
-- ``reasoning-unpriced``: the meter prices a reasoning block at nothing;
+- ``reasoning-unpriced``: the meter prices a reasoning block at nothing; ``retain-strict``: the compacted range leaves
+  a tail priced past ``retainTokens``, not one that reaches them; ``equal-summary-taken``: a summary priced, framed,
+  exactly at the shadowed content is taken, not refused;
 - ``usage-below-estimate-anchors``: a provider's usage anchors the meter even below the estimate of its request;
   ``usage-anchored-at-the-answer``: a usage anchor's surface taken when the answer lands, not at the step's start;
 - ``empty-answer-kept``: an answer with no block (an empty reply) derived as an assistant message of empty content,
@@ -58,6 +60,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from types import ModuleType
 from dataclasses import replace
 from typing import Any
 
@@ -70,7 +73,8 @@ from prefix_model.core.request_log import header_event
 from prefix_model.core.requests import boundary_log
 from prefix_model.edge.runner.server import Failed, Server, serve
 from prefix_model.loop.actions import Dispatch
-from prefix_model.loop import meter
+from prefix_model.loop import compaction, meter
+from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.meter import Measurement, surface_tokens
 from prefix_model.loop.semantics import Durable, Semantics
 from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit
@@ -299,22 +303,36 @@ class WholeConfigInherited(Server):
         return super().handle(method, params)
 
 
-class ReasoningUnpriced(Server):
-    """The meter prices a reasoning block at nothing (the harness prices it as text, TM:352-372): while each request is
-    handled, the meter's public ``estimate_content`` sees every block but reasoning."""
+class Patched(Server):
+    """The model with one public function of ``module`` replaced by ``faulty(original)`` while each request is handled
+    (restored after it, so an in-process caller keeps the model's)."""
+
+    def __init__(self, module: ModuleType, function: str, faulty: Callable[[Callable[..., Any]], Callable[..., Any]], name: str) -> None:
+        super().__init__(name=name)
+        self.module, self.function, self.faulty = module, function, faulty
 
     def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        priced = meter.estimate_content
-
-        def unreasoned(blocks: JsonValue) -> int:
-            kept = tuple(b for b in blocks if not (isinstance(b, FrozenMap) and b.get("type") == "reasoning")) if isinstance(blocks, tuple) else blocks
-            return priced(kept)
-
-        meter.estimate_content = unreasoned
+        original = getattr(self.module, self.function)
+        setattr(self.module, self.function, self.faulty(original))
         try:
             return super().handle(method, params)
         finally:
-            meter.estimate_content = priced
+            setattr(self.module, self.function, original)
+
+
+def _unreasoned(priced: Callable[[JsonValue], int]) -> Callable[[JsonValue], int]:
+    """The meter's content price with every reasoning block left out (the harness prices it as text, TM:352-372)."""
+    return lambda blocks: priced(tuple(b for b in blocks if not (isinstance(b, FrozenMap) and b.get("type") == "reasoning")) if isinstance(blocks, tuple) else blocks)
+
+
+def _past_retain(start: Callable[[Log, int], int]) -> Callable[[Log, int], int]:
+    """The kept tail priced until it is past ``retainTokens``, not until it reaches them (CB/region.ts:34-70)."""
+    return lambda log, retain_tokens: start(log, retain_tokens + 1)
+
+
+def _equal_taken(refusal: Callable[[CompactPolicy, str, int], str | None]) -> Callable[[CompactPolicy, str, int], str | None]:
+    """A summary priced, framed, exactly at the shadowed content taken, where the harness refuses it (CB/region.ts:134-143)."""
+    return lambda policy, reply, tokens: None if refusal(policy, reply, tokens) is not None and refusal(policy, reply, tokens + 1) is None else refusal(policy, reply, tokens)
 
 
 class ReusesLogged(Server):
@@ -563,16 +581,23 @@ RECOMPOSES_AFTER = {
     "register-recomposes": "Register", "mount-recomposes": "MountCompaction", "create-recomposes": "Create", "dispose-recomposes": "Dispose",
     "resume-recomposes": "Resume", "fork-recomposes": "ForkDrive",
 }
+PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callable[..., Any]]]] = {
+    "reasoning-unpriced": (meter, "estimate_content", _unreasoned),
+    "retain-strict": (compaction, "tail_start", _past_retain),
+    "equal-summary-taken": (compaction, "summary_refusal", _equal_taken),
+}
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
     *SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "replay-state-dropped-at-max-tokens", "disposed-takes-inputs",
-    "whole-config-inherited", "reasoning-unpriced",
+    *PATCHED, "whole-config-inherited",
 )
 # Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
 # fail some hand-written vector).
 _KEY_ORDER = "fuzz/parameters-in-another-key-order-are-a-tool-change"
 _PROVENANCE = "fuzz/a-contributed-assistant-message-keeps-its-provenance"
 _PLUGIN_BLOCK = "fuzz/a-block-of-a-plugin-type-is-priced-by-its-json-text"  # its prefix messages hold blocks and provenance
+_RETAIN = "fuzz/the-kept-tail-stops-at-the-node-that-reaches-retain-tokens"  # its surface holds two steers
+_EQUAL_SUMMARY = "fuzz/a-summary-priced-at-the-shadowed-content-is-refused"  # its prefix holds reasoning and a plugin's block
 _IN_PLACE = "fuzz/a-composition-is-sent-as-contributed-an-empty-message-and-a-later-system-one-in-place"
 FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "tools-by-name": (_KEY_ORDER, "fuzz/a-tool-description-change-alone-is-a-change"),
@@ -597,12 +622,12 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "locale-sorted": ("fuzz/tools-are-sorted-by-code-unit",),
     "merged-fold": ("fuzz/the-fold-takes-the-latest-snapshot-wholesale",),
     "prefix-rebuilt": (_PROVENANCE, _PLUGIN_BLOCK),
-    "text-blocks-only": (_PROVENANCE, _PLUGIN_BLOCK, "fuzz/a-contributed-message-keeps-every-block", _IN_PLACE),
+    "text-blocks-only": (_PROVENANCE, _PLUGIN_BLOCK, "fuzz/a-contributed-message-keeps-every-block", _IN_PLACE, _EQUAL_SUMMARY),
     "system-first": (_IN_PLACE,),
     "empty-dropped": (_IN_PLACE,),
     "register-recomposes": ("fuzz/a-listener-registered-after-a-composition-leaves-the-cached-prefix-as-it-is",),
     "mount-recomposes": ("fuzz/a-compaction-service-mounted-after-a-composition-leaves-the-cached-prefix-as-it-is",),
-    "steering-stacked": ("fuzz/steering-is-drained-in-the-order-it-was-sent",),
+    "steering-stacked": ("fuzz/steering-is-drained-in-the-order-it-was-sent", _RETAIN),
     "deferred-stacked": ("fuzz/injects-deferred-by-a-tool-batch-land-in-the-order-they-were-made",),
     "queued-stacked": ("fuzz/prompts-queued-behind-a-turn-are-taken-oldest-first",),
     "steering-first": ("fuzz/injects-deferred-by-a-tool-batch-land-before-the-steering-drained-after-it",),
@@ -618,7 +643,9 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "fork-recomposes": ("fuzz/a-fork-driven-after-a-composition-leaves-the-cached-prefix-as-it-is",),
     "seen-before": ("fuzz/a-header-back-to-an-earlier-snapshot-is-a-change",),
     "whole-config-inherited": ("fuzz/a-resumed-instance-takes-only-the-logged-reasoning-effort",),
-    "reasoning-unpriced": ("fuzz/a-reasoning-block-is-priced-as-its-text",),
+    "reasoning-unpriced": ("fuzz/a-reasoning-block-is-priced-as-its-text", _EQUAL_SUMMARY),  # its prefix holds reasoning
+    "retain-strict": (_RETAIN,),
+    "equal-summary-taken": (_EQUAL_SUMMARY,),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
@@ -648,8 +675,8 @@ def server(name: str) -> Server:
         return ReplayDroppedAtMaxTokens(name=name)
     if name == "whole-config-inherited":
         return WholeConfigInherited(name=name)
-    if name == "reasoning-unpriced":
-        return ReasoningUnpriced(name=name)
+    if name in PATCHED:
+        return Patched(*PATCHED[name], name=name)
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
 
 

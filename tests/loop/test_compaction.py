@@ -6,15 +6,20 @@ tests/loop/test_loop.py and, against the real harness's recorded sessions, tests
 
 from __future__ import annotations
 
+import icontract
 import pytest
 from prefix_model.core.events import APPEND, COMPACT_END, COMPACT_START, COMPACT_SUMMARY
 from prefix_model.core.headers import LlmCallConfig
+from prefix_model.core.json_values import freeze_object
 from prefix_model.core.log import EMPTY_LOG, Log
 from prefix_model.examples.streams import text_stream
 from prefix_model.loop import compaction
 from prefix_model.loop.actions import BeginStep, Compose, Dispatch, MountCompaction, PlainReplace, PostStep, PreStep, Reply, SendPrompt
-from prefix_model.loop.compaction import Compaction, CompactPolicy, balanced_cuts, compact_if_needed, compact_region, corrupt_surface, select_range
-from prefix_model.loop.meter import measure, node_prices
+from prefix_model.loop.compaction import (
+    Compaction, CompactPolicy, balanced_cuts, compact_if_needed, compact_region, corrupt_surface, frame_summary, select_range, summary_refusal,
+    tail_start,
+)  # fmt: skip
+from prefix_model.loop.meter import estimate_message, measure, node_prices
 
 from tests.loop_scripts import LONG_PROMPT, play, start, tool, turn, types
 
@@ -269,3 +274,37 @@ def test_pressure_still_above_the_threshold_throws_with_the_attempts_it_made() -
     after = measure(runs[-1].log).total
     assert len(runs) == 1 and runs[0].error is None
     assert thrown == f"compaction still above threshold after 1 compaction attempts ({after} estimated tokens >= threshold 800)"
+
+
+@pytest.mark.spec("CMP-4")
+def test_the_kept_tail_stops_at_the_node_that_reaches_retain_tokens_and_the_contract_can_fail() -> None:
+    from proofs.bugs_detected import under_contracts_of
+
+    log = play(_tool_turn_world()).session("s1").log  # type: ignore[arg-type]
+    prices, last = node_prices(log), len(log.surface.nodes) - 1
+    assert tail_start(log, prices[-1]) == last  # the last node reaches the tokens exactly: it alone is the tail
+    assert tail_start(log, prices[-1] + 1) == last - 1  # one token more takes in the node before it
+
+    @under_contracts_of(tail_start)
+    def past_retain(log: Log, retain_tokens: int) -> int:  # priced until past the tokens, not until it reaches them
+        return tail_start(log, retain_tokens + 1)
+
+    with pytest.raises(icontract.ViolationError, match="CMP-4: the tail stops at the first node"):
+        past_retain(log, prices[-1])
+
+
+@pytest.mark.spec("CMP-6")
+def test_a_summary_priced_exactly_at_the_shadowed_content_is_refused_and_the_contract_can_fail() -> None:
+    from proofs.bugs_detected import under_contracts_of
+
+    policy = CompactPolicy()
+    framed = estimate_message(freeze_object({"role": "user", "content": frame_summary(policy, (freeze_object({"type": "text", "text": "summary"}),))}))
+    assert summary_refusal(policy, "summary", framed) == f"summary is not smaller than the shadowed content ({framed} estimated framed tokens >= {framed})"
+    assert summary_refusal(policy, "summary", framed + 1) is None
+
+    @under_contracts_of(summary_refusal)
+    def equal_taken(policy: CompactPolicy, reply: str, shadowed_tokens: int) -> str | None:  # takes it at equality
+        return summary_refusal(policy, reply, shadowed_tokens + 1)
+
+    with pytest.raises(icontract.ViolationError, match="CMP-6: a summary taken is priced, framed, below"):
+        equal_taken(policy, "summary", framed)

@@ -35,8 +35,10 @@ __all__ = [
     "DEFAULT_SUMMARY",
     "balanced_cuts",
     "corrupt_surface",
+    "tail_start",
     "select_range",
     "frame_summary",
+    "summary_refusal",
     "compact_region",
     "compact_if_needed",
 ]
@@ -145,7 +147,17 @@ def corrupt_surface(log: Log) -> str | None:
     return None
 
 
-def _priced_keep(log: Log, retain_tokens: int) -> int:
+@ensure(
+    lambda log, retain_tokens, result: result == 0 or sum(node_prices(log)[result:]) >= retain_tokens,
+    "CMP-4: the priced tail reaches retainTokens, or it is the whole surface",
+    enabled=ENABLED,
+)
+@ensure(
+    lambda log, retain_tokens, result: result >= len(log.surface.nodes) - 1 or sum(node_prices(log)[result + 1 :]) < retain_tokens,
+    "CMP-4: the tail stops at the first node that reaches retainTokens (at the threshold, not past it)",
+    enabled=ENABLED,
+)
+def tail_start(log: Log, retain_tokens: int) -> int:
     """The position the kept tail starts at once ``retain_tokens`` are priced from the tail, before it is moved to a balanced cut."""
     prices = node_prices(log)
     keep, accumulated = len(prices), 0
@@ -164,7 +176,7 @@ def _priced_keep(log: Log, retain_tokens: int) -> int:
 )
 def select_range(log: Log, retain_tokens: int) -> tuple[int, int] | None:
     """Return the surface positions [0, j] that leave a priced tail of at least ``retain_tokens`` (CB/region.ts:34-70)."""
-    keep, cuts = _priced_keep(log, retain_tokens), balanced_cuts(log)
+    keep, cuts = tail_start(log, retain_tokens), balanced_cuts(log)
     while keep > 0 and not cuts[keep]:
         keep -= 1
     return None if keep == 0 else (0, keep - 1)
@@ -244,7 +256,7 @@ def compact_region(
         return Compaction(opened.append(COMPACT_END, {"turn": turn, "error": thrown}), error=thrown)
     request = _summarizer_request(log, shadowed, policy, target, session_id)
     sent = len(opened.events)
-    thrown = _refusal(policy, reply, tokens)
+    thrown = summary_refusal(policy, reply, tokens)
     if thrown is not None:
         return Compaction(opened.append(COMPACT_END, {"turn": turn, "error": thrown}), request, sent, thrown)
     summary = (_text(reply),)
@@ -259,11 +271,22 @@ def compact_region(
     return Compaction(done.append(COMPACT_END, {"turn": turn}), request, sent)
 
 
-def _refusal(policy: CompactPolicy, reply: str, shadowed_tokens: int) -> str | None:
+def _framed_price(policy: CompactPolicy, reply: str) -> int:
+    """The price of the replacement message a summary ``reply`` would land as."""
+    return estimate_message(freeze_object({"role": "user", "content": frame_summary(policy, (_text(reply),))}))
+
+
+@ensure(lambda reply, result: bool(reply.strip()) or result is not None, "CMP-6: a reply with no non-blank text is refused", enabled=ENABLED)
+@ensure(
+    lambda policy, reply, shadowed_tokens, result: result is not None or _framed_price(policy, reply) < shadowed_tokens,
+    "CMP-6: a summary taken is priced, framed, below the shadowed content",
+    enabled=ENABLED,
+)
+def summary_refusal(policy: CompactPolicy, reply: str, shadowed_tokens: int) -> str | None:
     """What the service throws about a summary: none of it is text, or framed it is not smaller (CB/region.ts:134-143)."""
     if not reply.strip():
         return "summarization produced no text summary content"
-    framed = estimate_message(freeze_object({"role": "user", "content": frame_summary(policy, (_text(reply),))}))
+    framed = _framed_price(policy, reply)
     if framed >= shadowed_tokens:
         return f"summary is not smaller than the shadowed content ({framed} estimated framed tokens >= {shadowed_tokens})"
     return None
@@ -309,7 +332,7 @@ def compact_if_needed(
         return (), None
     runs: list[Compaction] = []
     for attempt in range(policy.compaction_retries + 1):
-        corrupt = corrupt_surface(log) if _priced_keep(log, retain) > 0 else None  # the cut is moved only from past the head
+        corrupt = corrupt_surface(log) if tail_start(log, retain) > 0 else None  # the cut is moved only from past the head
         if corrupt is not None:
             return tuple(runs), corrupt
         positions = select_range(log, retain)
