@@ -37,7 +37,8 @@ campaign found them:
   where the harness drops it only where a cut tool call rewrote the content;
 - ``reasoning-unpriced``: the meter prices a reasoning block at nothing; ``retain-strict``: the compacted range leaves
   a tail priced past ``retainTokens``, not one that reaches them; ``equal-summary-taken``: a summary priced, framed,
-  exactly at the shadowed content is taken, not refused;
+  exactly at the shadowed content is taken, not refused; ``first-usage-kept``: a stream's first usage chunk kept, not
+  its last;
 - ``usage-below-estimate-anchors``: a provider's usage anchors the meter even below the estimate of its request;
   ``usage-anchored-at-the-answer``: a usage anchor's surface taken when the answer lands, not at the step's start;
 - ``empty-answer-kept``: an answer with no block (an empty reply) derived as an assistant message of empty content,
@@ -73,10 +74,11 @@ from prefix_model.core.request_log import header_event
 from prefix_model.core.requests import boundary_log
 from prefix_model.edge.runner.server import Failed, Server, serve
 from prefix_model.loop.actions import Dispatch
-from prefix_model.loop import compaction, meter
+from prefix_model.loop import compaction, meter, transitions
 from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.meter import Measurement, surface_tokens
 from prefix_model.loop.semantics import Durable, Semantics
+from prefix_model.loop.stream import Assembly
 from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit
 from prefix_model.vectors.codec import action_to_json
 
@@ -323,6 +325,16 @@ class Patched(Server):
 def _unreasoned(priced: Callable[[JsonValue], int]) -> Callable[[JsonValue], int]:
     """The meter's content price with every reasoning block left out (the harness prices it as text, TM:352-372)."""
     return lambda blocks: priced(tuple(b for b in blocks if not (isinstance(b, FrozenMap) and b.get("type") == "reasoning")) if isinstance(blocks, tuple) else blocks)
+
+
+def _first_usage(assembled: Callable[[tuple[JsonValue, ...]], Assembly]) -> Callable[[tuple[JsonValue, ...]], Assembly]:
+    """The loop's assembler with a stream's first usage chunk kept, not its last (LLM/assembler.ts keeps the last)."""
+
+    def first(chunks: tuple[JsonValue, ...]) -> Assembly:
+        usages = [c.get("usage") for c in chunks if isinstance(c, FrozenMap) and c.get("type") == "usage"]
+        return replace(assembled(chunks), usage=usages[0]) if usages else assembled(chunks)
+
+    return first
 
 
 def _past_retain(start: Callable[[Log, int], int]) -> Callable[[Log, int], int]:
@@ -585,6 +597,7 @@ PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callabl
     "reasoning-unpriced": (meter, "estimate_content", _unreasoned),
     "retain-strict": (compaction, "tail_start", _past_retain),
     "equal-summary-taken": (compaction, "summary_refusal", _equal_taken),
+    "first-usage-kept": (transitions, "assemble", _first_usage),  # the loop's own reference to the assembler
 }
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
@@ -646,6 +659,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "reasoning-unpriced": ("fuzz/a-reasoning-block-is-priced-as-its-text", _EQUAL_SUMMARY),  # its prefix holds reasoning
     "retain-strict": (_RETAIN,),
     "equal-summary-taken": (_EQUAL_SUMMARY,),
+    "first-usage-kept": ("fuzz/a-stream-metered-twice-carries-its-last-usage",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.

@@ -132,6 +132,9 @@ def test_scripts_draw_json_edges_and_tool_schemas_in_every_shape_assembly_collec
     # Inputs several at once in one window: a tool batch that defers an inject meets another input to its instance before
     # it settles (what waits is taken in an order that shows only so; none of these scripts has one without the bursts).
     assert any(_batch_meets_inputs(script) for script in scripts)
+    # A stream metered twice, as a provider that meters as it goes sends it: a first usage below the last (STRM-3).
+    usages = [[c["usage"] for c in a["stream"] if c["type"] == "usage"] for a in actions if a["action"] == "Reply" and a["stream"]]
+    assert any(len(u) == 2 and sum(u[0].values()) < sum(u[1].values()) for u in usages)
 
 
 def _batch_meets_inputs(script: tuple[JsonObject, ...]) -> bool:

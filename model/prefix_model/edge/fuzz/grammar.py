@@ -531,6 +531,18 @@ class Grammar:
         failure = self.rng.choice(("overloaded", "rate_limited", "network"))
         return Reply(i, failure=failure, failure_message=f"{failure} {self._tag()}", retry=self.rng.random() < 0.5)
 
+    def _metered_twice(self, reply: Reply) -> Reply:
+        """Every third streamed reply with usage as a provider that meters as it goes sends it: a first usage chunk (the
+        input, one output token) before its blocks, the whole usage last. The last one counts (STRM-3), so a meter
+        that keeps the first anchors low, and a reply sized to the threshold compacts a step late. Added after the
+        sizing, which the last chunk carries; picked by a count, no random draw taken."""
+        last = next((c for c in reversed(reply.stream or ()) if c.get("type") == "usage"), None)
+        usage = None if last is None else last.get("usage")
+        if reply.stream is None or not isinstance(usage, FrozenMap) or self._offer("metered") % 3:
+            return reply
+        early = freeze_object({"type": "usage", "usage": {"inputTokens": usage.get("inputTokens", 0), "outputTokens": 1}})
+        return replace(reply, stream=(early, *reply.stream))
+
     def _replayed(self, stream: tuple[FrozenMap, ...]) -> tuple[FrozenMap, ...]:
         """Every other streamed reply as a provider that resumes its reasoning sends it: its finish carries a replay
         state, and one in three of those ends at max tokens instead. The assistant/message keeps the state where its
@@ -571,7 +583,7 @@ class Grammar:
                     config = None
                 yield Dispatch(i, config)
             case Phase.STREAM:
-                yield self.pressing(world, self.reply(instance, self._landed_in_request(world, instance)))
+                yield self._metered_twice(self.pressing(world, self.reply(instance, self._landed_in_request(world, instance))))
             case Phase.TOOLS:
                 outputs = tuple(f"out {n}" for n in range(len(instance.pending_calls)))
                 yield RunTools(i, outputs if self.rng.random() < 0.9 else outputs[:1])
