@@ -32,7 +32,8 @@ campaign found them:
   instance is created, resumed or forked, or one is disposed, so each instance composes again at its next step;
 - ``steering-stacked``, ``deferred-stacked``, ``queued-stacked``: what waits (steering, the injects a tool batch defers,
   the prompts queued behind a turn) taken newest first; ``steering-first``: a tool batch's end drains the steering
-  before the injects it deferred;
+  before the injects it deferred; ``steering-before-queued``: the steering a turn never drained goes before the prompts
+  queued behind it when the turn ends;
 - ``replay-state-dropped-at-max-tokens``: an answer cut short at max tokens logged without its finish's replay state,
   where the harness drops it only where a cut tool call rewrote the content;
 - ``reasoning-unpriced``: the meter prices a reasoning block at nothing; ``retain-strict``: the compacted range leaves
@@ -73,14 +74,15 @@ from prefix_model.core.log import EMPTY_LOG, Log, append_event
 from prefix_model.core.request_log import header_event
 from prefix_model.core.requests import boundary_log
 from prefix_model.edge.runner.server import Failed, Server, serve
-from prefix_model.loop.actions import Dispatch
+from prefix_model.loop.actions import Dispatch, SendPrompt
 from prefix_model.loop import compaction, meter, transitions
 from prefix_model.loop.compaction import CompactPolicy
 from prefix_model.loop.meter import Measurement, surface_tokens
 from prefix_model.loop.semantics import Durable, Semantics
 from prefix_model.loop.stream import Assembly
+from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit
-from prefix_model.vectors.codec import action_to_json
+from prefix_model.vectors.codec import CodecError, action_from_json, action_to_json
 
 
 class RecomposeFromTurn4(Semantics):
@@ -493,6 +495,29 @@ class SteeringFirst(Server):
         return result
 
 
+class SteeringBeforeQueued(Server):
+    """At a turn's end, the steering it never drained goes before the prompts queued behind it, where the harness queues
+    it after them (L/loop.ts:202-283): where the action ends a turn that holds both, it is applied to the instance with
+    its steering moved to the front of its queue."""
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        action = params.get("action") if method == "apply" else None
+        world = self.adapter.world
+        try:
+            decoded = action_from_json(freeze(action)) if isinstance(action, dict) else None
+        except CodecError:
+            decoded = None
+        if decoded is not None and enabled(world, decoded):
+            after = apply(world, decoded)
+            for instance in world.instances:
+                ended = after.instance(instance.id).turn != instance.turn or not after.instance(instance.id).turn_open
+                if instance.turn_open and instance.steering and instance.queued and ended:
+                    steered = tuple(SendPrompt(instance.id, text) for text in instance.steering)
+                    world = world.with_instance(replace(instance, steering=(), queued=steered + instance.queued))
+            self.adapter.world = world
+        return super().handle(method, params)
+
+
 def _last_answer(log: Log) -> Event | None:
     return next((event for event in reversed(log.events) if event.type == ASSISTANT_MESSAGE), None)
 
@@ -602,7 +627,7 @@ PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callabl
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
     *SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "replay-state-dropped-at-max-tokens", "disposed-takes-inputs",
-    *PATCHED, "whole-config-inherited",
+    *PATCHED, "whole-config-inherited", "steering-before-queued",
 )
 # Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
 # fail some hand-written vector).
@@ -660,6 +685,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "retain-strict": (_RETAIN,),
     "equal-summary-taken": (_EQUAL_SUMMARY,),
     "first-usage-kept": ("fuzz/a-stream-metered-twice-carries-its-last-usage",),
+    "steering-before-queued": ("fuzz/steering-a-turn-never-drained-queues-after-the-prompts-waiting",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
@@ -685,6 +711,8 @@ def server(name: str) -> Server:
         return Stacked(STACKED[name], name)
     if name == "steering-first":
         return SteeringFirst(name=name)
+    if name == "steering-before-queued":
+        return SteeringBeforeQueued(name=name)
     if name == "replay-state-dropped-at-max-tokens":
         return ReplayDroppedAtMaxTokens(name=name)
     if name == "whole-config-inherited":
