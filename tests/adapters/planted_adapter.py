@@ -39,7 +39,8 @@ campaign found them:
 - ``reasoning-unpriced``: the meter prices a reasoning block at nothing; ``retain-strict``: the compacted range leaves
   a tail priced past ``retainTokens``, not one that reaches them; ``equal-summary-taken``: a summary priced, framed,
   exactly at the shadowed content is taken, not refused; ``first-usage-kept``: a stream's first usage chunk kept, not
-  its last;
+  its last; ``cancel-lost-on-throw``: a listener's cancel lost where a later listener throws; ``every-listener-called``:
+  the listeners after a short-circuit called all the same;
 - ``usage-below-estimate-anchors``: a provider's usage anchors the meter even below the estimate of its request;
   ``usage-anchored-at-the-answer``: a usage anchor's surface taken when the answer lands, not at the step's start;
 - ``empty-answer-kept``: an answer with no block (an empty reply) derived as an assistant message of empty content,
@@ -81,6 +82,7 @@ from prefix_model.loop.meter import Measurement, surface_tokens
 from prefix_model.loop.semantics import Durable, Semantics
 from prefix_model.loop.stream import Assembly
 from prefix_model.loop.transitions import apply, enabled
+from prefix_model.loop.waterfall import Composition, active_listeners
 from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit
 from prefix_model.vectors.codec import CodecError, action_from_json, action_to_json
 
@@ -337,6 +339,31 @@ def _first_usage(assembled: Callable[[tuple[JsonValue, ...]], Assembly]) -> Call
         return replace(assembled(chunks), usage=usages[0]) if usages else assembled(chunks)
 
     return first
+
+
+def _cancel_lost(composed: Callable[..., Composition]) -> Callable[..., Composition]:
+    """The waterfall's result with a listener's cancel lost where a later listener threw: the turn ends in error, where
+    the harness's cancel (``agent.cancel()``, called before the throw) ends it aborted (PFX-9)."""
+
+    def run(listeners: tuple[Listener, ...], agent: str, disposed: bool = False) -> Composition:
+        result = composed(listeners, agent, disposed)
+        return replace(result, cancelled=False) if result.product is None else result
+
+    return run
+
+
+def _every_listener_called(composed: Callable[..., Composition]) -> Callable[..., Composition]:
+    """The waterfall calls every listener and keeps a short-circuit's messages as the product: the listeners after it
+    run (their injects land, their calls count), where the harness never calls them (PFX-8)."""
+
+    def run(listeners: tuple[Listener, ...], agent: str, disposed: bool = False) -> Composition:
+        result, chain = composed(listeners, agent, disposed), active_listeners(listeners, agent)
+        if result.product is None or len(result.called) == len(chain):
+            return result  # it threw, or no listener cut the chain short
+        rest = composed(chain[len(result.called) :], agent, disposed)
+        return replace(result, injects=result.injects + rest.injects, called=result.called + rest.called, cancelled=result.cancelled or rest.cancelled)
+
+    return run
 
 
 def _past_retain(start: Callable[[Log, int], int]) -> Callable[[Log, int], int]:
@@ -623,6 +650,8 @@ PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callabl
     "retain-strict": (compaction, "tail_start", _past_retain),
     "equal-summary-taken": (compaction, "summary_refusal", _equal_taken),
     "first-usage-kept": (transitions, "assemble", _first_usage),  # the loop's own reference to the assembler
+    "cancel-lost-on-throw": (transitions, "compose", _cancel_lost),
+    "every-listener-called": (transitions, "compose", _every_listener_called),
 }
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
@@ -686,6 +715,8 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "equal-summary-taken": (_EQUAL_SUMMARY,),
     "first-usage-kept": ("fuzz/a-stream-metered-twice-carries-its-last-usage",),
     "steering-before-queued": ("fuzz/steering-a-turn-never-drained-queues-after-the-prompts-waiting",),
+    "cancel-lost-on-throw": ("fuzz/a-composition-that-throws-after-a-listener-cancelled-ends-the-turn-aborted",),
+    "every-listener-called": ("fuzz/a-listener-that-does-not-call-next-silences-the-later-ones",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
