@@ -15,6 +15,7 @@ campaign found them:
   record rule compares request configs without that field; ``stop-as-set``: stop lists as sets; ``system-trimmed``:
   system prompts trimmed; ``tool-description-ignored``: tool schemas without their descriptions;
 - ``falsy-dropped``: a header drops a temperature or maxTokens of 0; ``empty-stop-dropped``: an empty stop list;
+  ``stop-deduplicated``: a stop sequence the list repeats;
   ``medium-effort-dropped``: a medium reasoning effort, taken for a provider's default;
 - ``locale-sorted``: assembly sorts tools case-insensitively; ``merged-fold``: the record rule's baseline merges
   snapshots; ``seen-before``: the record rule logs no change for a header equal to any earlier snapshot;
@@ -186,6 +187,10 @@ class HeaderSlip(Semantics):
 
 def _falsy_dropped(config: LlmCallConfig, tools: tuple[JsonValue, ...]) -> tuple[LlmCallConfig, tuple[JsonValue, ...]]:
     return replace(config, temperature=config.temperature or None, max_tokens=config.max_tokens or None), tools
+
+
+def _stop_deduplicated(config: LlmCallConfig, tools: tuple[JsonValue, ...]) -> tuple[LlmCallConfig, tuple[JsonValue, ...]]:
+    return replace(config, stop=None if config.stop is None else tuple(dict.fromkeys(config.stop))), tools
 
 
 def _empty_stop_dropped(config: LlmCallConfig, tools: tuple[JsonValue, ...]) -> tuple[LlmCallConfig, tuple[JsonValue, ...]]:
@@ -627,6 +632,7 @@ SEMANTICS: dict[str, Semantics] = {
     "tool-description-ignored": RecordSlip(_tool_descriptions_forgotten),
     "falsy-dropped": HeaderSlip(_falsy_dropped),
     "empty-stop-dropped": HeaderSlip(_empty_stop_dropped),
+    "stop-deduplicated": HeaderSlip(_stop_deduplicated),
     "medium-effort-dropped": HeaderSlip(_medium_effort_dropped),
     "locale-sorted": HeaderSlip(_locale_sorted),
     "merged-fold": MergedFold(),
@@ -675,7 +681,9 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "disposed-takes-inputs": (),
     "max-tokens-ignored": ("fuzz/a-max-tokens-change-alone-is-a-change",),
     "temperature-ignored": ("fuzz/a-temperature-change-alone-is-a-change",),
-    "stop-ignored": ("fuzz/a-stop-change-alone-is-a-change", "fuzz/stop-sequences-in-another-order-are-a-change"),
+    "stop-ignored": (
+        "fuzz/a-stop-change-alone-is-a-change", "fuzz/stop-sequences-in-another-order-are-a-change", "fuzz/a-stop-sequence-repeated-is-a-change",
+    ),
     "stop-as-set": ("fuzz/stop-sequences-in-another-order-are-a-change",),
     "system-trimmed": ("fuzz/a-system-prompt-change-of-a-line-break-is-a-change",),
     "tool-description-ignored": ("fuzz/a-tool-description-change-alone-is-a-change",),
@@ -717,6 +725,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "steering-before-queued": ("fuzz/steering-a-turn-never-drained-queues-after-the-prompts-waiting",),
     "cancel-lost-on-throw": ("fuzz/a-composition-that-throws-after-a-listener-cancelled-ends-the-turn-aborted",),
     "every-listener-called": ("fuzz/a-listener-that-does-not-call-next-silences-the-later-ones",),
+    "stop-deduplicated": ("fuzz/a-stop-sequence-repeated-is-a-change",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.

@@ -172,12 +172,14 @@ _FIELDS: tuple[tuple[str, tuple[object, ...]], ...] = (
 
 def _one_field_changed(current: LlmCallConfig, turn: int) -> LlmCallConfig:
     """``current`` with one field changed, picked by ``turn``, to the next of its alternatives that differs (a stop of
-    several, first to the same stop in reverse order)."""
+    several, first to the same stop in reverse order; a stop of one, first to it twice)."""
     field, options = _FIELDS[turn % len(_FIELDS)]
     start = (turn // len(_FIELDS)) % len(options)
     candidates = options[start:] + options[:start]
     if field == "stop" and current.stop is not None and len(current.stop) > 1:
         candidates = (tuple(reversed(current.stop)), *candidates)
+    elif field == "stop" and current.stop is not None and len(current.stop) == 1:
+        candidates = (current.stop * 2, *candidates)  # the same stop twice: a list, not a set (HDR-5)
     value: Any = next((v for v in candidates if v != getattr(current, field)), getattr(current, field))
     return replace(current, **{field: value})
 
