@@ -34,7 +34,7 @@ campaign found them:
 - ``steering-stacked``, ``deferred-stacked``, ``queued-stacked``: what waits (steering, the injects a tool batch defers,
   the prompts queued behind a turn) taken newest first; ``steering-first``: a tool batch's end drains the steering
   before the injects it deferred; ``steering-before-queued``: the steering a turn never drained goes before the prompts
-  queued behind it when the turn ends;
+  queued behind it when the turn ends; ``contexts-reversed``: a prompt's separate contexts injected newest first;
 - ``replay-state-dropped-at-max-tokens``: an answer cut short at max tokens logged without its finish's replay state,
   where the harness drops it only where a cut tool call rewrote the content;
 - ``reasoning-unpriced``: the meter prices a reasoning block at nothing; ``retain-strict``: the compacted range leaves
@@ -550,6 +550,17 @@ class SteeringBeforeQueued(Server):
         return super().handle(method, params)
 
 
+class ContextsReversed(Server):
+    """A prompt's separate contexts injected newest first, where the harness injects them in the order the prompt-submit
+    listener gave them (L/loop.ts:388-395): each ``SendPrompt`` is applied with its contexts reversed."""
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        action = params.get("action") if method == "apply" else None
+        if isinstance(action, dict) and action.get("action") == "SendPrompt" and isinstance(action.get("contexts"), list):
+            params = params | {"action": action | {"contexts": action["contexts"][::-1]}}
+        return super().handle(method, params)
+
+
 def _last_answer(log: Log) -> Event | None:
     return next((event for event in reversed(log.events) if event.type == ASSISTANT_MESSAGE), None)
 
@@ -662,7 +673,7 @@ PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callabl
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
     *SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "replay-state-dropped-at-max-tokens", "disposed-takes-inputs",
-    *PATCHED, "whole-config-inherited", "steering-before-queued",
+    *PATCHED, "whole-config-inherited", "steering-before-queued", "contexts-reversed",
 )
 # Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
 # fail some hand-written vector).
@@ -726,6 +737,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "cancel-lost-on-throw": ("fuzz/a-composition-that-throws-after-a-listener-cancelled-ends-the-turn-aborted",),
     "every-listener-called": ("fuzz/a-listener-that-does-not-call-next-silences-the-later-ones",),
     "stop-deduplicated": ("fuzz/a-stop-sequence-repeated-is-a-change",),
+    "contexts-reversed": ("fuzz/a-prompt-s-separate-contexts-land-in-the-order-given",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
@@ -753,6 +765,8 @@ def server(name: str) -> Server:
         return SteeringFirst(name=name)
     if name == "steering-before-queued":
         return SteeringBeforeQueued(name=name)
+    if name == "contexts-reversed":
+        return ContextsReversed(name=name)
     if name == "replay-state-dropped-at-max-tokens":
         return ReplayDroppedAtMaxTokens(name=name)
     if name == "whole-config-inherited":
