@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from prefix_model.core.events import STEP_START, TURN_END, is_surface_type
-from prefix_model.core.headers import LlmCallConfig, fold_request_header
+from prefix_model.core.events import REQUEST_HEADER, STEP_START, TURN_END, is_surface_type
+from prefix_model.core.headers import LlmCallConfig, fold_request_header, header_of
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
 from prefix_model.core.log import Log
 from prefix_model.edge.runner.protocol import PROVIDERS
@@ -404,6 +404,18 @@ class Grammar:
         """A provider for a route an action names: the adapter's routes in turn (by a count, no draw)."""
         return self.providers[self._offer("routed") % len(self.providers)]
 
+    def _reverted(self, world: World, instance: Instance, drawn: str) -> str:
+        """Every third system drawn, where the instance's session logged a system other than the one in force: that
+        earlier one (a header back to an earlier snapshot is a change: the baseline is the latest, HDR-10); every fifth
+        where the session logged one, none at all (present, absent, then present again: the fold takes each snapshot
+        wholesale, HDR-7). Picked by counts, no random draw taken."""
+        logged = [header_of(e).system for e in world.log_of(instance.id).events if e.type == REQUEST_HEADER]
+        earlier = [x for x in logged if x and x != instance.system]
+        offered = self._offer("revert-system")
+        if earlier and offered % 3 == 0:
+            return earlier[offered // 3 % len(earlier)]
+        return "" if logged and offered % 5 == 0 else drawn
+
     def _edited(self, system: str) -> str:
         """An edit of a system prompt: words added, or every third one a line break alone (a change all the same)."""
         return system + ("\n" if self._offer("edit-system") % 3 == 0 else " (edited)")
@@ -638,7 +650,7 @@ class Grammar:
                 Move(self.inject(i), WINDOW),
                 Move(self.steer(i), WINDOW),
                 Move(Cancel(i), WINDOW),
-                Move(SetSystem(i, self._edited(instance.system) if instance.system and self.rng.random() < 0.5 else self.text("system ")), WINDOW),
+                Move(SetSystem(i, self._reverted(world, instance, self._edited(instance.system) if instance.system and self.rng.random() < 0.5 else self.text("system "))), WINDOW),
                 Move(SetTools(i, self.tools(instance.tools)), WINDOW),
             ]
             if instance.turn_open:
