@@ -84,7 +84,7 @@ from prefix_model.loop.semantics import Durable, Semantics
 from prefix_model.loop.stream import Assembly
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.waterfall import Composition, active_listeners
-from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit
+from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit, World
 from prefix_model.vectors.codec import CodecError, action_from_json, action_to_json
 
 
@@ -299,19 +299,33 @@ class SeenBefore(Semantics):
         return super().record(log, logged, header)
 
 
-class WholeConfigInherited(Server):
-    """An instance's first request, on the route its log folds to, starts from the whole logged config (temperature,
-    max tokens and stop too), where the harness takes the logged reasoning effort alone (L/loop.ts:664-681)."""
+class BeforeApply(Server):
+    """A fault that changes what an ``apply`` acts on: ``before`` returns the world and the action to apply instead."""
+
+    def before(self, world: World, action: dict[str, Any]) -> tuple[World, dict[str, Any]]:
+        return world, action
 
     def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         action = params.get("action") if method == "apply" else None
-        if isinstance(action, dict) and action.get("action") == "Dispatch" and action.get("config") is None:
-            world, i = self.adapter.world, action.get("instance")
-            if isinstance(i, int) and 0 <= i < len(world.instances) and not world.instance(i).logged_header:
-                folded, route = fold_request_header(world.log_of(i).events), world.instance(i).options.config()
-                if folded is not None and (folded.config.provider, folded.config.model) == (route.provider, route.model):
-                    params = params | {"action": thaw(action_to_json(Dispatch(i, folded.config)))}
+        if isinstance(action, dict):
+            self.adapter.world, action = self.before(self.adapter.world, action)
+            params = params | {"action": action}
         return super().handle(method, params)
+
+
+class WholeConfigInherited(BeforeApply):
+    """An instance's first request, on the route its log folds to, starts from the whole logged config (temperature,
+    max tokens and stop too), where the harness takes the logged reasoning effort alone (L/loop.ts:664-681)."""
+
+    def before(self, world: World, action: dict[str, Any]) -> tuple[World, dict[str, Any]]:
+        i = action.get("instance")
+        if action.get("action") == "Dispatch" and action.get("config") is None and isinstance(i, int) and 0 <= i < len(world.instances):
+            folded, route = fold_request_header(world.log_of(i).events), world.instance(i).options.config()
+            if not world.instance(i).logged_header and folded is not None and (folded.config.provider, folded.config.model) == (route.provider, route.model):
+                seeded = thaw(action_to_json(Dispatch(i, folded.config)))
+                assert isinstance(seeded, dict)
+                return world, seeded
+        return world, action
 
 
 class Patched(Server):
@@ -377,8 +391,14 @@ def _past_retain(start: Callable[[Log, int], int]) -> Callable[[Log, int], int]:
 
 
 def _equal_taken(refusal: Callable[[CompactPolicy, str, int], str | None]) -> Callable[[CompactPolicy, str, int], str | None]:
-    """A summary priced, framed, exactly at the shadowed content taken, where the harness refuses it (CB/region.ts:134-143)."""
-    return lambda policy, reply, tokens: None if refusal(policy, reply, tokens) is not None and refusal(policy, reply, tokens + 1) is None else refusal(policy, reply, tokens)
+    """A summary priced, framed, exactly at the shadowed content taken, where the harness refuses it (CB/region.ts:134-143):
+    refused at the shadowed tokens but not at one more, its price is those tokens."""
+
+    def taken_at_equality(policy: CompactPolicy, reply: str, tokens: int) -> str | None:
+        refused = refusal(policy, reply, tokens)
+        return None if refused is not None and refusal(policy, reply, tokens + 1) is None else refused
+
+    return taken_at_equality
 
 
 class ReusesLogged(Server):
@@ -527,38 +547,35 @@ class SteeringFirst(Server):
         return result
 
 
-class SteeringBeforeQueued(Server):
+class SteeringBeforeQueued(BeforeApply):
     """At a turn's end, the steering it never drained goes before the prompts queued behind it, where the harness queues
     it after them (L/loop.ts:202-283): where the action ends a turn that holds both, it is applied to the instance with
     its steering moved to the front of its queue."""
 
-    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        action = params.get("action") if method == "apply" else None
-        world = self.adapter.world
+    def before(self, world: World, action: dict[str, Any]) -> tuple[World, dict[str, Any]]:
         try:
-            decoded = action_from_json(freeze(action)) if isinstance(action, dict) else None
+            decoded = action_from_json(freeze(action))
         except CodecError:
-            decoded = None
-        if decoded is not None and enabled(world, decoded):
-            after = apply(world, decoded)
-            for instance in world.instances:
-                ended = after.instance(instance.id).turn != instance.turn or not after.instance(instance.id).turn_open
-                if instance.turn_open and instance.steering and instance.queued and ended:
-                    steered = tuple(SendPrompt(instance.id, text) for text in instance.steering)
-                    world = world.with_instance(replace(instance, steering=(), queued=steered + instance.queued))
-            self.adapter.world = world
-        return super().handle(method, params)
+            return world, action
+        if not enabled(world, decoded):
+            return world, action
+        after = apply(world, decoded)
+        for instance in world.instances:
+            ended = after.instance(instance.id).turn != instance.turn or not after.instance(instance.id).turn_open
+            if instance.turn_open and instance.steering and instance.queued and ended:
+                steered = tuple(SendPrompt(instance.id, text) for text in instance.steering)
+                world = world.with_instance(replace(instance, steering=(), queued=steered + instance.queued))
+        return world, action
 
 
-class ContextsReversed(Server):
+class ContextsReversed(BeforeApply):
     """A prompt's separate contexts injected newest first, where the harness injects them in the order the prompt-submit
     listener gave them (L/loop.ts:388-395): each ``SendPrompt`` is applied with its contexts reversed."""
 
-    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        action = params.get("action") if method == "apply" else None
-        if isinstance(action, dict) and action.get("action") == "SendPrompt" and isinstance(action.get("contexts"), list):
-            params = params | {"action": action | {"contexts": action["contexts"][::-1]}}
-        return super().handle(method, params)
+    def before(self, world: World, action: dict[str, Any]) -> tuple[World, dict[str, Any]]:
+        if action.get("action") == "SendPrompt" and isinstance(action.get("contexts"), list):
+            return world, action | {"contexts": action["contexts"][::-1]}
+        return world, action
 
 
 def _last_answer(log: Log) -> Event | None:
