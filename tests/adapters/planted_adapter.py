@@ -19,6 +19,7 @@ campaign found them:
   ``medium-effort-dropped``: a medium reasoning effort, taken for a provider's default;
 - ``locale-sorted``: assembly sorts tools case-insensitively; ``merged-fold``: the record rule's baseline merges
   snapshots; ``seen-before``: the record rule logs no change for a header equal to any earlier snapshot;
+  ``tools-seen-before``: nor for one whose tools alone changed, to a list an earlier snapshot held;
   ``whole-config-inherited``: a first request on the logged route starts from the whole logged config, not its
   reasoning effort alone; ``prefix-rebuilt``: each composed message rebuilt as ``{role, content}``;
   ``text-blocks-only``: each composed message keeps its text blocks only; ``system-first``: a composition's system
@@ -291,10 +292,18 @@ class AnchorSkippedWhenUnchanged(Semantics):
 
 class SeenBefore(Semantics):
     """The record rule logs no change for a header equal to any snapshot the log holds, not only the latest (a set of
-    the headers seen, where the harness compares with the fold alone)."""
+    the headers seen, where the harness compares with the fold alone); with ``field``, for a header that differs from
+    the fold in that field alone, to a value a snapshot holds (a set of the tool lists logged, say)."""
+
+    def __init__(self, field: str | None = None) -> None:
+        self.field = field
 
     def record(self, log: Log, logged: bool, header: EpochHeader) -> tuple[Log, str | None]:
-        if logged and any(header_equals(header_of(e), header) for e in log.events if e.type == REQUEST_HEADER):
+        snapshots = [header_of(e) for e in log.events if e.type == REQUEST_HEADER]
+        folded = fold_request_header(log.events)
+        if self.field is not None and folded is not None:
+            snapshots = [replace(folded, **{self.field: getattr(snapshot, self.field)}) for snapshot in snapshots]
+        if logged and any(header_equals(snapshot, header) for snapshot in snapshots):
             return log, None
         return super().record(log, logged, header)
 
@@ -665,6 +674,7 @@ SEMANTICS: dict[str, Semantics] = {
     "locale-sorted": HeaderSlip(_locale_sorted),
     "merged-fold": MergedFold(),
     "seen-before": SeenBefore(),
+    "tools-seen-before": SeenBefore("tools"),
     "prefix-rebuilt": Normalized(_each(_role_and_content)),
     "text-blocks-only": Normalized(_each(_text_blocks_only)),
     "system-first": Normalized(_system_first),
@@ -699,6 +709,7 @@ _PROVENANCE = "fuzz/a-contributed-assistant-message-keeps-its-provenance"
 _PLUGIN_BLOCK = "fuzz/a-block-of-a-plugin-type-is-priced-by-its-json-text"  # its prefix messages hold blocks and provenance
 _RETAIN = "fuzz/the-kept-tail-stops-at-the-node-that-reaches-retain-tokens"  # its surface holds two steers
 _EQUAL_SUMMARY = "fuzz/a-summary-priced-at-the-shadowed-content-is-refused"  # its prefix holds reasoning and a plugin's block
+_TOOLS_BACK = "fuzz/a-tool-list-back-to-one-logged-before-is-a-change"
 _IN_PLACE = "fuzz/a-composition-is-sent-as-contributed-an-empty-message-and-a-later-system-one-in-place"
 FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "tools-by-name": (_KEY_ORDER, "fuzz/a-tool-description-change-alone-is-a-change"),
@@ -744,7 +755,8 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "dispose-recomposes": ("fuzz/an-instance-disposed-after-a-composition-leaves-the-cached-prefix-as-it-is",),
     "resume-recomposes": ("fuzz/an-instance-resumed-after-a-composition-leaves-the-cached-prefix-as-it-is",),
     "fork-recomposes": ("fuzz/a-fork-driven-after-a-composition-leaves-the-cached-prefix-as-it-is",),
-    "seen-before": ("fuzz/a-header-back-to-an-earlier-snapshot-is-a-change",),
+    "seen-before": ("fuzz/a-header-back-to-an-earlier-snapshot-is-a-change", _TOOLS_BACK),  # a tool list back is a header back
+    "tools-seen-before": (_TOOLS_BACK,),
     "whole-config-inherited": ("fuzz/a-resumed-instance-takes-only-the-logged-reasoning-effort",),
     "reasoning-unpriced": ("fuzz/a-reasoning-block-is-priced-as-its-text", _EQUAL_SUMMARY),  # its prefix holds reasoning
     "retain-strict": (_RETAIN,),

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from prefix_model.core.events import REQUEST_HEADER, STEP_START, TURN_END, is_surface_type
-from prefix_model.core.headers import LlmCallConfig, fold_request_header, header_of
+from prefix_model.core.headers import EpochHeader, LlmCallConfig, fold_request_header, header_of
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
 from prefix_model.core.log import Log
 from prefix_model.edge.runner.protocol import PROVIDERS
@@ -409,12 +409,30 @@ class Grammar:
         earlier one (a header back to an earlier snapshot is a change: the baseline is the latest, HDR-10); every fifth
         where the session logged one, none at all (present, absent, then present again: the fold takes each snapshot
         wholesale, HDR-7). Picked by counts, no random draw taken."""
-        logged = [header_of(e).system for e in world.log_of(instance.id).events if e.type == REQUEST_HEADER]
-        earlier = [x for x in logged if x and x != instance.system]
         offered = self._offer("revert-system")
-        if earlier and offered % 3 == 0:
-            return earlier[offered // 3 % len(earlier)]
-        return "" if logged and offered % 5 == 0 else drawn
+        earlier = self._earlier(world, instance, "system", instance.system, offered)
+        if earlier is not None:
+            return str(earlier)
+        return "" if self._logged(world, instance) and offered % 5 == 0 else drawn
+
+    def _reverted_tools(self, world: World, instance: Instance) -> list[Move]:
+        """Where the instance's session logged a tool list before its latest: a move that sets that earlier one again, as
+        the header logged it (a record rule that remembers every tool list it logged, not the latest alone, logs no
+        change for it: HDR-10). A move of its own, offered only then, so every other script draws as before; which
+        earlier list, by a count."""
+        logged = self._logged(world, instance)
+        earlier = self._earlier(world, instance, "tools", logged[-1].tools if logged else None, self._offer("revert-tools"), 1)
+        return [] if earlier is None else [Move(SetTools(instance.id, tuple(earlier)), WINDOW)]
+
+    def _earlier(self, world: World, instance: Instance, field: str, current: object, offered: int, every: int = 3) -> Any:
+        """For one ``offered`` in ``every``, a value of header ``field`` the instance's session logged, non-empty and
+        other than ``current`` (the one after in turn, by the count); else None."""
+        earlier = [x for x in (getattr(h, field) for h in self._logged(world, instance)) if x and x != current]
+        return earlier[offered // every % len(earlier)] if earlier and offered % every == 0 else None
+
+    @staticmethod
+    def _logged(world: World, instance: Instance) -> list[EpochHeader]:
+        return [header_of(e) for e in world.log_of(instance.id).events if e.type == REQUEST_HEADER]
 
     def _edited(self, system: str) -> str:
         """An edit of a system prompt: words added, or every third one a line break alone (a change all the same)."""
@@ -652,6 +670,7 @@ class Grammar:
                 Move(Cancel(i), WINDOW),
                 Move(SetSystem(i, self._reverted(world, instance, self._edited(instance.system) if instance.system and self.rng.random() < 0.5 else self.text("system "))), WINDOW),
                 Move(SetTools(i, self.tools(instance.tools)), WINDOW),
+                *self._reverted_tools(world, instance),
             ]
             if instance.turn_open:
                 moves.append(Move(self.prompt(i), WINDOW))  # queued behind the open turn
