@@ -19,7 +19,8 @@ campaign found them:
   ``medium-effort-dropped``: a medium reasoning effort, taken for a provider's default;
 - ``locale-sorted``: assembly sorts tools case-insensitively; ``merged-fold``: the record rule's baseline merges
   snapshots; ``seen-before``: the record rule logs no change for a header equal to any earlier snapshot;
-  ``tools-seen-before``: nor for one whose tools alone changed, to a list an earlier snapshot held;
+  ``tools-seen-before``, ``config-seen-before``: nor for one whose tools (or request config) alone changed, to
+  those an earlier snapshot held;
   ``whole-config-inherited``: a first request on the logged route starts from the whole logged config, not its
   reasoning effort alone; ``prefix-rebuilt``: each composed message rebuilt as ``{role, content}``;
   ``text-blocks-only``: each composed message keeps its text blocks only; ``system-first``: a composition's system
@@ -675,6 +676,7 @@ SEMANTICS: dict[str, Semantics] = {
     "merged-fold": MergedFold(),
     "seen-before": SeenBefore(),
     "tools-seen-before": SeenBefore("tools"),
+    "config-seen-before": SeenBefore("config"),
     "prefix-rebuilt": Normalized(_each(_role_and_content)),
     "text-blocks-only": Normalized(_each(_text_blocks_only)),
     "system-first": Normalized(_system_first),
@@ -710,6 +712,7 @@ _PLUGIN_BLOCK = "fuzz/a-block-of-a-plugin-type-is-priced-by-its-json-text"  # it
 _RETAIN = "fuzz/the-kept-tail-stops-at-the-node-that-reaches-retain-tokens"  # its surface holds two steers
 _EQUAL_SUMMARY = "fuzz/a-summary-priced-at-the-shadowed-content-is-refused"  # its prefix holds reasoning and a plugin's block
 _TOOLS_BACK = "fuzz/a-tool-list-back-to-one-logged-before-is-a-change"
+_CONFIG_BACK = "fuzz/a-request-config-back-to-one-logged-before-is-a-change"
 _IN_PLACE = "fuzz/a-composition-is-sent-as-contributed-an-empty-message-and-a-later-system-one-in-place"
 FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "tools-by-name": (_KEY_ORDER, "fuzz/a-tool-description-change-alone-is-a-change"),
@@ -755,8 +758,10 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "dispose-recomposes": ("fuzz/an-instance-disposed-after-a-composition-leaves-the-cached-prefix-as-it-is",),
     "resume-recomposes": ("fuzz/an-instance-resumed-after-a-composition-leaves-the-cached-prefix-as-it-is",),
     "fork-recomposes": ("fuzz/a-fork-driven-after-a-composition-leaves-the-cached-prefix-as-it-is",),
-    "seen-before": ("fuzz/a-header-back-to-an-earlier-snapshot-is-a-change", _TOOLS_BACK),  # a tool list back is a header back
+    # A tool list or a config back to an earlier snapshot is a header back to it.
+    "seen-before": ("fuzz/a-header-back-to-an-earlier-snapshot-is-a-change", _TOOLS_BACK, _CONFIG_BACK),
     "tools-seen-before": (_TOOLS_BACK,),
+    "config-seen-before": (_CONFIG_BACK,),
     "whole-config-inherited": ("fuzz/a-resumed-instance-takes-only-the-logged-reasoning-effort",),
     "reasoning-unpriced": ("fuzz/a-reasoning-block-is-priced-as-its-text", _EQUAL_SUMMARY),  # its prefix holds reasoning
     "retain-strict": (_RETAIN,),
