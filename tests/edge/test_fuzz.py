@@ -22,7 +22,7 @@ import pytest
 from prefix_model.edge.cli import main
 from prefix_model.edge.fuzz.campaign import Settings, run_campaign
 from prefix_model.edge.fuzz import generate
-from prefix_model.edge.fuzz.generate import Coverage, draw
+from prefix_model.edge.fuzz.generate import Coverage, Script, draw
 from prefix_model.edge.fuzz.lockstep import ACCEPTED_BY_IMPLEMENTATION, DIFFERS, Difference, lockstep, message_sources, model_replies, reply_difference
 from prefix_model.edge.fuzz.shrink import shrink
 from prefix_model.core.json_values import freeze
@@ -143,29 +143,25 @@ def test_a_system_or_a_tool_list_is_set_back_to_one_logged_before_and_a_system_t
     # remembers every header, or every tool list, it logged logs none. A system present, then absent, then present
     # again shows a fold that merges snapshots (HDR-7). The first scripts of campaign 0 draw all three.
     coverage = Coverage()
-    scripts = [draw(0, k, coverage).actions for k in range(40)]
+    drawn = [draw(0, k, coverage) for k in range(40)]
+    scripts = [script.actions for script in drawn]
     assert any(_reverts_a_system(script) for script in scripts)
-    assert any(_reverts_the_tools(script) for script in scripts)
+    assert any(_logs_tools_set_back(script) for script in drawn)
     assert any(a["action"] == "SetSystem" and a["text"] == "" for script in scripts for a in script)
 
 
-def _reverts_the_tools(script: tuple[JsonObject, ...]) -> bool:
-    """Whether a ``SetTools`` sets an instance's tools to a list, as assembly collects it (name, description,
-    parameters: LOOP-12), that the instance held before and changed since (instances numbered as they are made)."""
-    held: list[list[str]] = []
-    for action in script:
-        if "tools" not in action:
-            continue
-        tools = json.dumps([{k: t[k] for k in ("name", "description", "parameters") if k in t} for t in action["tools"]])
-        if action["action"] != "SetTools":
-            held.append([tools])
-            continue
-        if not 0 <= action["instance"] < len(held):
-            continue  # a hostile step's instance that does not exist (FUZZ-10)
-        seen = held[action["instance"]]
-        if tools in seen[:-1] and seen[-1] != tools:
-            return True
-        seen.append(tools)
+def _logs_tools_set_back(script: Script) -> bool:
+    """Whether the model, running ``script``, logs a header whose tools (as the header holds them) differ from the
+    session's latest snapshot's and equal an earlier one's: read off the replies, so no rule of assembly is restated."""
+    logged: dict[str, list[str]] = {}
+    for reply in script.replies:
+        for session, events in (reply or {}).get("appended", {}).items():
+            for event in events:
+                if event["type"] == "request/header":
+                    tools, seen = json.dumps(event["data"]["header"].get("tools")), logged.setdefault(session, [])
+                    if seen and tools != seen[-1] and tools in seen[:-1]:
+                        return True
+                    seen.append(tools)
     return False
 
 

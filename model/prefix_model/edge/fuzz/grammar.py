@@ -214,6 +214,18 @@ class Move:
     family: str
 
 
+def _logged(world: World, instance: Instance) -> list[EpochHeader]:
+    """The header snapshots the log of ``instance``'s session holds, in order."""
+    return [header_of(e) for e in world.log_of(instance.id).events if e.type == REQUEST_HEADER]
+
+
+def _earlier(logged: list[EpochHeader], field: str, current: object, offered: int, every: int) -> Any:
+    """For one ``offered`` in ``every``, a value of header ``field`` that ``logged`` holds, non-empty and other than
+    ``current`` (the one after in turn, by the count); else None."""
+    earlier = [x for x in (getattr(h, field) for h in logged) if x and x != current]
+    return earlier[offered // every % len(earlier)] if earlier and offered % every == 0 else None
+
+
 class Grammar:
     """Draws actions over the whole language; every draw comes from the ``random.Random`` it is given."""
 
@@ -409,30 +421,20 @@ class Grammar:
         earlier one (a header back to an earlier snapshot is a change: the baseline is the latest, HDR-10); every fifth
         where the session logged one, none at all (present, absent, then present again: the fold takes each snapshot
         wholesale, HDR-7). Picked by counts, no random draw taken."""
-        offered = self._offer("revert-system")
-        earlier = self._earlier(world, instance, "system", instance.system, offered)
+        offered, logged = self._offer("revert-system"), _logged(world, instance)
+        earlier = _earlier(logged, "system", instance.system, offered, 3)
         if earlier is not None:
             return str(earlier)
-        return "" if self._logged(world, instance) and offered % 5 == 0 else drawn
+        return "" if logged and offered % 5 == 0 else drawn
 
     def _reverted_tools(self, world: World, instance: Instance) -> list[Move]:
         """Where the instance's session logged a tool list before its latest: a move that sets that earlier one again, as
         the header logged it (a record rule that remembers every tool list it logged, not the latest alone, logs no
         change for it: HDR-10). A move of its own, offered only then, so every other script draws as before; which
         earlier list, by a count."""
-        logged = self._logged(world, instance)
-        earlier = self._earlier(world, instance, "tools", logged[-1].tools if logged else None, self._offer("revert-tools"), 1)
+        logged = _logged(world, instance)
+        earlier = _earlier(logged, "tools", logged[-1].tools if logged else None, self._offer("revert-tools"), 1)
         return [] if earlier is None else [Move(SetTools(instance.id, tuple(earlier)), WINDOW)]
-
-    def _earlier(self, world: World, instance: Instance, field: str, current: object, offered: int, every: int = 3) -> Any:
-        """For one ``offered`` in ``every``, a value of header ``field`` the instance's session logged, non-empty and
-        other than ``current`` (the one after in turn, by the count); else None."""
-        earlier = [x for x in (getattr(h, field) for h in self._logged(world, instance)) if x and x != current]
-        return earlier[offered // every % len(earlier)] if earlier and offered % every == 0 else None
-
-    @staticmethod
-    def _logged(world: World, instance: Instance) -> list[EpochHeader]:
-        return [header_of(e) for e in world.log_of(instance.id).events if e.type == REQUEST_HEADER]
 
     def _edited(self, system: str) -> str:
         """An edit of a system prompt: words added, or every third one a line break alone (a change all the same)."""
