@@ -47,7 +47,9 @@ campaign found them:
 - ``usage-below-estimate-anchors``: a provider's usage anchors the meter even below the estimate of its request;
   ``usage-anchored-at-the-answer``: a usage anchor's surface taken when the answer lands, not at the step's start;
 - ``empty-answer-kept``: an answer with no block (an empty reply) derived as an assistant message of empty content,
-  where the harness derives it to nothing, so every later request sends it;
+  where the harness derives it to nothing, so every later request sends it; ``empty-answer-priced``: the meter
+  projects such an answer to that message and prices it at its role framing, where the harness prices a node that
+  projects to nothing at 0;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
@@ -395,6 +397,17 @@ def _every_listener_called(composed: Callable[..., Composition]) -> Callable[...
     return run
 
 
+def _empty_answer_priced(derived: Callable[[Event], JsonValue]) -> Callable[[Event], JsonValue]:
+    """The meter's projection of an answer with no block as an assistant message of empty content, priced at its role
+    framing, where the harness prices a node that projects to no message at 0 (TM:305-308)."""
+
+    def project(event: Event) -> JsonValue:
+        message = derived(event)
+        return FrozenMap({"role": "assistant", "content": ()}) if message is None and event.type == ASSISTANT_MESSAGE else message
+
+    return project
+
+
 def _past_retain(start: Callable[[Log, int], int]) -> Callable[[Log, int], int]:
     """The kept tail priced until it is past ``retainTokens``, not until it reaches them (CB/region.ts:34-70)."""
     return lambda log, retain_tokens: start(log, retain_tokens + 1)
@@ -698,6 +711,7 @@ PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callabl
     "first-usage-kept": (transitions, "assemble", _first_usage),  # the loop's own reference to the assembler
     "cancel-lost-on-throw": (transitions, "compose", _cancel_lost),
     "every-listener-called": (transitions, "compose", _every_listener_called),
+    "empty-answer-priced": (meter, "derive_event_message", _empty_answer_priced),  # the meter's own reference
 }
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
@@ -772,6 +786,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "every-listener-called": ("fuzz/a-listener-that-does-not-call-next-silences-the-later-ones",),
     "stop-deduplicated": ("fuzz/a-stop-sequence-repeated-is-a-change",),
     "contexts-reversed": ("fuzz/a-prompt-s-separate-contexts-land-in-the-order-given",),
+    "empty-answer-priced": ("fuzz/an-empty-answer-is-priced-at-nothing",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
