@@ -40,7 +40,8 @@ campaign found them:
 - ``replay-state-dropped-at-max-tokens``: an answer cut short at max tokens logged without its finish's replay state,
   where the harness drops it only where a cut tool call rewrote the content;
 - ``reasoning-unpriced``: the meter prices a reasoning block at nothing; ``retain-strict``: the compacted range leaves
-  a tail priced past ``retainTokens``, not one that reaches them; ``equal-summary-taken``: a summary priced, framed,
+  a tail priced past ``retainTokens``, not one that reaches them; ``tail-unbalanced``: that tail not moved back to a
+  cut no tool call crosses, so the service's range splits a call from its result and is refused; ``equal-summary-taken``: a summary priced, framed,
   exactly at the shadowed content is taken, not refused; ``first-usage-kept``: a stream's first usage chunk kept, not
   its last; ``cancel-lost-on-throw``: a listener's cancel lost where a later listener throws; ``every-listener-called``:
   the listeners after a short-circuit called all the same;
@@ -82,7 +83,7 @@ from prefix_model.core.requests import boundary_log
 from prefix_model.edge.runner.server import Failed, Server, serve
 from prefix_model.loop.actions import Dispatch, SendPrompt
 from prefix_model.loop import compaction, meter, transitions
-from prefix_model.loop.compaction import CompactPolicy
+from prefix_model.loop.compaction import CompactPolicy, tail_start
 from prefix_model.loop.meter import Measurement, surface_tokens
 from prefix_model.loop.semantics import Durable, Semantics
 from prefix_model.loop.stream import Assembly
@@ -408,6 +409,18 @@ def _empty_answer_priced(derived: Callable[[Event], JsonValue]) -> Callable[[Eve
     return project
 
 
+def _tail_unbalanced(selected: Callable[[Log, int], tuple[int, int] | None]) -> Callable[[Log, int], tuple[int, int] | None]:
+    """The compacted range ends where the kept tail's price reaches ``retainTokens``, not moved back to a cut no tool call
+    crosses (CB/region.ts:34-70): compactRegion refuses a range that splits a call from its result, so the service never
+    compacts where that tail starts inside a tool's span."""
+
+    def unbalanced(log: Log, retain_tokens: int) -> tuple[int, int] | None:
+        keep = tail_start(log, retain_tokens)
+        return None if keep == 0 else (0, keep - 1)
+
+    return unbalanced
+
+
 def _past_retain(start: Callable[[Log, int], int]) -> Callable[[Log, int], int]:
     """The kept tail priced until it is past ``retainTokens``, not until it reaches them (CB/region.ts:34-70)."""
     return lambda log, retain_tokens: start(log, retain_tokens + 1)
@@ -707,6 +720,7 @@ RECOMPOSES_AFTER = {
 PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callable[..., Any]]]] = {
     "reasoning-unpriced": (meter, "estimate_content", _unreasoned),
     "retain-strict": (compaction, "tail_start", _past_retain),
+    "tail-unbalanced": (compaction, "select_range", _tail_unbalanced),
     "equal-summary-taken": (compaction, "summary_refusal", _equal_taken),
     "first-usage-kept": (transitions, "assemble", _first_usage),  # the loop's own reference to the assembler
     "cancel-lost-on-throw": (transitions, "compose", _cancel_lost),
@@ -787,6 +801,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "stop-deduplicated": ("fuzz/a-stop-sequence-repeated-is-a-change",),
     "contexts-reversed": ("fuzz/a-prompt-s-separate-contexts-land-in-the-order-given",),
     "empty-answer-priced": ("fuzz/an-empty-answer-is-priced-at-nothing",),
+    "tail-unbalanced": ("fuzz/the-kept-tail-starts-at-a-cut-no-tool-call-crosses",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
