@@ -41,10 +41,11 @@ campaign found them:
   where the harness drops it only where a cut tool call rewrote the content;
 - ``reasoning-unpriced``: the meter prices a reasoning block at nothing; ``retain-strict``: the compacted range leaves
   a tail priced past ``retainTokens``, not one that reaches them; ``tail-unbalanced``: that tail not moved back to a
-  cut no tool call crosses, so the service's range splits a call from its result and is refused; ``equal-summary-taken``: a summary priced, framed,
-  exactly at the shadowed content is taken, not refused; ``first-usage-kept``: a stream's first usage chunk kept, not
-  its last; ``cancel-lost-on-throw``: a listener's cancel lost where a later listener throws; ``every-listener-called``:
-  the listeners after a short-circuit called all the same;
+  cut no tool call crosses, so the service's range splits a call from its result and is refused;
+  ``equal-summary-taken``: a summary priced, framed, exactly at the shadowed content is taken, not refused;
+  ``first-usage-kept``: a stream's first usage chunk kept, not its last; ``cancel-lost-on-throw``: a listener's cancel
+  lost where a later listener throws; ``every-listener-called``: the listeners after a short-circuit called all the
+  same;
 - ``usage-below-estimate-anchors``: a provider's usage anchors the meter even below the estimate of its request;
   ``usage-anchored-at-the-answer``: a usage anchor's surface taken when the answer lands, not at the step's start;
 - ``empty-answer-kept``: an answer with no block (an empty reply) derived as an assistant message of empty content,
