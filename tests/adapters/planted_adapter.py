@@ -42,6 +42,7 @@ campaign found them:
 - ``reasoning-unpriced``: the meter prices a reasoning block at nothing; ``retain-strict``: the compacted range leaves
   a tail priced past ``retainTokens``, not one that reaches them; ``tail-unbalanced``: that tail not moved back to a
   cut no tool call crosses, so the service's range splits a call from its result and is refused;
+  ``pressure-when-cancelled``: the service's post-step listener compacts on a cancelled or disposed step;
   ``equal-summary-taken``: a summary priced, framed, exactly at the shadowed content is taken, not refused;
   ``first-usage-kept``: a stream's first usage chunk kept, not its last; ``cancel-lost-on-throw``: a listener's cancel
   lost where a later listener throws; ``every-listener-called``: the listeners after a short-circuit called all the
@@ -75,14 +76,14 @@ from dataclasses import replace
 from typing import Any
 
 from prefix_model.core.derive import derive_event_message
-from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, Event
+from prefix_model.core.events import ASSISTANT_CHUNK, ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_END, STEP_START, Event
 from prefix_model.core.headers import CHANGE, EpochHeader, LlmCallConfig, canonical_header, fold_request_header, header_equals, header_of, header_to_json
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, thaw
-from prefix_model.core.log import EMPTY_LOG, Log, append_event
+from prefix_model.core.log import EMPTY_LOG, Log, append_event, seed_log
 from prefix_model.core.request_log import header_event
 from prefix_model.core.requests import boundary_log
 from prefix_model.edge.runner.server import Failed, Server, serve
-from prefix_model.loop.actions import Dispatch, SendPrompt
+from prefix_model.loop.actions import Dispatch, PostStep, SendPrompt
 from prefix_model.loop import compaction, meter, transitions
 from prefix_model.loop.compaction import CompactPolicy, tail_start
 from prefix_model.loop.meter import Measurement, surface_tokens
@@ -438,6 +439,26 @@ def _equal_taken(refusal: Callable[[CompactPolicy, str, int], str | None]) -> Ca
     return taken_at_equality
 
 
+class PressureWhenCancelled(BeforeApply):
+    """The compaction service's post-step listener compacts under pressure on a step cancelled or disposed: it does
+    not return on the aborted signal, as the harness's does (CB/index.ts:136-141). What it lands is what the model
+    lands on that step uncancelled, up to its ``step/end``; the step then ends as the cancel has it."""
+
+    def before(self, world: World, action: dict[str, Any]) -> tuple[World, dict[str, Any]]:
+        i = action.get("instance")
+        if action.get("action") != "PostStep" or not isinstance(i, int) or not 0 <= i < len(world.instances):
+            return world, action
+        post, instance = action_from_json(freeze(action)), world.instance(i)
+        if instance.cancel is None or not isinstance(post, PostStep) or not enabled(world, post):
+            return world, action
+        uncancelled = apply(world.with_instance(replace(instance, cancel=None)), PostStep(i, None, post.summaries))
+        sid, shown = instance.session_id, len(world.session(instance.session_id).log.events)
+        events = uncancelled.session(sid).log.events
+        landed = seed_log(events[: next(n for n in range(shown, len(events)) if events[n].type == STEP_END)])
+        assert isinstance(landed, Log)  # a prefix of the model's own log
+        return replace(world.with_session(replace(world.session(sid), log=landed)), requests=uncancelled.requests), action
+
+
 class ReusesLogged(Server):
     """After ``action``, the new instance holds its log's last logged prefix as if it had composed it."""
 
@@ -731,7 +752,7 @@ PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callabl
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
     *SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "replay-state-dropped-at-max-tokens", "disposed-takes-inputs",
-    *PATCHED, "whole-config-inherited", "steering-before-queued", "contexts-reversed",
+    *PATCHED, "whole-config-inherited", "steering-before-queued", "contexts-reversed", "pressure-when-cancelled",
 )
 # Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
 # fail some hand-written vector).
@@ -803,6 +824,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "contexts-reversed": ("fuzz/a-prompt-s-separate-contexts-land-in-the-order-given",),
     "empty-answer-priced": ("fuzz/an-empty-answer-is-priced-at-nothing",),
     "tail-unbalanced": ("fuzz/the-kept-tail-starts-at-a-cut-no-tool-call-crosses",),
+    "pressure-when-cancelled": ("fuzz/a-cancelled-step-is-not-compacted-under-pressure",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
@@ -836,6 +858,8 @@ def server(name: str) -> Server:
         return ReplayDroppedAtMaxTokens(name=name)
     if name == "whole-config-inherited":
         return WholeConfigInherited(name=name)
+    if name == "pressure-when-cancelled":
+        return PressureWhenCancelled(name=name)
     if name in PATCHED:
         return Patched(*PATCHED[name], name=name)
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
