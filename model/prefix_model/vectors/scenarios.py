@@ -866,6 +866,12 @@ def _guard_scenarios() -> tuple[Scenario, ...]:
             ),
         ),  # fmt: skip
         Scenario(
+            "loop/a-provider-without-a-model",
+            "An agent created with a provider but no model: its first request throws at agent/request as one with neither does (either missing is no route: step/end, then turn/end in error naming the agent; no header, no request).",
+            ("LOOP-10",),
+            (Create("main", "s1", options=AgentOptions(provider="mock", model="")), SendPrompt(0, "who routes me?"), *_until_reply(0, compose=True)),
+        ),  # fmt: skip
+        Scenario(
             "inbox/queued-prompts",
             "What the running turn does not take waits in the inbox: a prompt sent during a turn opens the next turn when it ends; steering an error leaves undrained opens a fresh turn after it; a cancel drops what waits, and steering after it opens a fresh turn; idle, a steer is an ordinary turn and a cancel does nothing.",
             ("LOOP-13", "LOOP-4", "LOOP-6"),
