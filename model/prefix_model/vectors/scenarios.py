@@ -120,9 +120,9 @@ _WORKSPACE = FrozenMap({"kind": "plugin", "plugin": "workspace"})
 _LONG = "read the plan, then carry it out step by step; " * 10  # long enough that a summary of it is smaller (CMP-6)
 
 
-def _finish_error(code: str, message: str, status: int, **facts: JsonValue) -> FrozenMap:
+def _finish_error(code: str, message: str, status: int, kind: str = "error", **facts: JsonValue) -> FrozenMap:
     failure = FrozenMap({"message": message, "code": code, "status": status, **facts})
-    return FrozenMap({"type": "finish", "reason": FrozenMap({"kind": "error", "failure": failure})})
+    return FrozenMap({"type": "finish", "reason": FrozenMap({"kind": kind, "failure": failure})})
 
 
 _USAGE_810 = {"inputTokens": 700, "cacheReadTokens": 50, "cacheWriteTokens": 30, "outputTokens": 30}  # each count decides the threshold
@@ -801,6 +801,15 @@ def _stream_scenarios() -> tuple[Scenario, ...]:
             (
                 Create("main", "s1"), SendPrompt(0, "go"), *_until_reply(0, compose=True),
                 Reply(0, stream=(*text_stream("par")[:3], _finish_error("overloaded", "the provider is busy", 529))),
+            ),
+        ),  # fmt: skip
+        Scenario(
+            "stream/aborted-finish",
+            "A stream whose finish is aborted fails the request as an error finish does: the chunks stay, the step closes, the turn ends with the LlmError failure.",
+            ("STRM-4", "LOOP-9"),
+            (
+                Create("main", "s1"), SendPrompt(0, "go"), *_until_reply(0, compose=True),
+                Reply(0, stream=(*text_stream("par")[:3], _finish_error("aborted", "the provider stopped", 499, kind="aborted"))),
             ),
         ),  # fmt: skip
         Scenario(
