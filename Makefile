@@ -119,7 +119,7 @@ bench: setup
 bench-process: setup
 	$(BIN)/python bench/process_bench.py --sizes $(SIZES) --rounds $(ROUNDS) --shape $(SHAPE)
 
-## fault-hunt: where a 300-script campaign first finds each catalogued realistic fault (the generator's power; under 3 minutes)
+## fault-hunt: where a 300-script campaign first finds each catalogued realistic fault (the generator's power; about 3 minutes)
 fault-hunt: setup
 	$(BIN)/python bench/fault_hunt.py --scripts 300 --seed 0
 

@@ -120,7 +120,7 @@ _WORKSPACE = FrozenMap({"kind": "plugin", "plugin": "workspace"})
 _LONG = "read the plan, then carry it out step by step; " * 10  # long enough that a summary of it is smaller (CMP-6)
 
 
-def _finish_error(code: str, message: str, status: int, kind: str = "error", **facts: JsonValue) -> FrozenMap:
+def _failed_finish(code: str, message: str, status: int, kind: str = "error", **facts: JsonValue) -> FrozenMap:
     failure = FrozenMap({"message": message, "code": code, "status": status, **facts})
     return FrozenMap({"type": "finish", "reason": FrozenMap({"kind": kind, "failure": failure})})
 
@@ -800,7 +800,7 @@ def _stream_scenarios() -> tuple[Scenario, ...]:
             ("STRM-4", "LOOP-9"),
             (
                 Create("main", "s1"), SendPrompt(0, "go"), *_until_reply(0, compose=True),
-                Reply(0, stream=(*text_stream("par")[:3], _finish_error("overloaded", "the provider is busy", 529))),
+                Reply(0, stream=(*text_stream("par")[:3], _failed_finish("overloaded", "the provider is busy", 529))),
             ),
         ),  # fmt: skip
         Scenario(
@@ -809,7 +809,7 @@ def _stream_scenarios() -> tuple[Scenario, ...]:
             ("STRM-4", "LOOP-9"),
             (
                 Create("main", "s1"), SendPrompt(0, "go"), *_until_reply(0, compose=True),
-                Reply(0, stream=(*text_stream("par")[:3], _finish_error("aborted", "the provider stopped", 499, kind="aborted"))),
+                Reply(0, stream=(*text_stream("par")[:3], _failed_finish("aborted", "the provider stopped", 499, kind="aborted"))),
             ),
         ),  # fmt: skip
         Scenario(
@@ -839,7 +839,7 @@ def _stream_scenarios() -> tuple[Scenario, ...]:
             ("STRM-4", "LOOP-9"),
             (
                 Create("main", "s1"), SendPrompt(0, "go"), *_until_reply(0, compose=True),
-                Reply(0, stream=(_finish_error("RATE_LIMIT", "slow down", 429, requestId="req-7", providerRetryAfterMs=0.5),)),
+                Reply(0, stream=(_failed_finish("RATE_LIMIT", "slow down", 429, requestId="req-7", providerRetryAfterMs=0.5),)),
             ),
         ),  # fmt: skip
     )
