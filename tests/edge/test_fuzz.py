@@ -82,11 +82,11 @@ def test_a_campaign_of_the_model_against_itself_finds_nothing_and_reaches_every_
 
 @pytest.mark.spec("FUZZ-1", "TOK-1", "CMP-5")
 @pytest.mark.parametrize(
-    "variant, seed, expected", [("meter-misses-prefix", "1", "compact/start, got step/end"), ("meter-double-prefix", "0", "step/end, got compact/start")]
+    "variant, seed, expected", [("meter-misses-prefix", "0", "compact/start, got step/end"), ("meter-double-prefix", "0", "step/end, got compact/start")]
 )
 def test_a_meter_that_misprices_the_prefix_is_found_by_the_compaction_it_makes_or_misses(variant: str, seed: str, expected: str) -> None:
     # Both passed every vector and every campaign while the service decided by a meter of its own (the pressure a design
-    # priced was a ghost); each is now found in the first scripts of a seed (seeds 0-2: scripts 70, 10, 76 and 1, 37).
+    # priced was a ghost); each is now found in the first scripts of a seed (seeds 0-2: scripts 1, 37, 17 and 1, 10, 2).
     adapter = f"{MODEL_ADAPTER} --variant {variant}"
     status, report = fuzz("--adapter", adapter, "--scripts", "30", "--seed", seed, "--shrink-budget", "0")
     assert status == 1 and [d["signature"] for d in report["divergences"]] == [f"PostStep: replies differ at /appended/* (expected {expected})"]
@@ -103,10 +103,11 @@ def test_a_campaign_is_the_same_scripts_for_its_seed_and_another_seed_draws_othe
     assert {a["action"] for script in scripts(3, offered) for a in script} <= offered
 
 
-@pytest.mark.spec("FUZZ-1", "LOOP-12", "JSON-4")
+@pytest.mark.spec("FUZZ-1", "LOOP-12", "JSON-4", "STRM-4")
 def test_scripts_draw_json_edges_and_tool_schemas_in_every_shape_assembly_collects() -> None:
-    coverage = Coverage()  # the first scripts of campaign 1, as it draws them (seed 12 missed a reordered schema once tools revert)
-    scripts = [draw(1, k, coverage).actions for k in range(15)]
+    # The first scripts of campaign 8, as it draws them (seed 1 missed an empty stop list once failed finishes were drawn)
+    coverage = Coverage()
+    scripts = [draw(8, k, coverage).actions for k in range(15)]
     actions = [a for script in scripts for a in script]
     tools = [t for a in actions if a["action"] in ("Create", "Resume", "ForkDrive", "SetTools") for t in a["tools"]]
     # Registered in another key order with a member assembly drops; parameters of edge numbers and integer-like keys.
@@ -135,6 +136,13 @@ def test_scripts_draw_json_edges_and_tool_schemas_in_every_shape_assembly_collec
     # A stream metered twice, as a provider that meters as it goes sends it: a first usage below the last (STRM-3).
     usages = [[c["usage"] for c in a["stream"] if c["type"] == "usage"] for a in actions if a["action"] == "Reply" and a["stream"]]
     assert any(len(u) == 2 and sum(u[0].values()) < sum(u[1].values()) for u in usages)
+    # A provider's own failure, in its finish: error and aborted, with a status, a retry hint and a request id, after a
+    # whole reply and after a block it began, retried or not (STRM-4, LOOP-9: each fails the request).
+    streams = [(a["stream"], a["retry"]) for a in actions if a["action"] == "Reply" and a["stream"]]
+    failed = [(s[-1]["reason"], len(s), retry) for s, retry in streams if s[-1]["reason"]["kind"] in ("error", "aborted")]
+    assert {"error", "aborted"} == {reason["kind"] for reason, _, _ in failed}
+    assert {"status", "providerRetryAfterMs", "requestId"} <= {key for reason, _, _ in failed for key in reason["failure"]}
+    assert {True, False} == {retry for _, _, retry in failed} and {3} < {length for _, length, _ in failed}
 
 
 @pytest.mark.spec("FUZZ-1", "HDR-7", "HDR-10")
@@ -305,7 +313,7 @@ def test_plain_restarts_are_drawn_so_an_implementation_skipping_an_unchanged_anc
     # A resume or fork with the last driver's agent, options, system and tools: its anchor may equal the folded header.
     # Before the generator offered them, every resume drew a new system text, and 1,221 scripts (120 s) through
     # deepseek-harness with this fault planted found nothing.
-    status, report = fuzz("--adapter", f"{PLANTED} anchor-skipped-when-unchanged", "--scripts", "7", "--seed", "4", "--shrink-budget", "60")
+    status, report = fuzz("--adapter", f"{PLANTED} anchor-skipped-when-unchanged", "--scripts", "5", "--seed", "39", "--shrink-budget", "60")
     assert status == 1 and [d["signature"] for d in report["divergences"]] == ["Dispatch: replies differ at /appended (expected request/header, got nothing)"]
     shrunk = report["divergences"][0]["shrunk"]["actions"]
     assert {"Resume", "ForkDrive"} & {a["action"] for a in shrunk}, shrunk
@@ -489,7 +497,7 @@ def _strings(value: Any) -> Iterator[str]:
 @pytest.mark.spec("FUZZ-16")
 def test_keep_arguments_shrinks_a_campaign_s_divergence_to_values_the_generator_drew() -> None:
     adapter = f"{MODEL_ADAPTER} --variant meter-misses-prefix"
-    reports = {keep: fuzz("--adapter", adapter, "--scripts", "30", "--seed", "1", *(["--keep-arguments"] if keep else [])) for keep in (False, True)}
+    reports = {keep: fuzz("--adapter", adapter, "--scripts", "30", "--seed", "0", *(["--keep-arguments"] if keep else [])) for keep in (False, True)}
     shrunk = {keep: report["divergences"][0]["shrunk"]["actions"] for keep, (status, report) in reports.items() if status == 1}
     assert "x" in set(_strings(shrunk[False])), "the full shrink simplifies a drawn value to x"
     model_replies(shrunk[False])  # but never out of the campaign's domain (D-20)

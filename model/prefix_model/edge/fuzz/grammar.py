@@ -200,6 +200,16 @@ def _post_step_pressure(world: World, reply: Reply) -> JsonValue:
     return measured[0] if measured else None
 
 
+def _failed_finish(k: int, code: str, message: str) -> FrozenMap:
+    """The ``k``-th failed finish a provider sends: an error one and an aborted one in turn, whose failure carries
+    ``{message, code}``, then a status as well, then a retry hint and a request id too. The request fails as a thrown
+    error fails it, with the failure ``LlmError`` keeps of these facts (STRM-4, LOOP-9)."""
+    failure: dict[str, JsonValue] = {"message": message, "code": code}
+    failure |= {"status": (529, 499)[k % 2]} if k % 3 else {}
+    failure |= {"providerRetryAfterMs": 1500, "requestId": f"req-{k}"} if k % 3 == 2 else {}
+    return freeze_object({"type": "finish", "reason": {"kind": ("error", "aborted")[k % 2], "failure": failure}})
+
+
 def _reasoning(text: str) -> tuple[FrozenMap, ...]:
     """A reasoning block streamed at index 0 in one delta, as a reasoning model's adapter streams it before its answer."""
     chunks = ({"type": "block-start", "index": 0, "blockType": "reasoning"}, {"type": "reasoning-delta", "index": 0, "text": text})
@@ -354,7 +364,8 @@ class Grammar:
             named = [t.get("name") for t in near if isinstance(t, FrozenMap)]
             if len(set(map(str, named))) == len(named):
                 return near
-        names = self.rng.sample(("echo", "read", "grep"), self.rng.randint(0, 2))
+        # Names of several lengths: a meter that prices a call by a name of its own length would pass names all alike.
+        names = self.rng.sample(("echo", "read", "find_files"), self.rng.randint(0, 2))
         return tuple(self.schema(n, " (v2)" if self.rng.random() < 0.3 else "") for n in sorted(names))
 
     def schema(self, name: str, pad: str) -> JsonValue:
@@ -554,16 +565,20 @@ class Grammar:
                 usage |= {"cacheReadTokens": self.rng.choice((0, 50, 400)), "cacheWriteTokens": self.rng.choice((0, 30))}
             text, pieces = self.text("streamed "), self.rng.randint(1, 3)
             if self._offer("reason") % 2:
-                return Reply(i, stream=self._replayed(text_stream(text, usage=usage, pieces=pieces)))
+                return self._streamed(i, text_stream(text, usage=usage, pieces=pieces))
             # every other one thinks first: a reasoning block before its answer (priced as text is: TOK-2)
-            return Reply(i, stream=self._replayed(_reasoning(f"thinking: {text}") + text_stream(text, index=1, usage=usage, pieces=pieces)))
+            return self._streamed(i, _reasoning(f"thinking: {text}") + text_stream(text, index=1, usage=usage, pieces=pieces))
         if roll < 0.72:
             call = tool_call_stream(*self._call(names), json_text(FrozenMap({"text": self.text("s")})), pieces=self.rng.randint(1, 3))
-            return Reply(i, stream=self._replayed(call))
+            return self._streamed(i, call)
         if roll < 0.80:
             return Reply(i, text=self.text("cut "), max_tokens=True, tool_calls=((*self._call(names), "{}"),) if self.rng.random() < 0.4 else ())
         failure = self.rng.choice(("overloaded", "rate_limited", "network"))
-        return Reply(i, failure=failure, failure_message=f"{failure} {self._tag()}", retry=self.rng.random() < 0.5)
+        message, retry = f"{failure} {self._tag()}", self.rng.random() < 0.5
+        n = self._offer("failure")
+        if n % 3 == 0:  # the provider's own failure, streamed after a block it began (the same draws taken)
+            return Reply(i, stream=(*text_stream(message, pieces=2)[:2], _failed_finish(self._made, failure, message)), retry=retry)
+        return Reply(i, failure=failure, failure_message=message, retry=retry)
 
     def _metered_twice(self, reply: Reply) -> Reply:
         """Every third streamed reply with usage as a provider that meters as it goes sends it: a first usage chunk (the
@@ -576,6 +591,16 @@ class Grammar:
             return reply
         early = freeze_object({"type": "usage", "usage": {"inputTokens": usage.get("inputTokens", 0), "outputTokens": 1}})
         return replace(reply, stream=(early, *reply.stream))
+
+    def _streamed(self, instance: int, stream: tuple[FrozenMap, ...]) -> Reply:
+        """A streamed reply; every fifth one the provider fails at its end, after its blocks (a tool call assembled
+        there never runs), and every other such failure is retried. Picked by counts, no random draw taken."""
+        stream, n = self._replayed(stream), self._offer("failed-finish")
+        if n % 5:
+            return Reply(instance, stream=stream)
+        k = self._made  # a count of the script's texts so far: the shape varies between scripts, not only within one
+        finish = _failed_finish(k, ("overloaded", "cancelled", "server_error")[k % 3], f"the provider failed ({k})")
+        return Reply(instance, stream=(*stream[:-1], finish), retry=k % 4 >= 2)
 
     def _replayed(self, stream: tuple[FrozenMap, ...]) -> tuple[FrozenMap, ...]:
         """Every other streamed reply as a provider that resumes its reasoning sends it: its finish carries a replay
