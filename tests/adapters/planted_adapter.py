@@ -52,7 +52,8 @@ campaign found them:
 - ``empty-answer-kept``: an answer with no block (an empty reply) derived as an assistant message of empty content,
   where the harness derives it to nothing, so every later request sends it; ``empty-answer-priced``: the meter
   projects such an answer to that message and prices it at its role framing, where the harness prices a node that
-  projects to nothing at 0;
+  projects to nothing at 0; ``tool-name-one-token``: the meter prices a tool call's name as one token, whatever its
+  length;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
@@ -411,6 +412,18 @@ def _empty_answer_priced(derived: Callable[[Event], JsonValue]) -> Callable[[Eve
     return project
 
 
+def _name_one_token(priced: Callable[[JsonValue], int]) -> Callable[[JsonValue], int]:
+    """The meter's content price with a tool call's name priced as one token whatever its length (an identifier taken
+    for one token), where the harness prices it as text, a token per four UTF-16 units begun (TM:352-372)."""
+
+    def one(block: JsonValue) -> JsonValue:
+        if isinstance(block, FrozenMap) and block.get("type") == "tool-call" and block.get("name"):
+            return FrozenMap({k: ("x" if k == "name" else v) for k, v in block.items()})  # a name of one unit
+        return block
+
+    return lambda blocks: priced(tuple(one(b) for b in blocks) if isinstance(blocks, tuple) else blocks)
+
+
 def _tail_unbalanced(selected: Callable[[Log, int], tuple[int, int] | None]) -> Callable[[Log, int], tuple[int, int] | None]:
     """The compacted range ends where the kept tail's price reaches ``retainTokens``, not moved back to a cut no tool call
     crosses (CB/region.ts:34-70): compactRegion refuses a range that splits a call from its result, so the service never
@@ -748,6 +761,7 @@ PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callabl
     "cancel-lost-on-throw": (transitions, "compose", _cancel_lost),
     "every-listener-called": (transitions, "compose", _every_listener_called),
     "empty-answer-priced": (meter, "derive_event_message", _empty_answer_priced),  # the meter's own reference
+    "tool-name-one-token": (meter, "estimate_content", _name_one_token),
 }
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
@@ -825,6 +839,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "empty-answer-priced": ("fuzz/an-empty-answer-is-priced-at-nothing",),
     "tail-unbalanced": ("fuzz/the-kept-tail-starts-at-a-cut-no-tool-call-crosses",),
     "pressure-when-cancelled": ("fuzz/a-cancelled-step-is-not-compacted-under-pressure",),
+    "tool-name-one-token": ("fuzz/a-tool-call-s-name-is-priced-by-its-length",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
