@@ -453,6 +453,17 @@ def _compaction_scenarios() -> tuple[Scenario, ...]:
             ),
         ),  # fmt: skip
         Scenario(
+            "compaction/positions-off-the-surface",
+            "A listener's compactRegion at pre-step and at post-step naming positions no surface of three nodes admits (an end before its start, an end past the last node) is refused, as a call the service would reject; the step goes on without it.",
+            ("LOOP-1",),
+            (
+                DOCS, Create("main", "s1"), *_turn(0, "go", compose=True), SendPrompt(0, "again"), BeginStep(0),
+                PreStep(0, compact=(1, 0)), PreStep(0, compact=(0, 3)), PreStep(0), Dispatch(0), Reply(0, text="ok"),
+                PostStep(0, compact=(2, 1)), PostStep(0, compact=(0, 4)), PostStep(0),
+            ),
+            refused=(11, 12, 16, 17),
+        ),  # fmt: skip
+        Scenario(
             "compaction/post-step-refused",
             "A post-step listener's compactRegion over a short region: the framed summary is not smaller, so compact/end carries the error, the step closes and the turn ends in error with the thrown message; the next turn goes on.",
             ("CMP-6", "CMP-4"),

@@ -760,6 +760,15 @@ class Grammar:
 
     # --- hostile actions (FUZZ-10) ---
 
+    def _off_surface(self, world: World, i: int, phase: Phase) -> PreStep | PostStep:
+        """A compaction at ``phase`` whose positions no surface admits, in turn: both past its last node, the end alone
+        past it, the end before the start. Aimed at an instance in that phase where one is (else at ``i``), where only
+        the positions can refuse it. Picked by a count and the world, no random draw taken."""
+        at = next((x.id for x in world.instances if x.phase is phase), i)
+        past = len(world.log_of(at).surface.nodes) if at < len(world.instances) else 0  # a position past the last node
+        positions = ((past, past), (0, past), (1, 0))[self._offer("off-surface") % 3]
+        return PreStep(at, compact=positions) if phase is Phase.PRE_STEP else PostStep(at, positions)
+
     def _target(self, world: World) -> int:
         """An instance to aim at: any one, or the id one past the last (no such instance)."""
         return self.rng.randrange(len(world.instances) + 1)
@@ -769,22 +778,21 @@ class Grammar:
         return self.rng.choice([i.id for i in world.instances if i.disposed] + [len(world.instances)])
 
     def hostile(self, world: World) -> list[Action]:
-        """Actions of every kind aimed where a guard may refuse them: a segment out of its phase, compaction positions past
+        """Actions of every kind aimed where a guard may refuse them: a segment out of its phase, compaction positions off
         the surface, an input to a disposed or unknown instance, a taken or unknown session, a busy session, a fork at no
         turn's end, a listener registered twice or unknown. The grammar does not know which are refused: the generator
         keeps those ``transitions.enabled`` refuses in ``world`` (FUZZ-10)."""
         i = self._target(world)
-        past = len(world.log_of(i).surface.nodes) if i < len(world.instances) else 0  # a position past the last node
         actions: list[Action] = [
             BeginStep(self._target(world)),
             Compose(self._target(world)),
             PreStep(self._target(world)),
-            PreStep(i, compact=(past, past)),
+            self._off_surface(world, i, Phase.PRE_STEP),
             Dispatch(self._target(world)),
             Reply(self._target(world), text=self.text("early ")),
             RunTools(self._target(world)),
             PostStep(self._target(world)),
-            PostStep(i, (past, past)),
+            self._off_surface(world, i, Phase.POST_STEP),
             SendPrompt(self._gone(world), self.text("prompt ")),
             SendPrompt(self._target(world), self.text("allowed "), block_reason="a reason with no block"),
             self.inject(self._gone(world)),
