@@ -892,6 +892,15 @@ def _guard_scenarios() -> tuple[Scenario, ...]:
             (Create("main", "s1", options=AgentOptions(provider="mock", model="")), SendPrompt(0, "who routes me?"), *_until_reply(0, compose=True)),
         ),  # fmt: skip
         Scenario(
+            "loop/a-request-config-without-a-model",
+            "A routed agent whose request config names a provider but no model, then a model but no provider: each request throws at agent/request as an agent with no route does (step/end, then turn/end in error naming the agent; no header, no request); the next turn, with no config, is routed by the agent's options.",
+            ("LOOP-10", "LOOP-1"),
+            (
+                Create("main", "s1"), SendPrompt(0, "go"), *_until_reply(0, compose=True, config=LlmCallConfig("mock", "")),
+                SendPrompt(0, "again"), *_until_reply(0, config=LlmCallConfig("", "mock-model")), *_turn(0, "third"),
+            ),
+        ),  # fmt: skip
+        Scenario(
             "inbox/queued-prompts",
             "What the running turn does not take waits in the inbox: a prompt sent during a turn opens the next turn when it ends; steering an error leaves undrained opens a fresh turn after it; a cancel drops what waits, and steering after it opens a fresh turn; idle, a steer is an ordinary turn and a cancel does nothing.",
             ("LOOP-13", "LOOP-4", "LOOP-6"),
