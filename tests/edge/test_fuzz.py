@@ -245,6 +245,10 @@ def test_hostile_steps_draw_what_the_model_refuses_of_every_guarded_kind_and_the
     # A matching refusal is not the end: the script applies more after it.
     went_on = sum(1 for s in scripts for k, reply in enumerate(s.replies[:-1]) if reply is None and s.replies[k + 1] is not None)
     assert went_on > refused // 2, (went_on, refused)
+    # Compaction positions off the surface include a range that ends before it starts, at either checkpoint (a guard
+    # that checks the end alone against the surface takes it).
+    off = {(a["action"], a["compact"][0] > a["compact"][1]) for s in scripts for a, r in zip(s.actions, s.replies) if r is None and a.get("compact")}
+    assert {("PreStep", True), ("PostStep", True)} <= off, off
 
 
 @pytest.mark.spec("FUZZ-10", "FUZZ-2")

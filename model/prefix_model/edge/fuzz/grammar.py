@@ -364,7 +364,7 @@ class Grammar:
             named = [t.get("name") for t in near if isinstance(t, FrozenMap)]
             if len(set(map(str, named))) == len(named):
                 return near
-        # Names of several lengths: a meter that prices a call by a name of its own length would pass names all alike.
+        # Names of several lengths: were they all of one length, a meter that priced a name by some fixed length would pass.
         names = self.rng.sample(("echo", "read", "find_files"), self.rng.randint(0, 2))
         return tuple(self.schema(n, " (v2)" if self.rng.random() < 0.3 else "") for n in sorted(names))
 
@@ -594,7 +594,7 @@ class Grammar:
 
     def _streamed(self, instance: int, stream: tuple[FrozenMap, ...]) -> Reply:
         """A streamed reply; every fifth one the provider fails at its end, after its blocks (a tool call assembled
-        there never runs), and every other such failure is retried. Picked by counts, no random draw taken."""
+        there never runs), half of those failures retried. Picked by counts, no random draw taken."""
         stream, n = self._replayed(stream), self._offer("failed-finish")
         if n % 5:
             return Reply(instance, stream=stream)
