@@ -8,12 +8,14 @@ a stream is ``stream.py``'s.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prefix_model.core.contracts import ENABLED, ensure, require
 from prefix_model.core.events import is_safe_seq
-from prefix_model.core.json_values import FrozenMap, freeze_object
+from prefix_model.core.json_values import FrozenMap, JsonValue, freeze_object
 from prefix_model.loop.stream import check_stream
 
-__all__ = ["text_stream", "tool_call_stream", "with_replay_state"]
+__all__ = ["text_stream", "tool_call_stream", "with_replay_state", "failed_finish"]
 
 
 def _split(text: str, count: int) -> list[str]:
@@ -76,3 +78,10 @@ def with_replay_state(chunks: tuple[FrozenMap, ...], state: str, kind: str | Non
     finish = chunks[-1]
     reason = finish["reason"] if kind is None else FrozenMap({"kind": kind})
     return (*chunks[:-1], FrozenMap({**finish, "reason": reason, "replayState": FrozenMap({"cursor": state})}))
+
+
+@ensure(lambda result: check_stream((result,)) is None, "STRM-1: a failure the harness's LlmError accepts", enabled=ENABLED)
+def failed_finish(kind: str, failure: Mapping[str, JsonValue]) -> FrozenMap:
+    """Return a finish of ``kind`` (error or aborted) carrying ``failure``: a provider failing the request itself, which
+    the loop takes as a thrown error (STRM-4)."""
+    return freeze_object({"type": "finish", "reason": {"kind": kind, "failure": dict(failure)}})

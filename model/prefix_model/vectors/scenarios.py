@@ -13,7 +13,7 @@ from functools import cache
 
 from prefix_model.core.headers import LlmCallConfig
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
-from prefix_model.examples.streams import text_stream, tool_call_stream, with_replay_state
+from prefix_model.examples.streams import failed_finish, text_stream, tool_call_stream, with_replay_state
 from prefix_model.loop.actions import (
     Action,
     BeginStep,
@@ -121,8 +121,7 @@ _LONG = "read the plan, then carry it out step by step; " * 10  # long enough th
 
 
 def _failed_finish(code: str, message: str, status: int, kind: str = "error", **facts: JsonValue) -> FrozenMap:
-    failure = FrozenMap({"message": message, "code": code, "status": status, **facts})
-    return FrozenMap({"type": "finish", "reason": FrozenMap({"kind": kind, "failure": failure})})
+    return failed_finish(kind, {"message": message, "code": code, "status": status, **facts})
 
 
 _USAGE_810 = {"inputTokens": 700, "cacheReadTokens": 50, "cacheWriteTokens": 30, "outputTokens": 30}  # each count decides the threshold

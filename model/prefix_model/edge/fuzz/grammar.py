@@ -28,7 +28,7 @@ from prefix_model.core.headers import EpochHeader, LlmCallConfig, fold_request_h
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
 from prefix_model.core.log import Log
 from prefix_model.edge.runner.protocol import PROVIDERS
-from prefix_model.examples.streams import text_stream, tool_call_stream, with_replay_state
+from prefix_model.examples.streams import failed_finish, text_stream, tool_call_stream, with_replay_state
 from prefix_model.loop.actions import (
     Action,
     BeginStep,
@@ -207,7 +207,7 @@ def _failed_finish(k: int, code: str, message: str) -> FrozenMap:
     failure: dict[str, JsonValue] = {"message": message, "code": code}
     failure |= {"status": (529, 499)[k % 2]} if k % 3 else {}
     failure |= {"providerRetryAfterMs": 1500, "requestId": f"req-{k}"} if k % 3 == 2 else {}
-    return freeze_object({"type": "finish", "reason": {"kind": ("error", "aborted")[k % 2], "failure": failure}})
+    return failed_finish(("error", "aborted")[k % 2], failure)
 
 
 def _reasoning(text: str) -> tuple[FrozenMap, ...]:
