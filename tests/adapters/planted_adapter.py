@@ -53,7 +53,7 @@ campaign found them:
   where the harness derives it to nothing, so every later request sends it; ``empty-answer-priced``: the meter
   projects such an answer to that message and prices it at its role framing, where the harness prices a node that
   projects to nothing at 0; ``tool-name-one-token``: the meter prices a tool call's name as one token, whatever its
-  length;
+  length; ``first-header-priced``: post-step pressure prices the session's first routed header, not its latest;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
@@ -424,6 +424,17 @@ def _name_one_token(priced: Callable[[JsonValue], int]) -> Callable[[JsonValue],
     return lambda blocks: priced(tuple(one(b) for b in blocks) if isinstance(blocks, tuple) else blocks)
 
 
+def _first_header_priced(measured: Callable[..., Measurement]) -> Callable[..., Measurement]:
+    """The loop's meter pricing the session's first routed header where the harness's fold keeps the latest (TM:116-147):
+    a system prompt, tools or prefix changed since the first request are priced as they first were."""
+
+    def first(log: Log) -> Measurement:
+        header = next((header_of(e) for e in log.events if e.type == REQUEST_HEADER), None)
+        return measured(log) if header is None else measured(log, header)
+
+    return first
+
+
 def _tail_unbalanced(selected: Callable[[Log, int], tuple[int, int] | None]) -> Callable[[Log, int], tuple[int, int] | None]:
     """The compacted range ends where the kept tail's price reaches ``retainTokens``, not moved back to a cut no tool call
     crosses (CB/region.ts:34-70): compactRegion refuses a range that splits a call from its result, so the service never
@@ -762,6 +773,7 @@ PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callabl
     "every-listener-called": (transitions, "compose", _every_listener_called),
     "empty-answer-priced": (meter, "derive_event_message", _empty_answer_priced),  # the meter's own reference
     "tool-name-one-token": (meter, "estimate_content", _name_one_token),
+    "first-header-priced": (transitions, "measure", _first_header_priced),  # the loop's own reference to the meter
 }
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
@@ -840,6 +852,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "tail-unbalanced": ("fuzz/the-kept-tail-starts-at-a-cut-no-tool-call-crosses",),
     "pressure-when-cancelled": ("fuzz/a-cancelled-step-is-not-compacted-under-pressure",),
     "tool-name-one-token": ("fuzz/a-tool-call-s-name-is-priced-by-its-length",),
+    "first-header-priced": ("fuzz/post-step-pressure-prices-the-latest-routed-header",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.

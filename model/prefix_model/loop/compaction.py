@@ -24,7 +24,7 @@ from prefix_model.core.headers import EpochHeader, LlmCallConfig, fold_request_h
 from prefix_model.core.json_values import FrozenMap, freeze_object
 from prefix_model.core.log import Log
 from prefix_model.core.requests import Request
-from prefix_model.loop.meter import estimate_message, measure, node_prices
+from prefix_model.loop.meter import estimate_message, node_prices
 
 __all__ = [
     "CompactPolicy",
