@@ -54,6 +54,7 @@ campaign found them:
   projects such an answer to that message and prices it at its role framing, where the harness prices a node that
   projects to nothing at 0; ``tool-name-one-token``: the meter prices a tool call's name as one token, whatever its
   length; ``first-header-priced``: post-step pressure prices the session's first routed header, not its latest;
+  ``prefix-priced-as-json``: the meter prices the header's prefix as the JSON text of the list, as it prices the tools;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
@@ -435,6 +436,18 @@ def _first_header_priced(measured: Callable[..., Measurement]) -> Callable[..., 
     return first
 
 
+def _prefix_priced_as_json(priced: Callable[[EpochHeader | None], int]) -> Callable[[EpochHeader | None], int]:
+    """The meter's header price with the prefix priced as one JSON block, as the tools are, where the harness prices each
+    prefix message as a message, its blocks and role framing (TM:378-389)."""
+
+    def as_json(header: EpochHeader | None) -> int:
+        if header is None or not header.message_prefix:
+            return priced(header)
+        return priced(replace(header, message_prefix=None)) + priced(EpochHeader(header.config, None, header.message_prefix))
+
+    return as_json
+
+
 def _tail_unbalanced(selected: Callable[[Log, int], tuple[int, int] | None]) -> Callable[[Log, int], tuple[int, int] | None]:
     """The compacted range ends where the kept tail's price reaches ``retainTokens``, not moved back to a cut no tool call
     crosses (CB/region.ts:34-70): compactRegion refuses a range that splits a call from its result, so the service never
@@ -774,6 +787,7 @@ PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callabl
     "empty-answer-priced": (meter, "derive_event_message", _empty_answer_priced),  # the meter's own reference
     "tool-name-one-token": (meter, "estimate_content", _name_one_token),
     "first-header-priced": (transitions, "measure", _first_header_priced),  # the loop's own reference to the meter
+    "prefix-priced-as-json": (meter, "estimate_header", _prefix_priced_as_json),
 }
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
@@ -853,6 +867,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "pressure-when-cancelled": ("fuzz/a-cancelled-step-is-not-compacted-under-pressure",),
     "tool-name-one-token": ("fuzz/a-tool-call-s-name-is-priced-by-its-length",),
     "first-header-priced": ("fuzz/post-step-pressure-prices-the-latest-routed-header",),
+    "prefix-priced-as-json": ("fuzz/the-prefix-is-priced-message-by-message",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
