@@ -55,6 +55,8 @@ campaign found them:
   projects to nothing at 0; ``tool-name-one-token``: the meter prices a tool call's name as one token, whatever its
   length; ``first-header-priced``: post-step pressure prices the session's first routed header, not its latest;
   ``prefix-priced-as-json``: the meter prices the header's prefix as the JSON text of the list, as it prices the tools;
+- ``threshold-unfloored``: the service compares the pressure with the window times the threshold ratio unfloored;
+  ``threshold-rounded``: it rounds that product to the nearest integer;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
@@ -71,6 +73,7 @@ order, a log layout that differs by design, and ``own-layout+NAME`` does so with
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from types import ModuleType
@@ -349,7 +352,7 @@ class Patched(Server):
     """The model with one public function of ``module`` replaced by ``faulty(original)`` while each request is handled
     (restored after it, so an in-process caller keeps the model's)."""
 
-    def __init__(self, module: ModuleType, function: str, faulty: Callable[[Callable[..., Any]], Callable[..., Any]], name: str) -> None:
+    def __init__(self, module: ModuleType | type, function: str, faulty: Callable[[Callable[..., Any]], Callable[..., Any]], name: str) -> None:
         super().__init__(name=name)
         self.module, self.function, self.faulty = module, function, faulty
 
@@ -446,6 +449,23 @@ def _prefix_priced_as_json(priced: Callable[[EpochHeader | None], int]) -> Calla
         return priced(replace(header, message_prefix=None)) + priced(EpochHeader(header.config, None, header.message_prefix))
 
     return as_json
+
+
+def _threshold(taken: Callable[[float], int]) -> Callable[[Callable[[CompactPolicy], tuple[int, int] | None]], Callable[[CompactPolicy], tuple[int, int] | None]]:
+    """The service's budgets with the threshold taken of the window times the ratio by ``taken``, where the harness
+    floors it (CB/config.ts:144): a pressure at the floor of a fractional product is then below it."""
+
+    def faulty(budgets: Callable[[CompactPolicy], tuple[int, int] | None]) -> Callable[[CompactPolicy], tuple[int, int] | None]:
+        def budgeted(policy: CompactPolicy) -> tuple[int, int] | None:
+            floored = budgets(policy)
+            if floored is None or policy.context_window is None:
+                return floored
+            threshold = taken(policy.context_window * policy.threshold_ratio)
+            return (threshold, floored[1]) if floored[1] < threshold else None
+
+        return budgeted
+
+    return faulty
 
 
 def _tail_unbalanced(selected: Callable[[Log, int], tuple[int, int] | None]) -> Callable[[Log, int], tuple[int, int] | None]:
@@ -776,7 +796,7 @@ RECOMPOSES_AFTER = {
     "register-recomposes": "Register", "mount-recomposes": "MountCompaction", "create-recomposes": "Create", "dispose-recomposes": "Dispose",
     "resume-recomposes": "Resume", "fork-recomposes": "ForkDrive",
 }
-PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callable[..., Any]]]] = {
+PATCHED: dict[str, tuple[ModuleType | type, str, Callable[[Callable[..., Any]], Callable[..., Any]]]] = {
     "reasoning-unpriced": (meter, "estimate_content", _unreasoned),
     "retain-strict": (compaction, "tail_start", _past_retain),
     "tail-unbalanced": (compaction, "select_range", _tail_unbalanced),
@@ -788,6 +808,8 @@ PATCHED: dict[str, tuple[ModuleType, str, Callable[[Callable[..., Any]], Callabl
     "tool-name-one-token": (meter, "estimate_content", _name_one_token),
     "first-header-priced": (transitions, "measure", _first_header_priced),  # the loop's own reference to the meter
     "prefix-priced-as-json": (meter, "estimate_header", _prefix_priced_as_json),
+    "threshold-unfloored": (CompactPolicy, "budgets", _threshold(math.ceil)),  # an integer pressure against the product
+    "threshold-rounded": (CompactPolicy, "budgets", _threshold(lambda product: math.floor(product + 0.5))),  # Math.round
 }
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
@@ -868,6 +890,8 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "tool-name-one-token": ("fuzz/a-tool-call-s-name-is-priced-by-its-length",),
     "first-header-priced": ("fuzz/post-step-pressure-prices-the-latest-routed-header",),
     "prefix-priced-as-json": ("fuzz/the-prefix-is-priced-message-by-message",),
+    "threshold-unfloored": ("fuzz/the-threshold-is-the-floor-of-window-times-ratio",),
+    "threshold-rounded": ("fuzz/the-threshold-is-the-floor-of-window-times-ratio",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.

@@ -21,6 +21,7 @@ import random
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 from prefix_model.core.events import REQUEST_HEADER, STEP_START, TURN_END, is_surface_type
@@ -338,7 +339,7 @@ class Grammar:
         return Listener(name, agent, tuple(self.call(name, v) for v in range(1, length + 1)))
 
     def policy(self, world: World) -> CompactPolicy:
-        window = self.rng.choice((None, 120, 250, 400, 800, 1600, 4000))
+        window = self.rng.choice((None, 120, 251, 400, 800, 1601, 4000))
         threshold = self.rng.choice((0.5, 0.8, 0.9))
         window = self.aimed(world, window, threshold)
         retain = self.rng.choice((0.1, 0.16, 0.3))
@@ -350,11 +351,17 @@ class Grammar:
         """Every other window drawn, where a session has pressure: one whose threshold sits a few tokens above the most
         pressed session's measure, so the next steps cross it and a meter that misprices by a token or two compacts a
         step early or late (TOK-1, TOK-2). Fixed windows put the threshold hundreds of tokens from any measure, where
-        only a gross mispricing shows. The margin is read off the drawn window."""
+        only a gross mispricing shows. The margin is read off the drawn window. The window is then moved up to the first
+        whose product with the ratio falls half a token or more past an integer: the service floors it (CMP-3), and a
+        service that rounds it, or compares with it unfloored, compacts a step late, at the floored threshold that
+        ``pressing`` lands on. Every fixed window's product is an integer, where the three agree."""
         if self._offer("aim") % 2 or window is None:
             return window
         pressure = max((measure(session.log).total for session in world.sessions), default=0)
-        return math.ceil((pressure + window % 23 + 1) / ratio) if pressure else window
+        if not pressure:
+            return window
+        aimed, exact = math.ceil((pressure + window % 23 + 1) / ratio), Fraction(str(ratio))
+        return next((w for w in range(aimed, aimed + exact.denominator) if w * exact % 1 >= Fraction(1, 2)), aimed)
 
     def tools(self, current: tuple[JsonValue, ...] = ()) -> tuple[JsonValue, ...]:
         """A tool list: a new one, or (half the time, when there is one) a near miss of ``current`` — never two tools of
