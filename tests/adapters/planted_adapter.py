@@ -56,7 +56,9 @@ campaign found them:
   length; ``first-header-priced``: post-step pressure prices the session's first routed header, not its latest;
   ``prefix-priced-as-json``: the meter prices the header's prefix as the JSON text of the list, as it prices the tools;
 - ``threshold-unfloored``: the service compares the pressure with the window times the threshold ratio unfloored;
-  ``threshold-rounded``: it rounds that product to the nearest integer;
+  ``threshold-rounded``: it rounds that product to the nearest integer; ``blank-by-python-strip``: a summary is blank
+  when Python's ``str.strip`` leaves nothing, not JavaScript's ``trim``; ``blank-untrimmed``: only an empty summary is
+  blank;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
@@ -349,10 +351,10 @@ class WholeConfigInherited(BeforeApply):
 
 
 class Patched(Server):
-    """The model with one public function of ``module`` replaced by ``faulty(original)`` while each request is handled
-    (restored after it, so an in-process caller keeps the model's)."""
+    """The model with one public name of ``module`` (a function, a method of a class, a constant) replaced by
+    ``faulty(original)`` while each request is handled (restored after it, so an in-process caller keeps the model's)."""
 
-    def __init__(self, module: ModuleType | type, function: str, faulty: Callable[[Callable[..., Any]], Callable[..., Any]], name: str) -> None:
+    def __init__(self, module: ModuleType | type, function: str, faulty: Callable[[Any], Any], name: str) -> None:
         super().__init__(name=name)
         self.module, self.function, self.faulty = module, function, faulty
 
@@ -796,7 +798,7 @@ RECOMPOSES_AFTER = {
     "register-recomposes": "Register", "mount-recomposes": "MountCompaction", "create-recomposes": "Create", "dispose-recomposes": "Dispose",
     "resume-recomposes": "Resume", "fork-recomposes": "ForkDrive",
 }
-PATCHED: dict[str, tuple[ModuleType | type, str, Callable[[Callable[..., Any]], Callable[..., Any]]]] = {
+PATCHED: dict[str, tuple[ModuleType | type, str, Callable[[Any], Any]]] = {
     "reasoning-unpriced": (meter, "estimate_content", _unreasoned),
     "retain-strict": (compaction, "tail_start", _past_retain),
     "tail-unbalanced": (compaction, "select_range", _tail_unbalanced),
@@ -810,6 +812,8 @@ PATCHED: dict[str, tuple[ModuleType | type, str, Callable[[Callable[..., Any]], 
     "prefix-priced-as-json": (meter, "estimate_header", _prefix_priced_as_json),
     "threshold-unfloored": (CompactPolicy, "budgets", _threshold(math.ceil)),  # an integer pressure against the product
     "threshold-rounded": (CompactPolicy, "budgets", _threshold(lambda product: math.floor(product + 0.5))),  # Math.round
+    "blank-by-python-strip": (compaction, "JS_WHITESPACE", lambda js: None),  # str.strip(None): Python's white space
+    "blank-untrimmed": (compaction, "JS_WHITESPACE", lambda js: ""),  # str.strip(""): nothing stripped
 }
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
@@ -825,6 +829,7 @@ _RETAIN = "fuzz/the-kept-tail-stops-at-the-node-that-reaches-retain-tokens"  # i
 _EQUAL_SUMMARY = "fuzz/a-summary-priced-at-the-shadowed-content-is-refused"  # its prefix holds reasoning and a plugin's block
 _TOOLS_BACK = "fuzz/a-tool-list-back-to-one-logged-before-is-a-change"
 _CONFIG_BACK = "fuzz/a-request-config-back-to-one-logged-before-is-a-change"
+_BLANK = "compaction/a-blank-summary-is-blank-as-javascript-trims"  # found by reading the harness; campaigns find both since
 _IN_PLACE = "fuzz/a-composition-is-sent-as-contributed-an-empty-message-and-a-later-system-one-in-place"
 FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "tools-by-name": (_KEY_ORDER, "fuzz/a-tool-description-change-alone-is-a-change"),
@@ -892,6 +897,8 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "prefix-priced-as-json": ("fuzz/the-prefix-is-priced-message-by-message",),
     "threshold-unfloored": ("fuzz/the-threshold-is-the-floor-of-window-times-ratio",),
     "threshold-rounded": ("fuzz/the-threshold-is-the-floor-of-window-times-ratio",),
+    "blank-by-python-strip": (_BLANK,),
+    "blank-untrimmed": (_BLANK,),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.

@@ -109,6 +109,17 @@ def test_a_blank_summary_is_refused_after_the_bracket_opened() -> None:
     assert run.error == "summarization produced no text summary content" and run.request is not None
 
 
+@pytest.mark.spec("CMP-6")
+def test_a_summary_is_blank_as_javascript_s_trim_finds_it_not_as_python_s_strip() -> None:
+    # The harness tests `text.trim().length > 0` (CB/summarizer.ts:148-150); node's trim removes U+FEFF and keeps
+    # U+001C-U+001F and U+0085, where str.strip does the reverse (both read off node 24 and CPython 3.11).
+    blank = "summarization produced no text summary content"
+    assert summary_refusal(CompactPolicy(), "\ufeff", 1000) == blank
+    assert summary_refusal(CompactPolicy(), "\u3000\u2028\xa0", 1000) == blank  # white space both languages trim
+    for kept in ("\x1c", "\x1d", "\x1e", "\x1f", "\x85"):
+        assert kept.strip() == "" and summary_refusal(CompactPolicy(), kept, 1000) is None
+
+
 @pytest.mark.spec("CMP-2")
 def test_the_bracket_contract_can_fail() -> None:
     log = play((start(), *turn(0, LONG_PROMPT, compose=True))).session("s1").log

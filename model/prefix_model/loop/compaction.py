@@ -271,12 +271,18 @@ def compact_region(
     return Compaction(done.append(COMPACT_END, {"turn": turn}), request, sent)
 
 
+# What JavaScript's String.prototype.trim removes (ECMA-262 WhiteSpace and LineTerminator): the summarizer's blank test
+# is `text.trim().length > 0` (CB/summarizer.ts:148-150). Python's str.strip differs: it strips U+001C-U+001F and
+# U+0085, which trim keeps, and keeps U+FEFF, which trim strips.
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
 def _framed_price(policy: CompactPolicy, reply: str) -> int:
     """The price of the replacement message a summary ``reply`` would land as."""
     return estimate_message(freeze_object({"role": "user", "content": frame_summary(policy, (_text(reply),))}))
 
 
-@ensure(lambda reply, result: bool(reply.strip()) or result is not None, "CMP-6: a reply with no non-blank text is refused", enabled=ENABLED)
+@ensure(lambda reply, result: bool(reply.strip(JS_WHITESPACE)) or result is not None, "CMP-6: a reply with no non-blank text is refused", enabled=ENABLED)
 @ensure(
     lambda policy, reply, shadowed_tokens, result: result is not None or _framed_price(policy, reply) < shadowed_tokens,
     "CMP-6: a summary taken is priced, framed, below the shadowed content",
@@ -284,7 +290,7 @@ def _framed_price(policy: CompactPolicy, reply: str) -> int:
 )
 def summary_refusal(policy: CompactPolicy, reply: str, shadowed_tokens: int) -> str | None:
     """What the service throws about a summary: none of it is text, or framed it is not smaller (CB/region.ts:134-143)."""
-    if not reply.strip():
+    if not reply.strip(JS_WHITESPACE):
         return "summarization produced no text summary content"
     framed = _framed_price(policy, reply)
     if framed >= shadowed_tokens:

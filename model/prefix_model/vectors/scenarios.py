@@ -452,6 +452,16 @@ def _compaction_scenarios() -> tuple[Scenario, ...]:
             ),
         ),  # fmt: skip
         Scenario(
+            "compaction/a-blank-summary-is-blank-as-javascript-trims",
+            "A pre-step compactRegion whose summary is U+001C U+0085 (blank to Python's str.strip, not to JavaScript's trim) is taken; a later one whose summary is U+FEFF (which trim removes) is blank: compact/end carries the error and the turn ends in error.",
+            ("CMP-6", "CMP-2"),
+            (
+                DOCS, Create("main", "s1"), *_turn(0, _LONG, compose=True), *_turn(0, "two"),
+                SendPrompt(0, "three"), BeginStep(0), PreStep(0, compact=(0, 2), summaries=("\x1c\x85",)), Dispatch(0), Reply(0, text="ok"),
+                PostStep(0), SendPrompt(0, _LONG), *_step(0), SendPrompt(0, "four"), BeginStep(0), PreStep(0, compact=(0, 2), summaries=("\ufeff",)),
+            ),
+        ),  # fmt: skip
+        Scenario(
             "compaction/positions-off-the-surface",
             "A listener's compactRegion at pre-step and at post-step naming positions no surface of three nodes admits (an end before its start, an end past the last node) is refused, as a call the service would reject; the step goes on without it.",
             ("LOOP-1",),

@@ -95,6 +95,7 @@ _SUPPORTED_EFFORTS = ("low", "medium", "high", "max")
 _TEMPERATURES = (None, 0, 0.5, 1)
 PROVIDER = PROVIDERS[0]  # the provider every adapter routes: the model routes any, an implementation those it registers
 _PREAMBLE = CompactPolicy().preamble
+_BLANKS = ("", " \n\t", "\ufeff", "\x1c\x85")
 
 
 def out_of_domain(world: World, action: Action) -> str | None:
@@ -465,7 +466,15 @@ class Grammar:
         return None if self.rng.random() < 0.7 else FrozenMap({"origin": f"m{self._tag()}"})
 
     def summaries(self) -> tuple[str, ...]:
-        return tuple(f"summary {self._tag()}" for _ in range(self.rng.choice((0, 1, 1, 2))))
+        """The summarizer's replies; every fifth, in turn, blank or blank to one language alone: empty, white space,
+        U+FEFF (which JavaScript's trim removes and Python's strip keeps) and U+001C U+0085 (the reverse), so that a
+        service that skips the blank test, or tests it by another language's rule, takes or refuses a summary the
+        harness does not (CMP-6)."""
+        return tuple(self._summary() for _ in range(self.rng.choice((0, 1, 1, 2))))
+
+    def _summary(self) -> str:
+        offered = self._offer("summary")
+        return _BLANKS[offered // 5 % len(_BLANKS)] if offered % 5 == 0 else f"summary {self._tag()}"
 
     def positions(self, count: int) -> tuple[int, int] | None:
         if count == 0:
