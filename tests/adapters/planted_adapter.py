@@ -56,7 +56,8 @@ campaign found them:
   length; ``first-header-priced``: post-step pressure prices the session's first routed header, not its latest;
   ``prefix-priced-as-json``: the meter prices the header's prefix as the JSON text of the list, as it prices the tools;
 - ``threshold-unfloored``: the service compares the pressure with the window times the threshold ratio unfloored;
-  ``threshold-rounded``: it rounds that product to the nearest integer; ``blank-by-python-strip``: a summary is blank
+  ``threshold-rounded``: it rounds that product to the nearest integer; ``retain-unfloored`` and ``retain-rounded``:
+  the same of the retained tail's window times its ratio; ``blank-by-python-strip``: a summary is blank
   when Python's ``str.strip`` leaves nothing, not JavaScript's ``trim``; ``blank-untrimmed``: only an empty summary is
   blank;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
@@ -453,17 +454,27 @@ def _prefix_priced_as_json(priced: Callable[[EpochHeader | None], int]) -> Calla
     return as_json
 
 
-def _threshold(taken: Callable[[float], int]) -> Callable[[Callable[[CompactPolicy], tuple[int, int] | None]], Callable[[CompactPolicy], tuple[int, int] | None]]:
-    """The service's budgets with the threshold taken of the window times the ratio by ``taken``, where the harness
-    floors it (CB/config.ts:144): a pressure at the floor of a fractional product is then below it."""
+def _rounded(product: float) -> int:
+    """JavaScript's ``Math.round``: half up."""
+    return math.floor(product + 0.5)
+
+
+def _budget(taken: Callable[[float], int], retained: bool = False) -> Callable[[Callable[[CompactPolicy], tuple[int, int] | None]], Callable[[CompactPolicy], tuple[int, int] | None]]:
+    """The service's budgets with the threshold (or, ``retained``, the kept tail's ratio share) taken of the window times
+    its ratio by ``taken``, where the harness floors both (CB/config.ts:144-146): a pressure or a tail priced at the floor
+    of a fractional product then falls on the other side of it."""
 
     def faulty(budgets: Callable[[CompactPolicy], tuple[int, int] | None]) -> Callable[[CompactPolicy], tuple[int, int] | None]:
         def budgeted(policy: CompactPolicy) -> tuple[int, int] | None:
             floored = budgets(policy)
             if floored is None or policy.context_window is None:
                 return floored
-            threshold = taken(policy.context_window * policy.threshold_ratio)
-            return (threshold, floored[1]) if floored[1] < threshold else None
+            threshold, retain = floored
+            if not retained:
+                threshold = taken(policy.context_window * policy.threshold_ratio)
+            elif policy.retain_tokens is None:
+                retain = taken(policy.context_window * policy.retain_ratio)
+            return (threshold, retain) if retain < threshold else None
 
         return budgeted
 
@@ -810,8 +821,10 @@ PATCHED: dict[str, tuple[ModuleType | type, str, Callable[[Any], Any]]] = {
     "tool-name-one-token": (meter, "estimate_content", _name_one_token),
     "first-header-priced": (transitions, "measure", _first_header_priced),  # the loop's own reference to the meter
     "prefix-priced-as-json": (meter, "estimate_header", _prefix_priced_as_json),
-    "threshold-unfloored": (CompactPolicy, "budgets", _threshold(math.ceil)),  # an integer pressure against the product
-    "threshold-rounded": (CompactPolicy, "budgets", _threshold(lambda product: math.floor(product + 0.5))),  # Math.round
+    "threshold-unfloored": (CompactPolicy, "budgets", _budget(math.ceil)),  # an integer pressure against the product
+    "threshold-rounded": (CompactPolicy, "budgets", _budget(_rounded)),
+    "retain-unfloored": (CompactPolicy, "budgets", _budget(math.ceil, retained=True)),
+    "retain-rounded": (CompactPolicy, "budgets", _budget(_rounded, retained=True)),
     "blank-by-python-strip": (compaction, "JS_WHITESPACE", lambda js: None),  # str.strip(None): Python's white space
     "blank-untrimmed": (compaction, "JS_WHITESPACE", lambda js: ""),  # str.strip(""): nothing stripped
 }
@@ -897,6 +910,8 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "prefix-priced-as-json": ("fuzz/the-prefix-is-priced-message-by-message",),
     "threshold-unfloored": ("fuzz/the-threshold-is-the-floor-of-window-times-ratio",),
     "threshold-rounded": ("fuzz/the-threshold-is-the-floor-of-window-times-ratio",),
+    "retain-unfloored": ("fuzz/the-retained-tail-is-the-floor-of-window-times-ratio",),
+    "retain-rounded": ("fuzz/the-retained-tail-is-the-floor-of-window-times-ratio",),
     "blank-by-python-strip": (_BLANK,),
     "blank-untrimmed": (_BLANK,),
 }
