@@ -839,6 +839,7 @@ _KEY_ORDER = "fuzz/parameters-in-another-key-order-are-a-tool-change"
 _PROVENANCE = "fuzz/a-contributed-assistant-message-keeps-its-provenance"
 _PLUGIN_BLOCK = "fuzz/a-block-of-a-plugin-type-is-priced-by-its-json-text"  # its prefix messages hold blocks and provenance
 _RETAIN = "fuzz/the-kept-tail-stops-at-the-node-that-reaches-retain-tokens"  # its surface holds two steers
+_RETAIN_FLOOR = "fuzz/the-retained-tail-is-the-floor-of-window-times-ratio"
 _EQUAL_SUMMARY = "fuzz/a-summary-priced-at-the-shadowed-content-is-refused"  # its prefix holds reasoning and a plugin's block
 _TOOLS_BACK = "fuzz/a-tool-list-back-to-one-logged-before-is-a-change"
 _CONFIG_BACK = "fuzz/a-request-config-back-to-one-logged-before-is-a-change"
@@ -894,7 +895,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "config-seen-before": (_CONFIG_BACK,),
     "whole-config-inherited": ("fuzz/a-resumed-instance-takes-only-the-logged-reasoning-effort",),
     "reasoning-unpriced": ("fuzz/a-reasoning-block-is-priced-as-its-text", _EQUAL_SUMMARY),  # its prefix holds reasoning
-    "retain-strict": (_RETAIN,),
+    "retain-strict": (_RETAIN, _RETAIN_FLOOR),  # the latter's tail is priced exactly at the floor
     "equal-summary-taken": (_EQUAL_SUMMARY,),
     "first-usage-kept": ("fuzz/a-stream-metered-twice-carries-its-last-usage",),
     "steering-before-queued": ("fuzz/steering-a-turn-never-drained-queues-after-the-prompts-waiting",),
@@ -910,8 +911,8 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "prefix-priced-as-json": ("fuzz/the-prefix-is-priced-message-by-message",),
     "threshold-unfloored": ("fuzz/the-threshold-is-the-floor-of-window-times-ratio",),
     "threshold-rounded": ("fuzz/the-threshold-is-the-floor-of-window-times-ratio",),
-    "retain-unfloored": ("fuzz/the-retained-tail-is-the-floor-of-window-times-ratio",),
-    "retain-rounded": ("fuzz/the-retained-tail-is-the-floor-of-window-times-ratio",),
+    "retain-unfloored": (_RETAIN_FLOOR,),
+    "retain-rounded": (_RETAIN_FLOOR,),
     "blank-by-python-strip": (_BLANK,),
     "blank-untrimmed": (_BLANK,),
 }
