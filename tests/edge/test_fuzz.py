@@ -31,7 +31,12 @@ from prefix_model.edge.runner.consumer import JsonObject
 from prefix_model.edge.runner.protocol import routes
 from prefix_model.edge.runner.run import not_applicable
 from prefix_model.edge.runner.server import Server
-from prefix_model.vectors.codec import ACTION_TYPES
+from prefix_model.vectors.codec import ACTION_TYPES, action_from_json
+from prefix_model.core.events import ASSISTANT_MESSAGE
+from prefix_model.loop.actions import Reply
+from prefix_model.loop.meter import node_prices
+from prefix_model.loop.transitions import apply, enabled
+from prefix_model.loop.world import World
 
 from tests.adapters.planted_adapter import CAMPAIGN_TESTED, FOUND_BY_A_CAMPAIGN
 from tests.conftest import HANG
@@ -105,10 +110,11 @@ def test_a_campaign_is_the_same_scripts_for_its_seed_and_another_seed_draws_othe
 
 @pytest.mark.spec("FUZZ-1", "LOOP-12", "JSON-4", "STRM-4")
 def test_scripts_draw_json_edges_and_tool_schemas_in_every_shape_assembly_collects() -> None:
-    # The first scripts of campaign 65, as it draws them (seed 1 missed an empty stop list once failed finishes were drawn,
-    # seed 8 once blank summaries were: the first of seeds 0-65 whose 15 scripts hold every draw asserted below)
+    # The first scripts of campaign 52, as it draws them: the first seed whose 15 scripts hold every draw asserted below
+    # (seed 1 missed an empty stop list once failed finishes were drawn, seed 8 once blank summaries were, seed 65 once
+    # answers were sized to the retained tail)
     coverage = Coverage()
-    scripts = [draw(65, k, coverage).actions for k in range(15)]
+    scripts = [draw(52, k, coverage).actions for k in range(15)]
     actions = [a for script in scripts for a in script]
     tools = [t for a in actions if a["action"] in ("Create", "Resume", "ForkDrive", "SetTools") for t in a["tools"]]
     # Registered in another key order with a member assembly drops; parameters of edge numbers and integer-like keys.
@@ -154,6 +160,27 @@ def test_summaries_are_drawn_blank_and_blank_to_one_language_alone() -> None:
     actions = [a for k in range(25) for a in draw(0, k, coverage).actions if a["action"] in ("PreStep", "PostStep")]
     drawn = {summary for a in actions for summary in a["summaries"]}
     assert {"", " \n\t", "\ufeff", "\x1c\x85"} <= drawn and any(summary.startswith("summary ") for summary in drawn)
+
+
+@pytest.mark.spec("FUZZ-1", "CMP-3", "CMP-4")
+def test_an_answer_under_pressure_is_drawn_priced_at_the_retained_tail_s_budget() -> None:
+    # Where a step presses whatever its answer, the answer is sized so that its node is priced at the kept tail's budget
+    # exactly: a service that rounds the window times the retain ratio, or leaves it unfloored, keeps one node more.
+    coverage, at_budget = Coverage(), 0
+    for k in range(40):
+        world = World()
+        for drawn in draw(0, k, coverage).actions:
+            action = action_from_json(freeze(drawn))
+            if not enabled(world, action):
+                continue  # a hostile step, refused
+            after = apply(world, action)
+            budgets = world.compaction.budgets()
+            if isinstance(action, Reply) and budgets is not None and world.compaction.retain_tokens is None:
+                log = after.log_of(action.instance)
+                last = log.surface.nodes[-1] if log.surface.nodes else None
+                at_budget += last is not None and log.events[last].type == ASSISTANT_MESSAGE and node_prices(log)[-1] == budgets[1]
+            world = after
+    assert at_budget >= 1
 
 
 @pytest.mark.spec("FUZZ-1", "HDR-7", "HDR-10")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-from prefix_model.core.events import REQUEST_HEADER, STEP_START, TURN_END, is_surface_type
+from prefix_model.core.events import ASSISTANT_MESSAGE, REQUEST_HEADER, STEP_START, TURN_END, is_surface_type
 from prefix_model.core.headers import EpochHeader, LlmCallConfig, fold_request_header, header_of
 from prefix_model.core.json_values import FrozenMap, JsonValue, freeze, freeze_object, json_text
 from prefix_model.core.log import Log
@@ -56,7 +56,7 @@ from prefix_model.loop.actions import (
     Steer,
 )
 from prefix_model.loop.compaction import CompactPolicy, balanced_cuts
-from prefix_model.loop.meter import measure
+from prefix_model.loop.meter import measure, node_prices
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.prompt import BLOCKED
 from prefix_model.loop.world import (
@@ -202,6 +202,27 @@ def _post_step_pressure(world: World, reply: Reply) -> JsonValue:
     return measured[0] if measured else None
 
 
+def _tail_sized(world: World, reply: Reply, retain: int) -> Reply:
+    """Where the step's post-step presses whatever its answer: the answer sized so that its node is priced at the retained
+    tail's budget exactly, so the service keeps that answer alone, and one whose budget is a token more (the window times
+    the ratio rounded, or left unfloored: CMP-3) keeps the node before it too. Sized by the model (the reply applied, the
+    answer's node priced, as ``pressing`` reads the pressure); the reply as drawn where no size prices it so."""
+    first = _answer_price(world, replace(reply, text="word"))
+    if first is None or retain - first + 1 < 1:
+        return reply
+    sized = replace(reply, text="word" * (retain - first + 1))  # each four-character word one token more
+    return sized if _answer_price(world, sized) == retain else reply
+
+
+def _answer_price(world: World, reply: Reply) -> int | None:
+    """The model's price of the node ``reply``'s answer lands as, or None where it lands as none."""
+    if not enabled(world, reply):
+        return None
+    log = apply(world, reply).log_of(reply.instance)
+    last = log.surface.nodes[-1] if log.surface.nodes else None
+    return node_prices(log)[-1] if last is not None and log.events[last].type == ASSISTANT_MESSAGE else None
+
+
 def _failed_finish(k: int, code: str, message: str) -> FrozenMap:
     """The ``k``-th failed finish a provider sends: an error one and an aborted one in turn, whose failure carries
     ``{message, code}``, then a status as well, then a retry hint and a request id too. The request fails as a thrown
@@ -342,27 +363,33 @@ class Grammar:
     def policy(self, world: World) -> CompactPolicy:
         window = self.rng.choice((None, 120, 251, 400, 800, 1601, 4000))
         threshold = self.rng.choice((0.5, 0.8, 0.9))
-        window = self.aimed(world, window, threshold)
         retain = self.rng.choice((0.1, 0.16, 0.3))
         tokens = self.rng.choice((None, None, 0, 20, 200))
+        window = self.aimed(world, window, threshold, retain if tokens is None else None)  # aimed takes no random draw
         summarizer = ("", "") if self.rng.random() < 0.7 else (self._routed(), "summary-model")
         return CompactPolicy(window, threshold, retain, tokens, summarization_provider=summarizer[0], summarization_model=summarizer[1])
 
-    def aimed(self, world: World, window: int | None, ratio: float) -> int | None:
+    def aimed(self, world: World, window: int | None, ratio: float, retain: float | None = None) -> int | None:
         """Every other window drawn, where a session has pressure: one whose threshold sits a few tokens above the most
         pressed session's measure, so the next steps cross it and a meter that misprices by a token or two compacts a
         step early or late (TOK-1, TOK-2). Fixed windows put the threshold hundreds of tokens from any measure, where
         only a gross mispricing shows. The margin is read off the drawn window. The window is then moved up to the first
-        whose product with the ratio falls half a token or more past an integer: the service floors it (CMP-3), and a
-        service that rounds it, or compares with it unfloored, compacts a step late, at the floored threshold that
-        ``pressing`` lands on. Every fixed window's product is an integer, where the three agree."""
+        whose product with the ratio, and with the ``retain`` ratio where the tail is priced by one, falls half a token
+        or more past an integer (else with the ratio alone): the service floors both (CMP-3), and a service that rounds
+        a product, or leaves it unfloored, compacts a step late at the floored threshold that ``pressing`` lands on, or
+        keeps more than the answer ``_tail_sized`` prices at the floored tail."""
         if self._offer("aim") % 2 or window is None:
             return window
         pressure = max((measure(session.log).total for session in world.sessions), default=0)
         if not pressure:
             return window
-        aimed, exact = math.ceil((pressure + window % 23 + 1) / ratio), Fraction(str(ratio))
-        return next((w for w in range(aimed, aimed + exact.denominator) if w * exact % 1 >= Fraction(1, 2)), aimed)
+        aimed = math.ceil((pressure + window % 23 + 1) / ratio)
+        products = [Fraction(str(r)) for r in (ratio, retain) if r is not None]
+        for wanted in (products, products[:1]):
+            past_half = [w for w in range(aimed, aimed + 50) if all(w * r % 1 >= Fraction(1, 2) for r in wanted)]
+            if past_half:
+                return past_half[0]
+        return aimed
 
     def tools(self, current: tuple[JsonValue, ...] = ()) -> tuple[JsonValue, ...]:
         """A tool list: a new one, or (half the time, when there is one) a near miss of ``current`` — never two tools of
@@ -473,8 +500,8 @@ class Grammar:
         return tuple(self._summary() for _ in range(self.rng.choice((0, 1, 1, 2))))
 
     def _summary(self) -> str:
-        offered = self._offer("summary")
-        return _BLANKS[offered // 5 % len(_BLANKS)] if offered % 5 == 0 else f"summary {self._tag()}"
+        offered, tag = self._offer("summary"), self._tag()  # tagged either way: the near-miss configs read the tag count
+        return _BLANKS[offered // 5 % len(_BLANKS)] if offered % 5 == 0 else f"summary {tag}"
 
     def positions(self, count: int) -> tuple[int, int] | None:
         if count == 0:
@@ -514,7 +541,9 @@ class Grammar:
             return reply
         target = budgets[0] - (offered // 2) % 2
         first = _post_step_pressure(world, replace(reply, text="word"))
-        if not isinstance(first, int) or target - first + 1 < 1:
+        if isinstance(first, int) and first > target:
+            return _tail_sized(world, reply, budgets[1])
+        if not isinstance(first, int):
             return reply
         sized = replace(reply, text="word" * (target - first + 1))  # each four-character word one token more
         return sized if _post_step_pressure(world, sized) == target else reply
