@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -207,11 +207,17 @@ def _tail_sized(world: World, reply: Reply, retain: int) -> Reply:
     tail's budget exactly, so the service keeps that answer alone, and one whose budget is a token more (the window times
     the ratio rounded, or left unfloored: CMP-3) keeps the node before it too. Sized by the model (the reply applied, the
     answer's node priced, as ``pressing`` reads the pressure); the reply as drawn where no size prices it so."""
-    first = _answer_price(world, replace(reply, text="word"))
-    if first is None or retain - first + 1 < 1:
+    return _sized(reply, retain, lambda answer: _answer_price(world, answer))
+
+
+def _sized(reply: Reply, target: int, price: Callable[[Reply], JsonValue]) -> Reply:
+    """``reply`` with its text sized so that the model's ``price`` of it is ``target``: read off a one-word text, each
+    four-character word one token more, and checked; the reply as drawn where no size prices it so."""
+    first = price(replace(reply, text="word"))
+    if not isinstance(first, int) or target - first + 1 < 1:
         return reply
-    sized = replace(reply, text="word" * (retain - first + 1))  # each four-character word one token more
-    return sized if _answer_price(world, sized) == retain else reply
+    sized = replace(reply, text="word" * (target - first + 1))
+    return sized if price(sized) == target else reply
 
 
 def _answer_price(world: World, reply: Reply) -> int | None:
@@ -543,10 +549,7 @@ class Grammar:
         first = _post_step_pressure(world, replace(reply, text="word"))
         if isinstance(first, int) and first > target:
             return _tail_sized(world, reply, budgets[1])
-        if not isinstance(first, int):
-            return reply
-        sized = replace(reply, text="word" * (target - first + 1))  # each four-character word one token more
-        return sized if _post_step_pressure(world, sized) == target else reply
+        return _sized(reply, target, lambda answer: _post_step_pressure(world, answer))
 
     def _pressing_usage(self, world: World, reply: Reply, threshold: int) -> Reply:
         assert reply.stream is not None
