@@ -16,6 +16,7 @@ import random
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,16 @@ def test_summaries_are_drawn_blank_and_blank_to_one_language_alone() -> None:
     grammar = Grammar(random.Random(0))
     drawn = {summary for _ in range(60) for summary in grammar.summaries()}
     assert {"", " \n\t", "\ufeff", "\x1c\x85"} <= drawn and any(summary.startswith("summary ") for summary in drawn)
+
+
+@pytest.mark.spec("FUZZ-1", "CMP-3")
+def test_windows_are_drawn_whose_threshold_product_falls_past_half_a_token() -> None:
+    # The service floors window x thresholdRatio: where the product is an integer, a service that rounds it or leaves it
+    # unfloored agrees with it, so some drawn windows must make it fall half a token or more past an integer.
+    grammar, world = Grammar(random.Random(0)), World()
+    policies = [grammar.policy(world) for _ in range(40)]
+    products = [Fraction(p.context_window) * Fraction(str(p.threshold_ratio)) for p in policies if p.context_window is not None]
+    assert any(product % 1 >= Fraction(1, 2) for product in products) and any(product % 1 == 0 for product in products)
 
 
 @pytest.mark.spec("FUZZ-1", "CMP-3", "CMP-4")
