@@ -207,13 +207,12 @@ def _tail_sized(world: World, reply: Reply, retain: int) -> Reply:
     tail's budget exactly, so the service keeps that answer alone, and one whose budget is a token more (the window times
     the ratio rounded, or left unfloored: CMP-3) keeps the node before it too. Sized by the model (the reply applied, the
     answer's node priced, as ``pressing`` reads the pressure); the reply as drawn where no size prices it so."""
-    return _sized(reply, retain, lambda answer: _answer_price(world, answer))
+    return _sized(reply, retain, lambda answer: _answer_price(world, answer), _answer_price(world, replace(reply, text="word")))
 
 
-def _sized(reply: Reply, target: int, price: Callable[[Reply], JsonValue]) -> Reply:
-    """``reply`` with its text sized so that the model's ``price`` of it is ``target``: read off a one-word text, each
-    four-character word one token more, and checked; the reply as drawn where no size prices it so."""
-    first = price(replace(reply, text="word"))
+def _sized(reply: Reply, target: int, price: Callable[[Reply], JsonValue], first: JsonValue) -> Reply:
+    """``reply`` with its text sized so that the model's ``price`` of it is ``target``: read off ``first``, the price of a
+    one-word text, each four-character word one token more, and checked; the reply as drawn where no size prices it so."""
     if not isinstance(first, int) or target - first + 1 < 1:
         return reply
     sized = replace(reply, text="word" * (target - first + 1))
@@ -391,7 +390,7 @@ class Grammar:
             return window
         aimed = math.ceil((pressure + window % 23 + 1) / ratio)
         products = [Fraction(str(r)) for r in (ratio, retain) if r is not None]
-        for wanted in (products, products[:1]):
+        for wanted in (products, products[:1]) if len(products) > 1 else (products,):
             past_half = [w for w in range(aimed, aimed + 50) if all(w * r % 1 >= Fraction(1, 2) for r in wanted)]
             if past_half:
                 return past_half[0]
@@ -549,7 +548,7 @@ class Grammar:
         first = _post_step_pressure(world, replace(reply, text="word"))
         if isinstance(first, int) and first > target:
             return _tail_sized(world, reply, budgets[1])
-        return _sized(reply, target, lambda answer: _post_step_pressure(world, answer))
+        return _sized(reply, target, lambda answer: _post_step_pressure(world, answer), first)
 
     def _pressing_usage(self, world: World, reply: Reply, threshold: int) -> Reply:
         assert reply.stream is not None
