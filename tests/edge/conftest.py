@@ -1,9 +1,11 @@
-"""The published vectors, generated once per test process for every module that reads them.
+"""The published vectors, generated once per test process for the tests that read them.
 
-``test_vectors`` and ``test_conform`` read the same files; both sit in the xdist group
-``VECTORS_GROUP`` (``make test`` runs ``--dist loadgroup``), so one process generates them once.
-A module-scoped fixture ran once per module, and again whenever the worker ran another module's
-test in between (four generations of about 18 s each in one run).
+``published`` is one generation in this process (contracts on), made the first time a test of the process asks for
+it; ``generated`` writes the vectors twice at once (here, and in another interpreter with another hash seed) for the
+tests that show the output byte-identical. Every test that reads ``generated`` joins the xdist group
+``VECTORS_GROUP`` (``make test`` runs ``--dist loadgroup``), so one process pays for the pair once. Only those tests
+are grouped, not their modules: when four modules were one group, it was about half of the suite run serially on one
+worker at the end while the other idled; now xdist sends each of the rest wherever a worker is free.
 """
 
 from __future__ import annotations
@@ -20,6 +22,22 @@ from prefix_model.edge.vectors.generate import generate
 from tests.conftest import HANG
 
 VECTORS_GROUP = "vectors-generated"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the marks to name each test's group
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put every test that reads ``generated`` (directly or through another fixture) in ``VECTORS_GROUP``."""
+    for item in items:
+        if "generated" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(VECTORS_GROUP))
+
+
+@pytest.fixture(scope="session")
+def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The published vectors, generated once in this process (contracts on). Read only."""
+    folder = tmp_path_factory.mktemp("vectors-published")
+    assert generate(folder) == 0
+    return folder
 
 
 @pytest.fixture(scope="session")

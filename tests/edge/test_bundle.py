@@ -28,10 +28,6 @@ from prefix_model.edge.vectors.bundle import TRANSCRIPT_MARK, write_tarball
 from prefix_model.vectors.cases import catalogue, pending_cases
 from prefix_model.edge.vectors.generate import SPEC_PATH, audit, bundle_name, declared
 
-from tests.edge.conftest import VECTORS_GROUP
-
-# The vectors are generated once per process (tests/edge/conftest.py), shared with test_vectors and test_conform.
-pytestmark = pytest.mark.xdist_group(VECTORS_GROUP)
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_DIR = ROOT / "spec"
@@ -62,8 +58,8 @@ def contents(tarball: bytes) -> dict[str, bytes]:
 
 
 @pytest.mark.spec("VEC-1")
-def test_the_directory_holds_the_specification_byte_for_byte_and_the_manifest_lists_it(generated: tuple[Path, Path]) -> None:
-    here, _ = generated
+def test_the_directory_holds_the_specification_byte_for_byte_and_the_manifest_lists_it(published: Path) -> None:
+    here = published
     written, manifest = files(here), manifest_of(here)
     shipped = {f"spec/{p.relative_to(SPEC_DIR).as_posix()}": p.read_bytes() for p in sorted(SPEC_DIR.rglob("*")) if p.is_file()}
     assert len(shipped) >= 9 and {name: written.get(name) for name in shipped} == shipped
@@ -73,9 +69,9 @@ def test_the_directory_holds_the_specification_byte_for_byte_and_the_manifest_li
 
 
 @pytest.mark.spec("VEC-1")
-def test_every_schema_reference_resolves_inside_the_directory_and_validates_its_file(generated: tuple[Path, Path]) -> None:
+def test_every_schema_reference_resolves_inside_the_directory_and_validates_its_file(published: Path) -> None:
     """No URL: each JSON file's ``schema`` is a path in DIR, and the schema found there accepts the file."""
-    here, _ = generated
+    here = published
     validators: dict[str, jsonschema.Draft202012Validator] = {}
     checked = 0
     for path in sorted(here.rglob("*.json")):
@@ -97,8 +93,8 @@ def test_every_schema_reference_resolves_inside_the_directory_and_validates_its_
 
 
 @pytest.mark.spec("VEC-1")
-def test_the_readme_says_what_each_kind_is_how_to_run_it_and_shows_the_real_protocol(generated: tuple[Path, Path]) -> None:
-    here, _ = generated
+def test_the_readme_says_what_each_kind_is_how_to_run_it_and_shows_the_real_protocol(published: Path) -> None:
+    here = published
     readme = (here / "README.md").read_text(encoding="utf-8")
     assert "${" not in readme and "$id" in readme  # every field filled; the template's $$ written as one $
     cases = [json.loads((here / entry["file"]).read_text(encoding="utf-8")) for entry in manifest_of(here)["cases"]]
@@ -132,10 +128,10 @@ def test_a_case_id_under_spec_is_refused_by_the_audit() -> None:
 
 
 @pytest.mark.spec("VEC-1")
-def test_regenerating_removes_the_documents_an_earlier_manifest_listed(generated: tuple[Path, Path], tmp_path: Path) -> None:
+def test_regenerating_removes_the_documents_an_earlier_manifest_listed(published: Path, tmp_path: Path) -> None:
     from prefix_model.edge.vectors.generate import generate
 
-    here, _ = generated
+    here = published
     target = tmp_path / "vectors"
     shutil.copytree(here, target)
     retired = target / "spec" / "schema" / "retired.schema.json"
@@ -174,10 +170,10 @@ def test_two_builds_of_the_tarball_are_the_same_bytes_whatever_the_files_times_a
 
 @pytest.mark.spec("VEC-6")
 def test_the_bundle_command_packs_readme_schemas_manifest_and_every_case(
-    generated: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`prefix-model vectors --bundle DIR` (what make vectors-bundle runs) end to end: the versioned name, the same bytes as DIR packed."""
-    here, _ = generated
+    here = published
     dist = tmp_path / "dist"
     dist.mkdir()
     assert cli.main(["vectors", "--bundle", str(dist)]) == 0

@@ -24,10 +24,6 @@ import pytest
 from prefix_model.edge.cli import main
 from prefix_model.edge.runner.server import serve
 
-from tests.edge.conftest import VECTORS_GROUP
-
-# The vectors are generated once per process (tests/edge/conftest.py), shared with test_vectors in one group.
-pytestmark = pytest.mark.xdist_group(VECTORS_GROUP)
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_ADAPTER = f"{sys.executable} -m prefix_model.edge.cli adapter"
@@ -38,8 +34,8 @@ TRANSCRIPT_MARK = "<!-- protocol-transcript -->\n```\n"
 
 
 @pytest.fixture
-def vectors(generated: tuple[Path, Path]) -> Path:
-    return generated[0]
+def vectors(published: Path) -> Path:
+    return published
 
 
 @pytest.fixture(autouse=True)

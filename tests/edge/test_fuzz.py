@@ -43,9 +43,7 @@ from prefix_model.loop.world import World
 
 from tests.adapters.planted_adapter import CAMPAIGN_TESTED, FOUND_BY_A_CAMPAIGN
 from tests.conftest import HANG
-from tests.edge.conftest import VECTORS_GROUP
 
-pytestmark = pytest.mark.xdist_group(VECTORS_GROUP)
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_ADAPTER = f"{sys.executable} -m prefix_model.edge.cli adapter"
@@ -324,23 +322,23 @@ def _adopted_baseline(planted: str, folder: Path) -> Path:
 @pytest.mark.spec("VEC-5", "FUZZ-4")
 @pytest.mark.parametrize("planted", [name for name in FOUND_BY_A_CAMPAIGN if name not in CAMPAIGN_TESTED])
 def test_a_catalogued_fault_fails_the_cases_adopted_for_it_and_passes_every_other_vector(
-    planted: str, generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+    planted: str, published: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     # Each passed every vector until a campaign found it (proofs/fault_hunt.py measures where); its adopted cases are
     # what fail it now, and each of them must (a declared case that passed would be stale: exit 1).
     adapter = f"{PLANTED} {planted}"
-    assert main(["conform", "--adapter", adapter, "--vectors", str(generated[0]), "--baseline", str(_adopted_baseline(planted, tmp_path))]) == 0
+    assert main(["conform", "--adapter", adapter, "--vectors", str(published), "--baseline", str(_adopted_baseline(planted, tmp_path))]) == 0
     assert FOUND_BY_A_CAMPAIGN[planted] and "known" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("planted", list(CAMPAIGN_TESTED))
 def test_a_fault_that_passes_every_vector_is_found_shrunk_and_saved_as_a_case_that_fails_it(
-    planted: str, generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+    planted: str, published: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     adapter = f"{PLANTED} {planted}"
     # Every vector but the cases adopted from campaigns that found it passes (a declared one that passed would be stale).
     adopted = _adopted_baseline(planted, tmp_path)
-    assert main(["conform", "--adapter", adapter, "--vectors", str(generated[0]), "--baseline", str(adopted)]) == 0, "the fault must pass the rest"
+    assert main(["conform", "--adapter", adapter, "--vectors", str(published), "--baseline", str(adopted)]) == 0, "the fault must pass the rest"
     capsys.readouterr()
     saved = tmp_path / "found"
     seed = CAMPAIGN_TESTED[planted]
@@ -429,20 +427,20 @@ def test_a_baseline_declares_a_known_divergence_and_a_stale_entry_fails(capsys: 
 
 @pytest.mark.spec("FUZZ-6", "VEC-5")
 def test_conform_reports_a_declared_failure_as_known_and_a_declared_pass_as_stale(
-    generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+    published: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     baseline = tmp_path / "baseline.json"
     entries = [{"id": "inject/sources-and-meta", "reason": "meta is not kept"}, {"id": "loop/no-listener", "reason": "once broken"}]
     baseline.write_text(json.dumps({"cases": entries}), encoding="utf-8")
-    args = ["conform", "--adapter", BROKEN_ADAPTER, "--vectors", str(generated[0]), "--only", "[il][no][jo]*", "--baseline", str(baseline), "--json"]
+    args = ["conform", "--adapter", BROKEN_ADAPTER, "--vectors", str(published), "--only", "[il][no][jo]*", "--baseline", str(baseline), "--json"]
     assert main(args) == 1
     cases = {c["id"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
     assert cases["inject/sources-and-meta"]["status"] == "known" and cases["loop/no-listener"]["status"] == "stale"
 
 
 @pytest.mark.spec("VEC-5", "FUZZ-7")
-def test_a_run_that_tests_nothing_is_exit_2_with_json_never_a_pass(generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    vectors = str(generated[0])
+def test_a_run_that_tests_nothing_is_exit_2_with_json_never_a_pass(published: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    vectors = str(published)
     assert main(["conform", "--adapter", EMPTY_ADAPTER, "--vectors", vectors, "--json"]) == 2
     out, err = capsys.readouterr()
     assert "no case ran" in json.loads(out)["error"] and "no case ran" in err
@@ -455,9 +453,9 @@ def test_a_run_that_tests_nothing_is_exit_2_with_json_never_a_pass(generated: tu
 
 
 @pytest.mark.spec("VEC-5")
-def test_after_a_hang_is_killed_the_next_case_runs_on_a_fresh_adapter(generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_after_a_hang_is_killed_the_next_case_runs_on_a_fresh_adapter(published: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # steering/mid-turn hangs the broken adapter; the cases after it in manifest order must not be charged with the kill.
-    args = ["conform", "--adapter", BROKEN_ADAPTER, "--vectors", str(generated[0]), "--only", "st*", "--timeout", "5", "--json"]
+    args = ["conform", "--adapter", BROKEN_ADAPTER, "--vectors", str(published), "--only", "st*", "--timeout", "5", "--json"]
     assert main(args) == 1
     cases = json.loads(capsys.readouterr().out)["cases"]
     hung = [c["id"] for c in cases].index("steering/mid-turn")
@@ -675,8 +673,8 @@ def test_compare_requests_sees_through_a_log_layout_and_still_finds_a_request_fa
 
 
 @pytest.mark.spec("FUZZ-9", "VEC-5")
-def test_conform_compare_requests_passes_a_log_layout_and_fails_what_is_sent(generated: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    base = ["conform", "--vectors", str(generated[0]), "--only", "prefix/*", "--json"]
+def test_conform_compare_requests_passes_a_log_layout_and_fails_what_is_sent(published: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["conform", "--vectors", str(published), "--only", "prefix/*", "--json"]
     assert main([*base, "--adapter", f"{PLANTED} own-layout"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["compare"] == "all" and report["totals"]["fail"] > 0
@@ -687,7 +685,7 @@ def test_conform_compare_requests_passes_a_log_layout_and_fails_what_is_sent(gen
     assert main([*base, "--adapter", f"{PLANTED} own-layout+scoped-first", "--compare", "requests"]) == 1
     failing = [c for c in json.loads(capsys.readouterr().out)["cases"] if c["status"] == "fail"]
     assert failing and all(c["problems"][0]["message"].startswith("request ") for c in failing), failing[0]
-    assert main(["conform", "--vectors", str(generated[0]), "--only", "prefix/*", "--adapter", f"{PLANTED} own-layout", "--compare", "requests"]) == 0
+    assert main(["conform", "--vectors", str(published), "--only", "prefix/*", "--adapter", f"{PLANTED} own-layout", "--compare", "requests"]) == 0
     assert "oracle: requests sent and refusals only" in capsys.readouterr().out
 
 

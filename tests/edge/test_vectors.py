@@ -1,8 +1,8 @@
 """spec/vectors.md — conformance vectors: generated twice byte for byte, audited, and consumed.
 
-The vectors are generated once per test process (in this process and, at the same time, in a
-second interpreter with another hash seed: ``generated`` in tests/edge/conftest.py); the tests then read what was written, as a consumer in
-another language would.
+The vectors are generated once per test process (``published`` in tests/edge/conftest.py; and, for the byte-for-byte
+test, at the same time in a second interpreter with another hash seed: ``generated``); the tests then read what was
+written, as a consumer in another language would.
 """
 
 from __future__ import annotations
@@ -71,10 +71,6 @@ from prefix_model.vectors.scenarios import Scenario, play, scenarios
 from prefix_model.loop.actions import Action
 from prefix_model.loop.variants import VARIANTS, Variant
 
-from tests.edge.conftest import VECTORS_GROUP
-
-# The vectors are generated once per process (tests/edge/conftest.py): this module's tests and test_conform's share one.
-pytestmark = pytest.mark.xdist_group(VECTORS_GROUP)
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "spec" / "SPEC.md"
@@ -158,9 +154,9 @@ def test_two_runs_write_the_same_bytes_and_the_manifest_hashes_every_file(genera
 
 @pytest.mark.spec("VEC-1")
 def test_regenerating_into_the_same_directory_rewrites_it_and_a_foreign_directory_is_refused(
-    generated: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    here, _ = generated
+    here = published
     target = tmp_path / "vectors"
     shutil.copytree(here, target)
     stale = target / "loop" / "retired-case" / "case.json"
@@ -181,9 +177,9 @@ def test_regenerating_into_the_same_directory_rewrites_it_and_a_foreign_director
 
 @pytest.mark.spec("VEC-1")
 def test_an_unusable_out_is_one_line_exit_2_and_nothing_is_written_outside_it(
-    generated: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    here, _ = generated
+    here = published
     outside = tmp_path / "outside"
     outside.mkdir()
 
@@ -215,9 +211,9 @@ def test_an_unusable_out_is_one_line_exit_2_and_nothing_is_written_outside_it(
 
 @pytest.mark.spec("VEC-3")
 def test_the_consumer_reads_only_regular_case_files_inside_the_directory_and_fails_a_malformed_case_unrun(
-    generated: tuple[Path, Path], tmp_path: Path
+    published: Path, tmp_path: Path
 ) -> None:
-    here, _ = generated
+    here = published
     target = tmp_path / "vectors"
     shutil.copytree(here, target)
     manifest = json.loads((target / "manifest.json").read_text())
@@ -249,8 +245,8 @@ def test_the_consumer_reads_only_regular_case_files_inside_the_directory_and_fai
 
 
 @pytest.mark.spec("VEC-1")
-def test_every_case_and_the_manifest_are_valid_under_their_schemas(generated: tuple[Path, Path]) -> None:
-    here, _ = generated
+def test_every_case_and_the_manifest_are_valid_under_their_schemas(published: Path) -> None:
+    here = published
     vector, manifest = schema("vector.schema.json"), schema("manifest.schema.json")
     assert list(manifest.iter_errors(json.loads((here / "manifest.json").read_text()))) == []
     for path in sorted(here.rglob("case.json")):
@@ -295,8 +291,8 @@ def _instance_of(kind: type) -> Action:
 
 
 @pytest.mark.spec("VEC-1")
-def test_the_worked_example_in_vectors_md_is_the_generated_case(generated: tuple[Path, Path]) -> None:
-    here, _ = generated
+def test_the_worked_example_in_vectors_md_is_the_generated_case(published: Path) -> None:
+    here = published
     text = VECTORS_MD.read_text(encoding="utf-8")
     assert text.count(EXAMPLE_MARK) == 1
     block = text.split(EXAMPLE_MARK, 1)[1].split("```", 1)[0]
@@ -418,16 +414,16 @@ def _without_instance(line: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.spec("VEC-3")
-def test_the_reference_consumer_passes_every_vector(generated: tuple[Path, Path]) -> None:
-    here, _ = generated
+def test_the_reference_consumer_passes_every_vector(published: Path) -> None:
+    here = published
     results = consume_report(here)
     assert [(r.id, r.problems) for r in results if not r.passed] == []
     assert len(results) == len(catalogue())
 
 
 @pytest.mark.spec("VEC-3", "REC-1")
-def test_a_tampered_vector_fails_with_a_clear_mismatch(generated: tuple[Path, Path], tmp_path: Path) -> None:
-    here, _ = generated
+def test_a_tampered_vector_fails_with_a_clear_mismatch(published: Path, tmp_path: Path) -> None:
+    here = published
     case_id = "loop/no-listener"
     original = (here / case_id / "case.json").read_text(encoding="utf-8")
 
@@ -458,8 +454,8 @@ def test_a_tampered_vector_fails_with_a_clear_mismatch(generated: tuple[Path, Pa
 
 
 @pytest.mark.spec("VEC-3", "LOG-9", "LOG-2")
-def test_a_log_case_run_the_other_way_fails(generated: tuple[Path, Path]) -> None:
-    here, _ = generated
+def test_a_log_case_run_the_other_way_fails(published: Path) -> None:
+    here = published
     for case in (c for c in catalogue() if isinstance(c, LogCase)):
         value = load(here, case.id)
         if case.valid:
@@ -542,9 +538,9 @@ def test_vectors_md_names_the_format_and_model_versions_the_generator_writes() -
 
 
 @pytest.mark.spec("VEC-3")
-def test_replay_words_its_problems_without_python(generated: tuple[Path, Path], tmp_path: Path) -> None:
+def test_replay_words_its_problems_without_python(published: Path, tmp_path: Path) -> None:
     # JSON lists, not Python's; an adapter process's failure in its own words, not under a Python class name.
-    plain = load(generated[0], "loop/no-listener")
+    plain = load(published, "loop/no-listener")
     assert replay(plain, Forgetful())[0] == 'sessions: expected ["s1"], got []'
     assert replay(plain, Hanging()) == ["action 6 (Reply) failed: apply: no response within 2 s"]
     assert replay(plain | {"formatVersion": "3"}, ModelAdapter()) == ['format version "3" is not 3']
@@ -553,8 +549,8 @@ def test_replay_words_its_problems_without_python(generated: tuple[Path, Path], 
 
 
 @pytest.mark.spec("VEC-3", "LOOP-1", "LOG-4", "LOOP-2")
-def test_replay_reports_an_adapter_that_ignores_a_guard_rewrites_its_log_refuses_or_crashes(generated: tuple[Path, Path]) -> None:
-    here, _ = generated
+def test_replay_reports_an_adapter_that_ignores_a_guard_rewrites_its_log_refuses_or_crashes(published: Path) -> None:
+    here = published
     guards, plain = load(here, "loop/guards-refuse"), load(here, "loop/no-listener")
     assert replay(guards, ModelAdapter()) == [] and replay(plain, ModelAdapter()) == []
     assert replay(guards, Lenient()) == ["action 4 (Dispatch) must be refused (its guard does not hold) but was applied (LOOP-1)"]
@@ -567,8 +563,8 @@ def test_replay_reports_an_adapter_that_ignores_a_guard_rewrites_its_log_refuses
 
 @pytest.mark.spec("VAR-1", "VEC-3")
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
-def test_each_faulty_variant_as_an_adapter_fails_a_scenario(variant: Variant, generated: tuple[Path, Path]) -> None:
-    here, _ = generated
+def test_each_faulty_variant_as_an_adapter_fails_a_scenario(variant: Variant, published: Path) -> None:
+    here = published
     assert set(CAUGHT_BY) == {v.name for v in VARIANTS}
     case_id = CAUGHT_BY[variant.name]
     if case_id is None:  # only the meter changes: its pressure is in no log and no request
@@ -601,9 +597,9 @@ def _file_cases() -> list[LogCase]:
 
 @pytest.mark.spec("FMT-6", "FMT-7", "FMT-8", "FMT-9", "FMT-10", "VEC-2")
 def test_log_files_cover_the_persisted_rules_and_the_checker_judges_each_file_as_its_case_says(
-    generated: tuple[Path, Path], tmp_path: Path
+    published: Path, tmp_path: Path
 ) -> None:
-    here, _ = generated
+    here = published
     files = _file_cases()
     assert {c.requirement for c in files if not c.valid} == {"FMT-7", "FMT-9", "FMT-10"}
     assert {r for c in files if c.valid for r in c.requirements} == {"FMT-3", "FMT-6", "FMT-7", "FMT-8", "FMT-9", "FMT-10"}
@@ -694,9 +690,9 @@ class Crashing(ModelReader):
 
 @pytest.mark.spec("VEC-3", "FMT-7", "FMT-9")
 def test_replay_reports_a_reader_that_misses_a_torn_tail_loses_an_event_forgives_a_hole_misnames_or_crashes(
-    generated: tuple[Path, Path],
+    published: Path,
 ) -> None:
-    here, _ = generated
+    here = published
     torn, zstd, hole = load(here, "persisted/torn-final-line"), load(here, "persisted/zstd-frames"), load(here, "invalid/fmt-7/hole-before-turn-end")
     assert [replay(c, ModelAdapter(), reader=ModelReader()) for c in (torn, zstd, hole)] == [[], [], []]
     assert replay(torn, ModelAdapter(), reader=Untorn()) == [f"torn tail: expected line {torn['tornTail']}, got none"]
