@@ -28,6 +28,7 @@ from prefix_model.edge.fuzz.generate import Coverage, Script, draw
 from prefix_model.edge.fuzz.grammar import Grammar
 from prefix_model.edge.fuzz.lockstep import ACCEPTED_BY_IMPLEMENTATION, DIFFERS, Difference, lockstep, message_sources, model_replies, reply_difference
 from prefix_model.edge.fuzz.shrink import shrink
+from prefix_model.core.headers import LlmCallConfig
 from prefix_model.core.json_values import freeze
 from prefix_model.edge.runner.client import AdapterProcess
 from prefix_model.edge.runner.consumer import JsonObject
@@ -160,6 +161,15 @@ def test_summaries_are_drawn_blank_and_blank_to_one_language_alone() -> None:
     grammar = Grammar(random.Random(0))
     drawn = {summary for _ in range(60) for summary in grammar.summaries()}
     assert {"", " \n\t", "\ufeff", "\x1c\x85"} <= drawn and any(summary.startswith("summary ") for summary in drawn)
+
+
+@pytest.mark.spec("FUZZ-1", "HDR-5")
+def test_configs_are_drawn_with_two_stops_and_a_stop_list_of_two_reordered_alone() -> None:
+    # A record rule blind to the order of a stop list logs no change only where the order alone changes.
+    grammar = Grammar(random.Random(0))
+    assert any(config.stop is not None and len(set(config.stop)) == 2 for config in (grammar.config() for _ in range(40)))
+    two = LlmCallConfig("mock", "mock-model", None, None, None, ("END", "\n\n"))
+    assert LlmCallConfig("mock", "mock-model", None, None, None, ("\n\n", "END")) in [grammar.config(two) for _ in range(8)]
 
 
 @pytest.mark.spec("FUZZ-1", "CMP-3")

@@ -176,6 +176,10 @@ def _one_field_changed(current: LlmCallConfig, turn: int) -> LlmCallConfig:
     """``current`` with one field changed, picked by ``turn``, to the next of its alternatives that differs (a stop of
     several, first to the same stop in reverse order; a stop of one, first to it twice)."""
     field, options = _FIELDS[turn % len(_FIELDS)]
+    if current.stop is not None and len(set(current.stop)) > 1 and turn % 2 == 0:
+        # Few configs hold two stops (a drawn one holds at most one): where one does, half its near-misses reorder it,
+        # so a record rule blind to the order of a stop list has the change it misses (HDR-5).
+        field, options = _FIELDS[-1]
     start = (turn // len(_FIELDS)) % len(options)
     candidates = options[start:] + options[:start]
     if field == "stop" and current.stop is not None and len(current.stop) > 1:
@@ -457,8 +461,11 @@ class Grammar:
         model = self.rng.choice(("mock-model", "mock-model", "other-model"))
         effort = self.rng.choice((None, *_EFFORTS))
         temperature = self.rng.choice(_TEMPERATURES)
-        drawn = LlmCallConfig(PROVIDER, model, effort, temperature, self.rng.choice((None, 512)), self.rng.choice((None, ("END",))))
+        max_tokens, stop = self.rng.choice((None, 512)), self.rng.choice((None, ("END",)))
         offered = self._offer("near-config")
+        if stop and offered % 4 == 3:  # one drawn whole in two with a stop holds two, which a later near-miss can reorder
+            stop = _STOPS[0]
+        drawn = LlmCallConfig(PROVIDER, model, effort, temperature, max_tokens, stop)
         # Which field, and to what, is read off the text counter (a count of the script so far, not a draw): the
         # offers restart with every script, and few scripts make more than a handful.
         return drawn if current is None or offered % 2 else _one_field_changed(current, self._made)
