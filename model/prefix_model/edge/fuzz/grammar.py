@@ -461,7 +461,8 @@ class Grammar:
         model = self.rng.choice(("mock-model", "mock-model", "other-model"))
         effort = self.rng.choice((None, *_EFFORTS))
         temperature = self.rng.choice(_TEMPERATURES)
-        max_tokens, stop = self.rng.choice((None, 512)), self.rng.choice((None, ("END",)))
+        max_tokens = self.rng.choice((None, 512))
+        stop: tuple[str, ...] | None = self.rng.choice((None, ("END",)))
         offered = self._offer("near-config")
         if stop and offered % 4 == 3:  # one drawn whole in two with a stop holds two, which a later near-miss can reorder
             stop = _STOPS[0]
