@@ -37,10 +37,10 @@ from prefix_model.edge.runner.run import not_applicable
 from prefix_model.edge.runner.server import Server
 from prefix_model.vectors.codec import ACTION_TYPES, action_from_json
 from prefix_model.core.events import ASSISTANT_MESSAGE
-from prefix_model.loop.actions import Reply
+from prefix_model.loop.actions import BeginStep, Cancel, Compose, Create, Dispatch, MountCompaction, PreStep, Reply, SendPrompt
 from prefix_model.loop.meter import node_prices
-from prefix_model.loop.transitions import apply, enabled
-from prefix_model.loop.world import World
+from prefix_model.loop.transitions import apply, enabled, run
+from prefix_model.loop.world import Phase, World
 
 from tests.adapters.planted_adapter import CAMPAIGN_TESTED, FOUND_BY_A_CAMPAIGN
 from tests.conftest import HANG
@@ -180,6 +180,20 @@ def test_windows_are_drawn_whose_threshold_product_falls_past_half_a_token() -> 
     policies = [grammar.policy(world) for _ in range(40)]
     products = [Fraction(p.context_window) * Fraction(str(p.threshold_ratio)) for p in policies if p.context_window is not None]
     assert any(product % 1 >= Fraction(1, 2) for product in products) and any(product % 1 == 0 for product in products)
+
+
+@pytest.mark.spec("FUZZ-1", "CMP-5")
+def test_a_step_whose_answer_landed_under_a_mounted_service_is_cancelled_before_its_post_step_one_time_in_four() -> None:
+    # The service's listener returns on a cancelled step; one that presses all the same shows only on such a step.
+    grammar = Grammar(random.Random(0))
+    steps = (SendPrompt(0, "go"), BeginStep(0), Compose(0), PreStep(0), Dispatch(0), Reply(0, text="done"))
+    mounted = run((MountCompaction(grammar.policy(World())), Create("a", "s"), *steps))
+    assert mounted.instance(0).phase is Phase.POST_STEP and mounted.compaction.budgets() is not None
+    reply = steps[-1]
+    assert isinstance(reply, Reply)
+    assert [grammar.cancel_before_post_step(mounted, reply) for _ in range(4)] == [[], [], [], [Cancel(0)]]
+    # None where no service is mounted.
+    assert all(grammar.cancel_before_post_step(run((Create("a", "s"), *steps)), reply) == [] for _ in range(8))
 
 
 @pytest.mark.spec("FUZZ-1", "CMP-3", "CMP-4")

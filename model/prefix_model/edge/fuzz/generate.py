@@ -169,9 +169,10 @@ def _burst(rng: random.Random, grammar: Grammar, move: Move, world: World) -> li
     if isinstance(action, (Inject, Steer)):
         return grammar.burst(action.instance, rng.randint(1, 2)) if rng.random() < BURST else []
     target = getattr(action, "instance", None)
+    inputs: list[Action] = []
     if move.family == DRIVE and isinstance(target, int) and world.instance(target).turn_open:
-        return grammar.burst(target, rng.randint(2, 3)) if rng.random() < AFTER_DRIVE else []
-    return []
+        inputs = grammar.burst(target, rng.randint(2, 3)) if rng.random() < AFTER_DRIVE else []
+    return inputs + grammar.cancel_before_post_step(world, action) if isinstance(action, Reply) else inputs
 
 
 def refused_moves(grammar: Grammar, world: World) -> dict[str, list[Move]]:

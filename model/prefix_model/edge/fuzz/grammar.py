@@ -541,7 +541,11 @@ class Grammar:
         compacts a step late or early (TOK-1, TOK-2). Elsewhere a threshold lies tens of tokens from any measure, and
         only a gross mispricing shows. Every streamed reply with usage is sized so too, by its input tokens, so that a
         usage sum that drops a member (cache reads or writes, output) compacts late. Sized by the model itself
-        (the reply and post-step applied, the pressure read from the trace)."""
+        (the reply and post-step applied, the pressure read from the trace). Where a cancel or a dispose waits, the
+        post-step measures nothing and compacts nothing: the reply is sized as if none waited, so a service that presses
+        on a cancelled step compacts where the harness does not (CB/index.ts:136-141)."""
+        instance = world.instance(reply.instance)
+        world = world.with_instance(replace(instance, cancel=None))  # only measured: the script goes on with the cancel
         budgets = world.compaction.budgets()
         if budgets is None or reply.tool_calls or reply.failure is not None or reply.max_tokens:
             return reply
@@ -705,6 +709,16 @@ class Grammar:
                 roll = self.rng.random()
                 summaries = self.summaries() if roll < 0.4 else ()
                 yield PostStep(i, self.positions(nodes) if 0.85 <= roll else None, summaries)
+
+    def cancel_before_post_step(self, world: World, reply: Reply) -> list[Action]:
+        """Every fourth reply that leaves its step at the post-step where a compaction service is mounted: a cancel
+        before that post-step. The service's listener returns on a cancelled step (CB/index.ts:136-141); one that presses
+        all the same compacts where the harness does not, and only a step cancelled once its answer landed shows it
+        (cancels drawn in any window seldom meet a mounted service there). By a count, no random draw."""
+        instance = world.instance(reply.instance)
+        if world.compaction.budgets() is None or instance.phase is not Phase.POST_STEP or instance.cancel is not None:
+            return []
+        return [Cancel(reply.instance)] if self._offer("cancel-pressed") % 4 == 0 else []
 
     def burst(self, i: int, count: int) -> list[Action]:
         """``count`` inputs to instance ``i``, injects and steers mixed, to send at once: the order of inputs that wait
