@@ -29,7 +29,7 @@ from prefix_model.edge.fuzz.grammar import Grammar
 from prefix_model.edge.fuzz.lockstep import ACCEPTED_BY_IMPLEMENTATION, DIFFERS, Difference, lockstep, message_sources, model_replies, reply_difference
 from prefix_model.edge.fuzz.shrink import shrink
 from prefix_model.core.headers import LlmCallConfig
-from prefix_model.core.json_values import freeze
+from prefix_model.core.json_values import FrozenMap, freeze
 from prefix_model.edge.runner.client import AdapterProcess
 from prefix_model.edge.runner.consumer import JsonObject
 from prefix_model.edge.runner.protocol import routes
@@ -37,10 +37,10 @@ from prefix_model.edge.runner.run import not_applicable
 from prefix_model.edge.runner.server import Server
 from prefix_model.vectors.codec import ACTION_TYPES, action_from_json
 from prefix_model.core.events import ASSISTANT_MESSAGE
-from prefix_model.loop.actions import BeginStep, Cancel, Compose, Create, Dispatch, MountCompaction, PreStep, Reply, SendPrompt
+from prefix_model.loop.actions import BeginStep, Cancel, Compose, Create, Dispatch, Dispose, MountCompaction, PreStep, Register, Reply, SendPrompt
 from prefix_model.loop.meter import node_prices
 from prefix_model.loop.transitions import apply, enabled, run
-from prefix_model.loop.world import Phase, World
+from prefix_model.loop.world import InjectThenPrepend, Listener, Phase, Prepend, World
 
 from tests.adapters.planted_adapter import CAMPAIGN_TESTED, FOUND_BY_A_CAMPAIGN
 from tests.conftest import HANG
@@ -112,11 +112,12 @@ def test_a_campaign_is_the_same_scripts_for_its_seed_and_another_seed_draws_othe
 
 @pytest.mark.spec("FUZZ-1", "LOOP-12", "JSON-4", "STRM-4")
 def test_scripts_draw_json_edges_and_tool_schemas_in_every_shape_assembly_collects() -> None:
-    # The first scripts of campaign 52, as it draws them: the first seed whose 15 scripts hold every draw asserted below
-    # (seed 1 missed an empty stop list once failed finishes were drawn, seed 8 once blank summaries were, seed 65 once
-    # answers were sized to the retained tail)
+    # The first scripts of campaign 42, as it draws them: a seed whose 15 scripts hold every draw asserted below (seed 1
+    # missed an empty stop list once failed finishes were drawn, seed 8 once blank summaries were, seed 65 once answers
+    # were sized to the retained tail, seed 52 once steps were cancelled and disposed where a service or a listener
+    # waits)
     coverage = Coverage()
-    scripts = [draw(52, k, coverage).actions for k in range(15)]
+    scripts = [draw(42, k, coverage).actions for k in range(15)]
     actions = [a for script in scripts for a in script]
     tools = [t for a in actions if a["action"] in ("Create", "Resume", "ForkDrive", "SetTools") for t in a["tools"]]
     # Registered in another key order with a member assembly drops; parameters of edge numbers and integer-like keys.
@@ -194,6 +195,22 @@ def test_a_step_whose_answer_landed_under_a_mounted_service_is_cancelled_before_
     assert [grammar.cancel_before_post_step(mounted, reply) for _ in range(4)] == [[], [], [], [Cancel(0)]]
     # None where no service is mounted.
     assert all(grammar.cancel_before_post_step(run((Create("a", "s"), *steps)), reply) == [] for _ in range(8))
+
+
+@pytest.mark.spec("FUZZ-1", "PFX-10")
+def test_a_step_to_compose_where_a_collected_listener_injects_is_disposed_before_the_waterfall_one_time_in_five() -> None:
+    # A listener composing for a disposed driver throws at its inject; a loop that composes all the same injects.
+    grammar = Grammar(random.Random(0))
+    note = FrozenMap({"role": "user", "content": (FrozenMap({"type": "text", "text": "<rules>"}),)})
+    injecting, plain = (Listener("rules", None, (call,)) for call in (InjectThenPrepend("rules note", (note,)), Prepend((note,))))
+    step = BeginStep(0)
+    for listener, expected in ((injecting, [[], [], [], [], [Dispose(0)]]), (plain, [[]] * 5)):
+        composing = run((Register(listener), Create("a", "s"), SendPrompt(0, "go"), step))
+        assert composing.instance(0).phase is Phase.COMPOSE
+        assert [grammar.dispose_while_composing(composing, step) for _ in range(5)] == expected
+    # Not where the instance composed already: its later steps go to the pre-step.
+    composed = run((Register(injecting), Create("a", "s"), SendPrompt(0, "go"), step, Compose(0)))
+    assert all(grammar.dispose_while_composing(composed, step) == [] for _ in range(6))
 
 
 @pytest.mark.spec("FUZZ-1", "CMP-3", "CMP-4")

@@ -27,7 +27,7 @@ from prefix_model.edge.fuzz.lockstep import Answer
 from prefix_model.edge.runner.server import Failed, Server
 from prefix_model.vectors.codec import action_to_json
 from prefix_model.edge.runner.consumer import JsonObject
-from prefix_model.loop.actions import Action, Dispatch, Inject, MountCompaction, PostStep, PreStep, Register, Reply, Steer
+from prefix_model.loop.actions import Action, BeginStep, Dispatch, Inject, MountCompaction, PostStep, PreStep, Register, Reply, Steer
 from prefix_model.loop.explore import action_kind, outcomes
 from prefix_model.loop.explore import requirements_of as outcome_requirements
 from prefix_model.loop.semantics import HARNESS, Semantics
@@ -172,6 +172,8 @@ def _burst(rng: random.Random, grammar: Grammar, move: Move, world: World) -> li
     inputs: list[Action] = []
     if move.family == DRIVE and isinstance(target, int) and world.instance(target).turn_open:
         inputs = grammar.burst(target, rng.randint(2, 3)) if rng.random() < AFTER_DRIVE else []
+    if isinstance(action, BeginStep):
+        return inputs + grammar.dispose_while_composing(world, action)
     return inputs + grammar.cancel_before_post_step(world, action) if isinstance(action, Reply) else inputs
 
 

@@ -720,6 +720,18 @@ class Grammar:
             return []
         return [Cancel(reply.instance)] if self._offer("cancel-pressed") % 4 == 0 else []
 
+    def dispose_while_composing(self, world: World, step: BeginStep) -> list[Action]:
+        """Every fifth step that is to compose where a listener it collected injects on this call: a dispose before the
+        waterfall runs. That listener then throws at its inject, as ``agent.inject`` on a disposed agent throws, and no
+        later listener runs (PFX-10); a loop that composes for a disposed driver injects all the same. A dispose drawn
+        in any window seldom falls there (one in three, tried first, ended too many instances at their first step: a
+        campaign reached fewer compactions). By a count, no random draw."""
+        instance = world.instance(step.instance)
+        if instance.phase is not Phase.COMPOSE or instance.collected is None:
+            return []
+        injecting = any(isinstance(l.next_call(), InjectThenPrepend) for l in world.listeners if l.name in instance.collected)
+        return [Dispose(step.instance)] if injecting and self._offer("dispose-composing") % 5 == 0 else []
+
     def burst(self, i: int, count: int) -> list[Action]:
         """``count`` inputs to instance ``i``, injects and steers mixed, to send at once: the order of inputs that wait
         (injects for a tool batch to settle, steering for a checkpoint) shows only where several meet in one window."""
