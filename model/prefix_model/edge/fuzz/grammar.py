@@ -541,9 +541,9 @@ class Grammar:
         compacts a step late or early (TOK-1, TOK-2). Elsewhere a threshold lies tens of tokens from any measure, and
         only a gross mispricing shows. Every streamed reply with usage is sized so too, by its input tokens, so that a
         usage sum that drops a member (cache reads or writes, output) compacts late. Sized by the model itself
-        (the reply and post-step applied, the pressure read from the trace). Where a cancel or a dispose waits, the
-        post-step measures nothing and compacts nothing: the reply is sized as if none waited, so a service that presses
-        on a cancelled step compacts where the harness does not (CB/index.ts:136-141)."""
+        (the reply and post-step applied, the pressure read from the trace). Where a cancel waits, the post-step
+        measures nothing and compacts nothing: the reply is sized as if none waited, so a service that presses on a
+        cancelled step compacts where the harness does not (CB/index.ts:136-141)."""
         instance = world.instance(reply.instance)
         world = world.with_instance(replace(instance, cancel=None))  # only measured: the script goes on with the cancel
         budgets = world.compaction.budgets()
