@@ -164,7 +164,8 @@ def draw(
 
 def _burst(rng: random.Random, grammar: Grammar, move: Move, world: World) -> list[Action]:
     """Inputs to send at once after ``move`` (taken; ``world`` is after it): what waits (steering, injects a tool batch
-    defers) is taken in an order that shows only where several inputs meet in one window."""
+    defers) is taken in an order that shows only where several inputs meet in one window. After a step's assembly or
+    its answer, now and then a dispose or a cancel that only that window shows (the grammar picks them by counts)."""
     action = move.action
     if isinstance(action, (Inject, Steer)):
         return grammar.burst(action.instance, rng.randint(1, 2)) if rng.random() < BURST else []
@@ -173,8 +174,10 @@ def _burst(rng: random.Random, grammar: Grammar, move: Move, world: World) -> li
     if move.family == DRIVE and isinstance(target, int) and world.instance(target).turn_open:
         inputs = grammar.burst(target, rng.randint(2, 3)) if rng.random() < AFTER_DRIVE else []
     if isinstance(action, BeginStep):
-        return inputs + grammar.dispose_while_composing(world, action)
-    return inputs + grammar.cancel_before_post_step(world, action) if isinstance(action, Reply) else inputs
+        inputs += grammar.dispose_while_composing(world, action)
+    elif isinstance(action, Reply):
+        inputs += grammar.cancel_before_post_step(world, action)
+    return inputs
 
 
 def refused_moves(grammar: Grammar, world: World) -> dict[str, list[Move]]:
