@@ -149,12 +149,13 @@ def _assembling(world: World, instance_id: int, retried: bool) -> bool:
 
 
 def _unrouted(action: Action) -> str | None:
-    """The provider ``action`` names that is none of the scripted fake's routes (an empty summarizer provider means "the
-    step's own")."""
+    """The provider ``action`` names that is none of the scripted fake's routes. An empty one is none to route: an
+    agent's or a request's leaves its step to fail before any provider is asked (LOOP-10), and a summarizer's means
+    "the step's own"."""
     match action:
-        case Create(options=options) | ForkDrive(options=options) | Resume(options=options) if options.provider not in PROVIDERS:
+        case Create(options=options) | ForkDrive(options=options) | Resume(options=options) if options.provider not in ("", *PROVIDERS):
             return options.provider
-        case Dispatch(config=config) if config is not None and config.provider not in PROVIDERS:
+        case Dispatch(config=config) if config is not None and config.provider not in ("", *PROVIDERS):
             return config.provider
         case MountCompaction(policy=policy) if policy.summarization_provider not in ("", *PROVIDERS):
             return policy.summarization_provider
@@ -466,7 +467,10 @@ class Grammar:
         offered = self._offer("near-config")
         if stop and offered % 4 == 3:  # one drawn whole in two with a stop holds two, which a later near-miss can reorder
             stop = _STOPS[0]
-        drawn = LlmCallConfig(PROVIDER, model, effort, temperature, max_tokens, stop)
+        # One drawn whole in thirteen (by the text counter) lacks its provider, another its model: the step fails as
+        # LOOP-10 says, where an implementation that fills the empty half from the agent's options sends it.
+        provider, model = ("", model) if self._made % 13 == 3 else (PROVIDER, "" if self._made % 13 == 7 else model)
+        drawn = LlmCallConfig(provider, model, effort, temperature, max_tokens, stop)
         # Which field, and to what, is read off the text counter (a count of the script so far, not a draw): the
         # offers restart with every script, and few scripts make more than a handful.
         return drawn if current is None or offered % 2 else _one_field_changed(current, self._made)
@@ -798,10 +802,13 @@ class Grammar:
         free = [s for s in SESSIONS if s not in taken]
         if not free:
             return None
-        # Now and then a route with no model: its requests fail (LOOP-10), and with no request routed a compaction has
-        # only these options to fall back on, which name no summarizer (CB/region.ts's throw). Drawn from the same roll.
+        # Now and then a route with no model, no provider, or neither: its requests fail (LOOP-10), an implementation
+        # that fills the empty half from a default sends them, and with no request routed a compaction has only these
+        # options to fall back on, which name no summarizer (CB/region.ts's throw). Picked by the same roll.
         roll = self.rng.random()
         options = AgentOptions() if roll < 0.8 else AgentOptions(self._routed(), "other-model" if roll < 0.95 else "")
+        if roll >= 0.95:
+            options = (options, AgentOptions("", "mock-model"), AgentOptions("", ""))[int((roll - 0.95) * 60) % 3]
         return Create(self.rng.choice(AGENTS), free[0], options, self.text("You are careful. ") if self.rng.random() < 0.7 else "", self.tools())
 
     def _boundaries(self, world: World) -> list[Move]:
