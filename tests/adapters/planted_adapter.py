@@ -60,6 +60,9 @@ campaign found them:
   the same of the retained tail's window times its ratio; ``blank-by-python-strip``: a summary is blank
   when Python's ``str.strip`` leaves nothing, not JavaScript's ``trim``; ``blank-untrimmed``: only an empty summary is
   blank;
+- ``provider-defaulted``: an agent with a model but no provider routed by the default provider, where the harness's
+  requests and its summarizer find no route; ``effort-on-the-model-alone``: a first request takes the logged
+  reasoning effort where its model alone is the log's, its provider another;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
@@ -99,7 +102,7 @@ from prefix_model.loop.semantics import Durable, Semantics
 from prefix_model.loop.stream import Assembly
 from prefix_model.loop.transitions import apply, enabled
 from prefix_model.loop.waterfall import Composition, active_listeners
-from prefix_model.loop.world import Instance, Listener, Prepend, ShortCircuit, World
+from prefix_model.loop.world import AgentOptions, Instance, Listener, Prepend, ShortCircuit, World
 from prefix_model.vectors.codec import CodecError, action_from_json, action_to_json
 
 
@@ -509,6 +512,33 @@ def _equal_taken(refusal: Callable[[CompactPolicy, str, int], str | None]) -> Ca
     return taken_at_equality
 
 
+class EffortOnTheModelAlone(BeforeApply):
+    """An instance's first request takes the logged reasoning effort where its route's model alone is the log's, where
+    the harness compares provider and model both (L/loop.ts:664-681)."""
+
+    def before(self, world: World, action: dict[str, Any]) -> tuple[World, dict[str, Any]]:
+        i = action.get("instance")
+        if action.get("action") == "Dispatch" and action.get("config") is None and isinstance(i, int) and 0 <= i < len(world.instances):
+            folded, route = fold_request_header(world.log_of(i).events), world.instance(i).options.config()
+            if not world.instance(i).logged_header and folded is not None and route.provider and folded.config.model == route.model:
+                seeded = thaw(action_to_json(Dispatch(i, replace(route, reasoning_effort=folded.config.reasoning_effort))))
+                assert isinstance(seeded, dict)
+                return world, seeded
+        return world, action
+
+
+class ProviderDefaulted(BeforeApply):
+    """An agent created, resumed or forked with a model but no provider routed by the default provider, where the
+    harness leaves the route empty: its requests throw, and a compaction before one is routed has no summarizer
+    (L/loop.ts:688-690; CB/summarizer.ts:111-121)."""
+
+    def before(self, world: World, action: dict[str, Any]) -> tuple[World, dict[str, Any]]:
+        options = action.get("options")
+        if action.get("action") in ("Create", "Resume", "ForkDrive") and isinstance(options, dict) and options.get("model") and not options.get("provider"):
+            return world, action | {"options": options | {"provider": AgentOptions().provider}}
+        return world, action
+
+
 class PressureWhenCancelled(BeforeApply):
     """The compaction service's post-step listener compacts under pressure on a step cancelled or disposed: it does
     not return on the aborted signal, as the harness's does (CB/index.ts:136-141). What it lands is what the model
@@ -831,7 +861,8 @@ PATCHED: dict[str, tuple[ModuleType | type, str, Callable[[Any], Any]]] = {
 STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queued-stacked": "queued"}
 PLANTED = (
     *SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "replay-state-dropped-at-max-tokens", "disposed-takes-inputs",
-    *PATCHED, "whole-config-inherited", "steering-before-queued", "contexts-reversed", "pressure-when-cancelled",
+    *PATCHED, "whole-config-inherited", "steering-before-queued", "contexts-reversed", "pressure-when-cancelled", "provider-defaulted",
+    "effort-on-the-model-alone",
 )
 # Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
 # fail some hand-written vector).
@@ -915,6 +946,8 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "retain-rounded": (_RETAIN_FLOOR,),
     "blank-by-python-strip": (_BLANK,),
     "blank-untrimmed": (_BLANK,),
+    "provider-defaulted": ("fuzz/an-agent-with-a-model-but-no-provider-has-no-route",),
+    "effort-on-the-model-alone": ("fuzz/a-resumed-instance-on-another-provider-takes-no-logged-reasoning-effort",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
@@ -950,6 +983,10 @@ def server(name: str) -> Server:
         return WholeConfigInherited(name=name)
     if name == "pressure-when-cancelled":
         return PressureWhenCancelled(name=name)
+    if name == "provider-defaulted":
+        return ProviderDefaulted(name=name)
+    if name == "effort-on-the-model-alone":
+        return EffortOnTheModelAlone(name=name)
     if name in PATCHED:
         return Patched(*PATCHED[name], name=name)
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
