@@ -62,7 +62,8 @@ campaign found them:
   blank;
 - ``provider-defaulted``: an agent with a model but no provider routed by the default provider, where the harness's
   requests and its summarizer find no route; ``effort-on-the-model-alone``: a first request takes the logged
-  reasoning effort where its model alone is the log's, its provider another;
+  reasoning effort where its model alone is the log's, its provider another; ``latest-effort-kept``: the latest effort
+  any snapshot held, where the folded header holds none;
 - ``disposed-takes-inputs``: an input to a disposed instance (inject, steer, cancel, dispose, a system or tool
   change) is taken and dropped instead of refused; only a campaign's hostile steps (FUZZ-10) send one.
 
@@ -527,6 +528,25 @@ class EffortOnTheModelAlone(BeforeApply):
         return world, action
 
 
+class LatestEffortKept(BeforeApply):
+    """An instance's first request on the logged route takes the latest reasoning effort any snapshot held, where the
+    harness takes the folded header's, the latest snapshot's, none included (L/loop.ts:664-681)."""
+
+    def before(self, world: World, action: dict[str, Any]) -> tuple[World, dict[str, Any]]:
+        i = action.get("instance")
+        if action.get("action") == "Dispatch" and action.get("config") is None and isinstance(i, int) and 0 <= i < len(world.instances):
+            events, route = world.log_of(i).events, world.instance(i).options.config()
+            folded = fold_request_header(events)
+            if world.instance(i).logged_header or folded is None or (folded.config.provider, folded.config.model) != (route.provider, route.model):
+                return world, action
+            efforts = [header_of(e).config.reasoning_effort for e in events if e.type == REQUEST_HEADER]
+            kept = next((effort for effort in reversed(efforts) if effort is not None), None)
+            seeded = thaw(action_to_json(Dispatch(i, replace(route, reasoning_effort=kept))))
+            assert isinstance(seeded, dict)
+            return world, seeded
+        return world, action
+
+
 class ProviderDefaulted(BeforeApply):
     """An agent created, resumed or forked with a model but no provider routed by the default provider, where the
     harness leaves the route empty: its requests throw, and a compaction before one is routed has no summarizer
@@ -862,7 +882,7 @@ STACKED = {"steering-stacked": "steering", "deferred-stacked": "deferred", "queu
 PLANTED = (
     *SEMANTICS, *SERVERS, *RECOMPOSES_AFTER, *STACKED, "steering-first", "replay-state-dropped-at-max-tokens", "disposed-takes-inputs",
     *PATCHED, "whole-config-inherited", "steering-before-queued", "contexts-reversed", "pressure-when-cancelled", "provider-defaulted",
-    "effort-on-the-model-alone",
+    "effort-on-the-model-alone", "latest-effort-kept",
 )
 # Each fault a campaign found where every vector passed, with the found cases since adopted that it fails (the others
 # fail some hand-written vector).
@@ -948,6 +968,7 @@ FOUND_BY_A_CAMPAIGN: dict[str, tuple[str, ...]] = {
     "blank-untrimmed": (_BLANK,),
     "provider-defaulted": ("fuzz/an-agent-with-a-model-but-no-provider-has-no-route",),
     "effort-on-the-model-alone": ("fuzz/a-resumed-instance-on-another-provider-takes-no-logged-reasoning-effort",),
+    "latest-effort-kept": ("fuzz/a-resumed-instance-takes-the-reasoning-effort-of-the-latest-snapshot-none-included",),
 }
 # The ones the campaign test runs in full (found, shrunk, saved, the saved case failing them); the others' campaigns
 # are measured by bench/fault_hunt.py.
@@ -987,6 +1008,8 @@ def server(name: str) -> Server:
         return ProviderDefaulted(name=name)
     if name == "effort-on-the-model-alone":
         return EffortOnTheModelAlone(name=name)
+    if name == "latest-effort-kept":
+        return LatestEffortKept(name=name)
     if name in PATCHED:
         return Patched(*PATCHED[name], name=name)
     return ReusesLogged(SERVERS[name]) if name in SERVERS else Server(SEMANTICS[name], name)
