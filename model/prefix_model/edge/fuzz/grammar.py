@@ -808,9 +808,9 @@ class Grammar:
         # that fills the empty half from a default sends them, and with no request routed a compaction has only these
         # options to fall back on, which name no summarizer (CB/region.ts's throw). Picked by the same roll.
         roll = self.rng.random()
-        options = AgentOptions() if roll < 0.8 else AgentOptions(self._routed(), "other-model" if roll < 0.95 else "")
-        if roll >= 0.95:
-            options = (options, AgentOptions("", "mock-model"), AgentOptions("", ""))[int((roll - 0.95) * 60) % 3]
+        options = AgentOptions() if roll < 0.8 else AgentOptions(self._routed(), "other-model")
+        if roll >= 0.95:  # the last twentieth of the roll, in thirds
+            options = (replace(options, model=""), AgentOptions("", "mock-model"), AgentOptions("", ""))[int((roll - 0.95) * 60)]
         return Create(self.rng.choice(AGENTS), free[0], options, self.text("You are careful. ") if self.rng.random() < 0.7 else "", self.tools())
 
     def _boundaries(self, world: World) -> list[Move]:
