@@ -59,8 +59,7 @@ def contents(tarball: bytes) -> dict[str, bytes]:
 
 @pytest.mark.spec("VEC-1")
 def test_the_directory_holds_the_specification_byte_for_byte_and_the_manifest_lists_it(published: Path) -> None:
-    here = published
-    written, manifest = files(here), manifest_of(here)
+    written, manifest = files(published), manifest_of(published)
     shipped = {f"spec/{p.relative_to(SPEC_DIR).as_posix()}": p.read_bytes() for p in sorted(SPEC_DIR.rglob("*")) if p.is_file()}
     assert len(shipped) >= 9 and {name: written.get(name) for name in shipped} == shipped
     listed = {entry["file"]: entry["sha256"] for entry in manifest["files"]}
@@ -71,33 +70,31 @@ def test_the_directory_holds_the_specification_byte_for_byte_and_the_manifest_li
 @pytest.mark.spec("VEC-1")
 def test_every_schema_reference_resolves_inside_the_directory_and_validates_its_file(published: Path) -> None:
     """No URL: each JSON file's ``schema`` is a path in DIR, and the schema found there accepts the file."""
-    here = published
     validators: dict[str, jsonschema.Draft202012Validator] = {}
     checked = 0
-    for path in sorted(here.rglob("*.json")):
+    for path in sorted(published.rglob("*.json")):
         if path.parent.name == "schema":
             continue
         value = json.loads(path.read_text(encoding="utf-8"))
         reference = value["schema"]
-        assert not re.match(r"^[a-z]+:", reference) and (here / reference).is_file(), (path, reference)
+        assert not re.match(r"^[a-z]+:", reference) and (published / reference).is_file(), (path, reference)
         if reference not in validators:
-            loaded = json.loads((here / reference).read_text(encoding="utf-8"))
+            loaded = json.loads((published / reference).read_text(encoding="utf-8"))
             jsonschema.Draft202012Validator.check_schema(loaded)
             validators[reference] = jsonschema.Draft202012Validator(loaded)
         assert [e.message for e in validators[reference].iter_errors(value)] == [], path
         checked += 1
-    assert checked == len(manifest_of(here)["cases"]) + 1 and set(validators) == {"spec/schema/manifest.schema.json", "spec/schema/vector.schema.json"}
+    assert checked == len(manifest_of(published)["cases"]) + 1 and set(validators) == {"spec/schema/manifest.schema.json", "spec/schema/vector.schema.json"}
     # The old URL is no longer a case's schema: the schema in DIR refuses it.
-    case = json.loads((here / "loop" / "no-listener" / "case.json").read_text(encoding="utf-8"))
+    case = json.loads((published / "loop" / "no-listener" / "case.json").read_text(encoding="utf-8"))
     assert list(validators["spec/schema/vector.schema.json"].iter_errors(case | {"schema": "https://github.com/session-prefix-model/spec/schema/vector.schema.json"}))
 
 
 @pytest.mark.spec("VEC-1")
 def test_the_readme_says_what_each_kind_is_how_to_run_it_and_shows_the_real_protocol(published: Path) -> None:
-    here = published
-    readme = (here / "README.md").read_text(encoding="utf-8")
+    readme = (published / "README.md").read_text(encoding="utf-8")
     assert "${" not in readme and "$id" in readme  # every field filled; the template's $$ written as one $
-    cases = [json.loads((here / entry["file"]).read_text(encoding="utf-8")) for entry in manifest_of(here)["cases"]]
+    cases = [json.loads((published / entry["file"]).read_text(encoding="utf-8")) for entry in manifest_of(published)["cases"]]
     kinds = ["scenario" if "actions" in c else "file" if "file" in c else "log" for c in cases]
     valid = {kind: sum(1 for k, c in zip(kinds, cases) if k == kind and c["valid"]) for kind in ("log", "file")}
     assert f"| scenario | {kinds.count('scenario')} |" in readme
@@ -114,7 +111,7 @@ def test_the_readme_says_what_each_kind_is_how_to_run_it_and_shows_the_real_prot
     assert shown.count("\n> ") >= 5 and f"```\n{shown}```" in readme
     # Every relative link the README names is in DIR.
     for named in set(re.findall(r"`(spec/[\w./-]+\.(?:md|json))`", readme)):
-        assert (here / named).is_file(), named
+        assert (published / named).is_file(), named
 
 
 @pytest.mark.spec("VEC-1", "VEC-2")
@@ -131,16 +128,15 @@ def test_a_case_id_under_spec_is_refused_by_the_audit() -> None:
 def test_regenerating_removes_the_documents_an_earlier_manifest_listed(published: Path, tmp_path: Path) -> None:
     from prefix_model.edge.vectors.generate import generate
 
-    here = published
     target = tmp_path / "vectors"
-    shutil.copytree(here, target)
+    shutil.copytree(published, target)
     retired = target / "spec" / "schema" / "retired.schema.json"
     retired.write_text("{}\n")
     manifest = manifest_of(target)
     manifest["files"].append({"file": "spec/schema/retired.schema.json", "sha256": "0" * 64})
     (target / "manifest.json").write_text(json.dumps(manifest))
     assert generate(target) == 0
-    assert files(target) == files(here) and not retired.exists()
+    assert files(target) == files(published) and not retired.exists()
 
 
 # --- VEC-6: the tarball ---
@@ -173,7 +169,6 @@ def test_the_bundle_command_packs_readme_schemas_manifest_and_every_case(
     published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`prefix-model vectors --bundle DIR` (what make vectors-bundle runs) end to end: the versioned name, the same bytes as DIR packed."""
-    here = published
     dist = tmp_path / "dist"
     dist.mkdir()
     assert cli.main(["vectors", "--bundle", str(dist)]) == 0
@@ -181,13 +176,13 @@ def test_the_bundle_command_packs_readme_schemas_manifest_and_every_case(
     out = capsys.readouterr().out
     assert bundle_name() == TOP and [p.name for p in dist.iterdir()] == [bundle.name] and out.rstrip().endswith(str(bundle))
     packed = contents(bundle.read_bytes())
-    expected = {f"{TOP}/{name}": data for name, data in files(here).items()}
+    expected = {f"{TOP}/{name}": data for name, data in files(published).items()}
     assert packed == expected
     manifest = json.loads(packed[f"{TOP}/manifest.json"])
     assert {f"{TOP}/README.md", f"{TOP}/spec/schema/vector.schema.json", f"{TOP}/spec/SPEC.md"} <= set(packed)
     assert {f"{TOP}/{e['file']}" for e in manifest["cases"]} <= set(packed) and len(manifest["cases"]) == len(catalogue())
     reference = tmp_path / "reference.tar.gz"
-    write_tarball(here, reference, TOP)
+    write_tarball(published, reference, TOP)
     assert bundle.read_bytes() == reference.read_bytes()
 
 

@@ -156,9 +156,8 @@ def test_two_runs_write_the_same_bytes_and_the_manifest_hashes_every_file(genera
 def test_regenerating_into_the_same_directory_rewrites_it_and_a_foreign_directory_is_refused(
     published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    here = published
     target = tmp_path / "vectors"
-    shutil.copytree(here, target)
+    shutil.copytree(published, target)
     stale = target / "loop" / "retired-case" / "case.json"
     stale.parent.mkdir()
     stale.write_text("{}\n")
@@ -166,7 +165,7 @@ def test_regenerating_into_the_same_directory_rewrites_it_and_a_foreign_director
     manifest["cases"].append({"id": "loop/retired-case", "file": "loop/retired-case/case.json", "sha256": "0" * 64})
     (target / "manifest.json").write_text(json.dumps(manifest))
     assert generate(target) == 0
-    assert files(target) == files(here)  # the case the old manifest listed is gone
+    assert files(target) == files(published)  # the case the old manifest listed is gone
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
@@ -179,7 +178,6 @@ def test_regenerating_into_the_same_directory_rewrites_it_and_a_foreign_director
 def test_an_unusable_out_is_one_line_exit_2_and_nothing_is_written_outside_it(
     published: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    here = published
     outside = tmp_path / "outside"
     outside.mkdir()
 
@@ -194,18 +192,18 @@ def test_an_unusable_out_is_one_line_exit_2_and_nothing_is_written_outside_it(
     refused(a_file, "is not a directory")
     refused(Path("/proc/self/prefix-model-vectors"), "/proc/self/prefix-model-vectors")  # cannot be created
     planted = tmp_path / "planted"
-    shutil.copytree(here, planted)
+    shutil.copytree(published, planted)
     shutil.rmtree(planted / "invalid")
     (planted / "invalid").symlink_to(outside, target_is_directory=True)
     refused(planted, "symbolic link")
     for listed in ("manifest.json", "loop"):  # a stale manifest naming itself, or a directory
         stale = tmp_path / f"stale-{listed.split('.')[0]}"
-        shutil.copytree(here, stale)
+        shutil.copytree(published, stale)
         manifest = json.loads((stale / "manifest.json").read_text())
         manifest["cases"].append({"id": "x/y", "file": listed, "sha256": "0" * 64})
         (stale / "manifest.json").write_text(json.dumps(manifest))
         refused(stale, "not a case file of earlier vectors")
-        assert files(stale).keys() >= files(here).keys() - {"manifest.json"} and (stale / "manifest.json").is_file()  # nothing removed
+        assert files(stale).keys() >= files(published).keys() - {"manifest.json"} and (stale / "manifest.json").is_file()  # nothing removed
     assert list(outside.iterdir()) == [] and a_file.read_text() == "mine"
 
 
@@ -213,9 +211,8 @@ def test_an_unusable_out_is_one_line_exit_2_and_nothing_is_written_outside_it(
 def test_the_consumer_reads_only_regular_case_files_inside_the_directory_and_fails_a_malformed_case_unrun(
     published: Path, tmp_path: Path
 ) -> None:
-    here = published
     target = tmp_path / "vectors"
-    shutil.copytree(here, target)
+    shutil.copytree(published, target)
     manifest = json.loads((target / "manifest.json").read_text())
     entries = {e["id"]: e for e in manifest["cases"]}
     os.mkfifo(target / "a-pipe")
@@ -246,22 +243,21 @@ def test_the_consumer_reads_only_regular_case_files_inside_the_directory_and_fai
 
 @pytest.mark.spec("VEC-1")
 def test_every_case_and_the_manifest_are_valid_under_their_schemas(published: Path) -> None:
-    here = published
     vector, manifest = schema("vector.schema.json"), schema("manifest.schema.json")
-    assert list(manifest.iter_errors(json.loads((here / "manifest.json").read_text()))) == []
-    for path in sorted(here.rglob("case.json")):
+    assert list(manifest.iter_errors(json.loads((published / "manifest.json").read_text()))) == []
+    for path in sorted(published.rglob("case.json")):
         case = json.loads(path.read_text(encoding="utf-8"))
         errors = [e.message for e in vector.iter_errors(case)]
         assert errors == [], (path, errors[:3])
         assert case["schema"] == VECTOR_SCHEMA
     # The schema rejects what the format forbids.
-    scenario, invalid = load(here, "loop/no-listener"), load(here, "invalid/rec-1/prefix-dropped")
+    scenario, invalid = load(published, "loop/no-listener"), load(published, "invalid/rec-1/prefix-dropped")
     timed = json.loads(json.dumps(scenario))
     timed["expected"]["sessions"]["s1"][0]["time"] = 0
     mixed = scenario | {"log": invalid["log"]}
     unnamed = {k: v for k, v in invalid.items() if k != "requirement"}
     unknown = scenario | {"actions": [{"action": "Teleport", "instance": 0}]}
-    read, rejected = load(here, "persisted/torn-final-line"), load(here, "invalid/fmt-9/one-frame")
+    read, rejected = load(published, "persisted/torn-final-line"), load(published, "invalid/fmt-9/one-frame")
     untorn = {k: v for k, v in read.items() if k != "tornTail"}
     expecting = rejected | {"log": read["log"]}
     torn_memory = invalid | {"tornTail": 3}
@@ -292,19 +288,18 @@ def _instance_of(kind: type) -> Action:
 
 @pytest.mark.spec("VEC-1")
 def test_the_worked_example_in_vectors_md_is_the_generated_case(published: Path) -> None:
-    here = published
     text = VECTORS_MD.read_text(encoding="utf-8")
     assert text.count(EXAMPLE_MARK) == 1
     block = text.split(EXAMPLE_MARK, 1)[1].split("```", 1)[0]
-    assert block == (here / "loop" / "no-listener" / "case.json").read_text(encoding="utf-8") == generator.example_text()
+    assert block == (published / "loop" / "no-listener" / "case.json").read_text(encoding="utf-8") == generator.example_text()
     for rule in ("VEC-1", "VEC-2", "VEC-3", "VEC-4", "VEC-5", "VEC-6"):  # stated in SPEC.md, pointed to here
         assert f"- **{rule}** —" not in text and rule in text.split("## 2.", 1)[0]
     file_mark = f"<!-- worked-example: {generator.EXAMPLE_FILE_CASE} -->\n```json\n"
     assert text.count(file_mark) == 1
     block = text.split(file_mark, 1)[1].split("```", 1)[0]
-    assert block == (here / generator.EXAMPLE_FILE_CASE / "case.json").read_text(encoding="utf-8") == generator.example_text(generator.EXAMPLE_FILE_CASE)
+    assert block == (published / generator.EXAMPLE_FILE_CASE / "case.json").read_text(encoding="utf-8") == generator.example_text(generator.EXAMPLE_FILE_CASE)
     # The prose after it: what a reader must read from two valid log files.
-    torn, framed = load(here, "persisted/torn-final-line"), load(here, "persisted/zstd-frames")
+    torn, framed = load(published, "persisted/torn-final-line"), load(published, "persisted/zstd-frames")
     assert (torn["tornTail"], len(torn["log"]), len(framed["log"]), framed["tornTail"]) == (31, 33, 43, None)
     assert [n for n, line in enumerate(torn["file"]["lines"], 1) if '-chunks","seq0"' in line] == [11, 21]
     assert "inside line 31" in text and "the 33 events" in text and "lines 11 and 21" in text and "all 43 events" in text
@@ -415,17 +410,15 @@ def _without_instance(line: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.spec("VEC-3")
 def test_the_reference_consumer_passes_every_vector(published: Path) -> None:
-    here = published
-    results = consume_report(here)
+    results = consume_report(published)
     assert [(r.id, r.problems) for r in results if not r.passed] == []
     assert len(results) == len(catalogue())
 
 
 @pytest.mark.spec("VEC-3", "REC-1")
 def test_a_tampered_vector_fails_with_a_clear_mismatch(published: Path, tmp_path: Path) -> None:
-    here = published
     case_id = "loop/no-listener"
-    original = (here / case_id / "case.json").read_text(encoding="utf-8")
+    original = (published / case_id / "case.json").read_text(encoding="utf-8")
 
     def write(text: str, sha: str | None = None) -> tuple[str, ...]:
         path = tmp_path / case_id / "case.json"
@@ -455,9 +448,8 @@ def test_a_tampered_vector_fails_with_a_clear_mismatch(published: Path, tmp_path
 
 @pytest.mark.spec("VEC-3", "LOG-9", "LOG-2")
 def test_a_log_case_run_the_other_way_fails(published: Path) -> None:
-    here = published
     for case in (c for c in catalogue() if isinstance(c, LogCase)):
-        value = load(here, case.id)
+        value = load(published, case.id)
         if case.valid:
             flipped = value | {"valid": False, "requirement": case.requirements[0]}
             assert replay(flipped, ModelAdapter()) != [], case.id
@@ -550,8 +542,7 @@ def test_replay_words_its_problems_without_python(published: Path, tmp_path: Pat
 
 @pytest.mark.spec("VEC-3", "LOOP-1", "LOG-4", "LOOP-2")
 def test_replay_reports_an_adapter_that_ignores_a_guard_rewrites_its_log_refuses_or_crashes(published: Path) -> None:
-    here = published
-    guards, plain = load(here, "loop/guards-refuse"), load(here, "loop/no-listener")
+    guards, plain = load(published, "loop/guards-refuse"), load(published, "loop/no-listener")
     assert replay(guards, ModelAdapter()) == [] and replay(plain, ModelAdapter()) == []
     assert replay(guards, Lenient()) == ["action 4 (Dispatch) must be refused (its guard does not hold) but was applied (LOOP-1)"]
     [rewritten] = replay(plain, Rewriting())
@@ -564,13 +555,12 @@ def test_replay_reports_an_adapter_that_ignores_a_guard_rewrites_its_log_refuses
 @pytest.mark.spec("VAR-1", "VEC-3")
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
 def test_each_faulty_variant_as_an_adapter_fails_a_scenario(variant: Variant, published: Path) -> None:
-    here = published
     assert set(CAUGHT_BY) == {v.name for v in VARIANTS}
     case_id = CAUGHT_BY[variant.name]
     if case_id is None:  # only the meter changes: its pressure is in no log and no request
         assert variant.expected == ("TOK-1",) and not RULES["TOK-1"].valid and not RULES["TOK-1"].invalid
         return
-    case = load(here, case_id)
+    case = load(published, case_id)
     assert replay(case, ModelAdapter()) == []
     assert replay(case, ModelAdapter(variant.semantics)) != []
 
@@ -599,13 +589,12 @@ def _file_cases() -> list[LogCase]:
 def test_log_files_cover_the_persisted_rules_and_the_checker_judges_each_file_as_its_case_says(
     published: Path, tmp_path: Path
 ) -> None:
-    here = published
     files = _file_cases()
     assert {c.requirement for c in files if not c.valid} == {"FMT-7", "FMT-9", "FMT-10"}
     assert {r for c in files if c.valid for r in c.requirements} == {"FMT-3", "FMT-6", "FMT-7", "FMT-8", "FMT-9", "FMT-10"}
     assert {(c.valid, c.file["encoding"]) for c in files if c.file is not None} == {(v, e) for v in (True, False) for e in ("text", "zstd")}
     for case in files:
-        value = load(here, case.id)
+        value = load(published, case.id)
         path = tmp_path / "session.jsonl"
         path.write_bytes(data := file_bytes(value["file"]))
         assert data.startswith(b"\x28\xb5\x2f\xfd") is (value["file"]["encoding"] == "zstd"), case.id
@@ -626,7 +615,7 @@ def test_log_files_cover_the_persisted_rules_and_the_checker_judges_each_file_as
         torn = report.torn_tail
         assert (torn is None) if case.torn_tail is None else (torn is not None and torn.startswith(f"line {case.torn_tail} (")), case.id
     # Without its header, a persisted body is in the in-memory form, where a packed row is FMT-8.
-    rows = load(here, "invalid/fmt-8/packed-row-in-memory-form")
+    rows = load(published, "invalid/fmt-8/packed-row-in-memory-form")
     assert sum('"type":"text-chunks"' in line or '"type":"tool-call-chunks"' in line for line in rows["log"]) == 2
     assert ModelChecker().check(rows["session"], rows["log"], None) == {"FMT-8"}
 
@@ -692,8 +681,7 @@ class Crashing(ModelReader):
 def test_replay_reports_a_reader_that_misses_a_torn_tail_loses_an_event_forgives_a_hole_misnames_or_crashes(
     published: Path,
 ) -> None:
-    here = published
-    torn, zstd, hole = load(here, "persisted/torn-final-line"), load(here, "persisted/zstd-frames"), load(here, "invalid/fmt-7/hole-before-turn-end")
+    torn, zstd, hole = load(published, "persisted/torn-final-line"), load(published, "persisted/zstd-frames"), load(published, "invalid/fmt-7/hole-before-turn-end")
     assert [replay(c, ModelAdapter(), reader=ModelReader()) for c in (torn, zstd, hole)] == [[], [], []]
     assert replay(torn, ModelAdapter(), reader=Untorn()) == [f"torn tail: expected line {torn['tornTail']}, got none"]
     [short] = replay(zstd, ModelAdapter(), reader=Shortened())

@@ -471,7 +471,7 @@ class Grammar:
             stop = _STOPS[0]
         # One drawn whole in thirteen (by the text counter) lacks its provider, another its model: the step fails as
         # LOOP-10 says, where an implementation that fills the empty half from the agent's options sends it.
-        provider, model = ("", model) if self._made % 13 == 3 else (PROVIDER, "" if self._made % 13 == 7 else model)
+        provider, model = ("" if self._made % 13 == 3 else PROVIDER), ("" if self._made % 13 == 7 else model)
         drawn = LlmCallConfig(provider, model, effort, temperature, max_tokens, stop)
         # Which field, and to what, is read off the text counter (a count of the script so far, not a draw): the
         # offers restart with every script, and few scripts make more than a handful.
